@@ -1,0 +1,2 @@
+//! The constraints tutorial, runnable.
+#![deny(missing_docs)]
