@@ -1,1 +1,64 @@
-//! Lavender engine.
+//! Lavender's rigid-body constraint engine.
+//!
+//! Bodies and joints live in structure-of-arrays storage ([`Bodies`], [`Joints`]). Every joint
+//! is a set of scalar constraint rows ([`rows`]). A [`World::step`] of `dt` runs
+//! `ceil(dt / max_substep)` substeps (1/240 s cap by default), each a list of named stages:
+//! integrate velocities, prepare rows, warm start, sequential-impulse velocity passes with an
+//! error-reduction bias, integrate poses, positional projection passes (see [`world`]).
+//!
+//! Diagnostics are eight `f32` columns per joint ([`diagnostics`]), derived from the poses
+//! and velocities by [`World::sync`] and refreshed by every step.
+//!
+//! ```
+//! use lavender_engine::{BodyDesc, JointDesc, Settings, World, Vec3};
+//!
+//! let mut world = World::new(Settings::default())?;
+//! let ground = world.add_body(BodyDesc::fixed("ground"))?;
+//! let bob = world.add_body(BodyDesc::dynamic("bob").position(Vec3::new(1.0, 0.0, 0.0)))?;
+//! world.add_joint(
+//!     JointDesc::revolute("hinge", ground, bob).anchors(Vec3::ZERO, Vec3::new(-1.0, 0.0, 0.0)),
+//! )?;
+//! for _ in 0..60 {
+//!     world.step(1.0 / 60.0)?;
+//! }
+//! let diagnostics = world.constraint_data();
+//! assert!(diagnostics[0][3] < 1e-3, "anchor error {} m", diagnostics[0][3]);
+//! # Ok::<(), lavender_engine::EngineError>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod bodies;
+pub mod diagnostics;
+pub mod error;
+pub mod joints;
+pub mod rows;
+pub mod scene;
+pub mod settings;
+pub mod world;
+
+pub use bodies::{box_inertia, Bodies, BodyDesc, BodyId, BodyKind};
+pub use diagnostics::{JointForce, ResidualMax, COLUMN_COUNT, COLUMN_NAMES, COLUMN_UNITS};
+pub use error::{EngineError, Result};
+pub use glam::{Quat, Vec3};
+pub use joints::{JointDesc, JointId, JointKind, Joints};
+pub use scene::{builtin_scenes, ChainSpec, GridSpec, Scene};
+pub use settings::Settings;
+pub use world::{StepReport, SubstepInfo, World};
+
+/// The engine's version, as in Cargo.toml.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The target features this build was compiled with (they change floating-point results,
+/// e.g. FMA, so they are part of a run's identity).
+pub fn target_features() -> String {
+    let mut f = Vec::new();
+    macro_rules! feature {
+        ($($name:tt),*) => {$(
+            if cfg!(target_feature = $name) {
+                f.push($name);
+            }
+        )*};
+    }
+    feature!("sse2", "sse4.1", "avx", "avx2", "fma", "avx512f", "neon");
+    format!("{}:{}", std::env::consts::ARCH, f.join("+"))
+}

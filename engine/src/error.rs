@@ -1,0 +1,76 @@
+//! The engine's error type: every message says what was wrong and what to do.
+
+use thiserror::Error;
+
+/// Everything the engine can refuse or report.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum EngineError {
+    /// A world setting is out of range or not finite.
+    #[error("invalid setting `{name}` = {value}: {reason}")]
+    InvalidSetting {
+        /// The setting's name as written in a scene file.
+        name: &'static str,
+        /// The offending value, printed.
+        value: String,
+        /// What the setting must satisfy.
+        reason: &'static str,
+    },
+    /// A body description is invalid.
+    #[error("invalid body `{body}`: {reason}")]
+    InvalidBody {
+        /// The body's name.
+        body: String,
+        /// What was wrong and how to fix it.
+        reason: String,
+    },
+    /// A joint description is invalid.
+    #[error("invalid joint `{joint}`: {reason}")]
+    InvalidJoint {
+        /// The joint's name.
+        joint: String,
+        /// What was wrong and how to fix it.
+        reason: String,
+    },
+    /// A body handle does not name a body of this world.
+    #[error("no body with index {0} in this world (it has {1} bodies)")]
+    NoSuchBody(usize, usize),
+    /// A name lookup failed.
+    #[error("no {kind} named `{name}` in this world")]
+    NoSuchName {
+        /// "body" or "joint".
+        kind: &'static str,
+        /// The name that was looked up.
+        name: String,
+    },
+    /// The frame time step is not a positive finite number.
+    #[error("invalid time step dt = {0}: it must be a finite number of seconds greater than zero")]
+    InvalidTimeStep(f32),
+    /// The solver produced a non-finite value; the world was restored to its
+    /// state before the step.
+    #[error(
+        "the step produced a non-finite {quantity} on body `{body}` at substep {substep} \
+         (joints touching it: {joints}); the world was rolled back to the state before this step. \
+         Check masses, inertia and joint anchors of that body, or lower dt"
+    )]
+    NonFinite {
+        /// The body whose state went non-finite.
+        body: String,
+        /// Which quantity ("position", "orientation", "linear velocity", "angular velocity").
+        quantity: &'static str,
+        /// The global substep index at which it happened.
+        substep: u64,
+        /// Names of the joints attached to the body, comma separated.
+        joints: String,
+    },
+    /// A scene file could not be read or parsed.
+    #[error("scene {origin}: {message}")]
+    Scene {
+        /// The file path or "<string>".
+        origin: String,
+        /// The parser's message (with line and column) or the semantic problem.
+        message: String,
+    },
+}
+
+/// Result alias for engine operations.
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;

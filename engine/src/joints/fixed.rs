@@ -1,0 +1,34 @@
+//! Fixed (weld) joint: the anchors coincide and the relative orientation is locked.
+//!
+//! ```text
+//! C_lin = p_B - p_A                                  (3 rows, as the spherical joint)
+//! C_ang = 2 vec(q_B (q_A q_ref)^-1)                  (3 rows, world axes; ~ rotation vector)
+//! Cdot_ang = w_B - w_A
+//! ```
+
+use super::{
+    angular_lock_rows, columns, orientation_error, rotation_angle, Anchors, JointParams, PosePair,
+    VelocityPair,
+};
+use crate::rows::RowSet;
+
+/// Rows: point rows in slots 0..3, angular lock in 3..6.
+pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
+    let mut rows = RowSet::default();
+    Anchors::of(p, j).point_rows(&mut rows);
+    angular_lock_rows(p, j, &mut rows, 3);
+    rows
+}
+
+/// Columns: anchor error; angular error = angle of the relative rotation against the
+/// reference, rad; no limit, no coordinate.
+pub(crate) fn diagnose(p: &PosePair, v: &VelocityPair, j: &JointParams) -> [f32; 8] {
+    let anchors = Anchors::of(p, j);
+    columns(
+        anchors.separation,
+        rotation_angle(orientation_error(p, j)),
+        0.0,
+        anchors.relative_velocity(v).length(),
+        0.0,
+    )
+}

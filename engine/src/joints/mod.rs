@@ -1,0 +1,492 @@
+//! Joints: descriptions, structure-of-arrays storage, and the one dispatch site per verb.
+//!
+//! Every joint type is a module with the same two functions over the current poses:
+//!
+//! - `rows`: the scalar rows the joint imposes (geometry, position error, which are active).
+//!   The prepare stage turns them into velocity rows; the projection stage recomputes them
+//!   row by row and moves the poses back onto the joint manifold.
+//! - `diagnose`: the eight diagnostic columns.
+//!
+//! Warm start and the velocity solve act on scalar rows whatever the joint type
+//! ([`crate::rows::VelocityRows`]), so they need no per-type code.
+
+pub mod fixed;
+pub mod prismatic;
+pub mod revolute;
+pub mod spherical;
+
+use crate::bodies::{check_unit_quat, BodyId};
+use crate::error::{EngineError, Result};
+use crate::rows::{RowGeometry, RowSet, MAX_ROWS_PER_JOINT};
+use glam::{Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+/// Index of a joint in its world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct JointId(pub u32);
+
+impl JointId {
+    /// The index as `usize`.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The joint types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JointKind {
+    /// Anchors coincide (3 rows), axes aligned (2 rows); optional angle limit (1 row).
+    Revolute,
+    /// Anchors coincide (3 rows).
+    Spherical,
+    /// Anchors coincide and relative orientation locked (3 + 3 rows).
+    Fixed,
+    /// Translation only along one axis (2 linear + 3 angular rows); optional translation limit.
+    Prismatic,
+}
+
+impl JointKind {
+    /// Lower-case name as used in scene files.
+    pub fn name(self) -> &'static str {
+        match self {
+            JointKind::Revolute => "revolute",
+            JointKind::Spherical => "spherical",
+            JointKind::Fixed => "fixed",
+            JointKind::Prismatic => "prismatic",
+        }
+    }
+}
+
+/// Description of a joint between two bodies. Anchors and axes are in each body's local frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointDesc {
+    /// Unique name.
+    pub name: String,
+    /// Joint type.
+    pub kind: JointKind,
+    /// First body (may be static).
+    pub body_a: BodyId,
+    /// Second body.
+    pub body_b: BodyId,
+    /// Anchor point in A's frame, m.
+    pub anchor_a: Vec3,
+    /// Anchor point in B's frame, m.
+    pub anchor_b: Vec3,
+    /// Hinge or slide axis in A's frame (revolute, prismatic); normalised on insertion.
+    pub axis_a: Vec3,
+    /// Hinge axis in B's frame (revolute).
+    pub axis_b: Vec3,
+    /// Limit `[lo, hi]` on the joint coordinate (rad for revolute, m for prismatic).
+    pub limit: Option<[f32; 2]>,
+    /// Orientation of B relative to A (`q_A^-1 q_B`) at which the joint coordinate is zero and
+    /// a fixed or prismatic joint is at rest. `None`: taken from the poses when the joint is added.
+    pub reference_rotation: Option<Quat>,
+}
+
+impl JointDesc {
+    fn new(kind: JointKind, name: impl Into<String>, a: BodyId, b: BodyId) -> Self {
+        JointDesc {
+            name: name.into(),
+            kind,
+            body_a: a,
+            body_b: b,
+            anchor_a: Vec3::ZERO,
+            anchor_b: Vec3::ZERO,
+            axis_a: Vec3::Z,
+            axis_b: Vec3::Z,
+            limit: None,
+            reference_rotation: None,
+        }
+    }
+    /// A revolute (hinge) joint, axis +z by default.
+    pub fn revolute(name: impl Into<String>, a: BodyId, b: BodyId) -> Self {
+        Self::new(JointKind::Revolute, name, a, b)
+    }
+    /// A spherical (ball) joint.
+    pub fn spherical(name: impl Into<String>, a: BodyId, b: BodyId) -> Self {
+        Self::new(JointKind::Spherical, name, a, b)
+    }
+    /// A fixed (weld) joint.
+    pub fn fixed(name: impl Into<String>, a: BodyId, b: BodyId) -> Self {
+        Self::new(JointKind::Fixed, name, a, b)
+    }
+    /// A prismatic (slider) joint, axis +x by default.
+    pub fn prismatic(name: impl Into<String>, a: BodyId, b: BodyId) -> Self {
+        let mut j = Self::new(JointKind::Prismatic, name, a, b);
+        j.axis_a = Vec3::X;
+        j.axis_b = Vec3::X;
+        j
+    }
+    /// Sets both local anchors, m.
+    pub fn anchors(mut self, anchor_a: Vec3, anchor_b: Vec3) -> Self {
+        self.anchor_a = anchor_a;
+        self.anchor_b = anchor_b;
+        self
+    }
+    /// Sets the same local axis on both bodies.
+    pub fn axis(mut self, axis: Vec3) -> Self {
+        self.axis_a = axis;
+        self.axis_b = axis;
+        self
+    }
+    /// Sets each body's local axis.
+    pub fn axes(mut self, axis_a: Vec3, axis_b: Vec3) -> Self {
+        self.axis_a = axis_a;
+        self.axis_b = axis_b;
+        self
+    }
+    /// Sets the limit `[lo, hi]` (rad or m).
+    pub fn limit(mut self, lo: f32, hi: f32) -> Self {
+        self.limit = Some([lo, hi]);
+        self
+    }
+    /// Sets the reference relative orientation `q_A^-1 q_B`.
+    pub fn reference_rotation(mut self, q: Quat) -> Self {
+        self.reference_rotation = Some(q);
+        self
+    }
+}
+
+/// The two bodies' poses as a joint sees them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PosePair {
+    pub position_a: Vec3,
+    pub rotation_a: Quat,
+    pub position_b: Vec3,
+    pub rotation_b: Quat,
+}
+
+/// The two bodies' velocities.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VelocityPair {
+    pub linear_a: Vec3,
+    pub angular_a: Vec3,
+    pub linear_b: Vec3,
+    pub angular_b: Vec3,
+}
+
+/// A joint's constant parameters.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct JointParams {
+    pub anchor_a: Vec3,
+    pub anchor_b: Vec3,
+    pub axis_a: Vec3,
+    pub axis_b: Vec3,
+    pub reference: Quat,
+    pub limit: Option<[f32; 2]>,
+}
+
+/// World-frame anchor geometry shared by the joint types.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Anchors {
+    /// `q_A anchor_a`: from A's centre to its anchor, m.
+    pub r_a: Vec3,
+    /// `q_B anchor_b`.
+    pub r_b: Vec3,
+    /// `p_B - p_A`: anchor on B minus anchor on A, m.
+    pub separation: Vec3,
+}
+
+impl Anchors {
+    pub fn of(p: &PosePair, j: &JointParams) -> Self {
+        let r_a = p.rotation_a * j.anchor_a;
+        let r_b = p.rotation_b * j.anchor_b;
+        Anchors {
+            r_a,
+            r_b,
+            separation: (p.position_b + r_b) - (p.position_a + r_a),
+        }
+    }
+
+    /// Velocity of B's anchor relative to A's, m/s: `v_B + w_B x r_B - v_A - w_A x r_A`.
+    pub fn relative_velocity(&self, v: &VelocityPair) -> Vec3 {
+        v.linear_b + v.angular_b.cross(self.r_b) - v.linear_a - v.angular_a.cross(self.r_a)
+    }
+
+    /// The three point rows `C_k = e_k . (p_B - p_A)` in slots 0..3.
+    /// `Cdot = e.(v_B + w_B x r_B - v_A - w_A x r_A)`, so `J_wA = -(r_A x e)`, `J_wB = r_B x e`.
+    pub fn point_rows(&self, rows: &mut RowSet) {
+        for (slot, e) in [Vec3::X, Vec3::Y, Vec3::Z].into_iter().enumerate() {
+            rows.set(
+                slot,
+                RowGeometry {
+                    linear: e,
+                    angular_a: -self.r_a.cross(e),
+                    angular_b: self.r_b.cross(e),
+                    error: self.separation.dot(e),
+                    unilateral: false,
+                },
+            );
+        }
+    }
+}
+
+/// Orientation error of B against its reference, world frame: `q_B (q_A q_ref)^-1`, with
+/// `w >= 0` so that it is the shorter rotation.
+pub(crate) fn orientation_error(p: &PosePair, j: &JointParams) -> Quat {
+    let q = p.rotation_b * (p.rotation_a * j.reference).inverse();
+    if q.w < 0.0 {
+        -q
+    } else {
+        q
+    }
+}
+
+/// Rotation angle of a unit quaternion with `w >= 0`, rad in `[0, pi]`.
+pub(crate) fn rotation_angle(q: Quat) -> f32 {
+    2.0 * q.xyz().length().atan2(q.w.abs())
+}
+
+/// Three angular rows locking the relative orientation, in slots `first..first + 3`.
+/// `C = 2 vec(q_err)` (the rotation vector for small errors), `Cdot = (w_B - w_A) . e_k`.
+pub(crate) fn angular_lock_rows(p: &PosePair, j: &JointParams, rows: &mut RowSet, first: usize) {
+    let c = 2.0 * orientation_error(p, j).xyz();
+    for (k, e) in [Vec3::X, Vec3::Y, Vec3::Z].into_iter().enumerate() {
+        rows.set(
+            first + k,
+            RowGeometry {
+                linear: Vec3::ZERO,
+                angular_a: -e,
+                angular_b: e,
+                error: c.dot(e),
+                unilateral: false,
+            },
+        );
+    }
+}
+
+/// A coordinate this close to a bound (rad or m) counts as having reached it: projection
+/// leaves it at the bound give or take rounding, and the row must then stay active so that
+/// the velocity solve keeps it there (without it a block resting on its stop kept its
+/// velocity and gained 200 J in 3 s as projection pushed it back every substep).
+pub(crate) const LIMIT_SLOP: f32 = 1e-5;
+
+/// Row keeping a coordinate `x` (with Jacobian `g`, `xdot = J v`) inside `[lo, hi]`, while
+/// the bound is crossed or reached (within [`LIMIT_SLOP`]).
+/// Below `lo`: `C = x - lo >= 0` with `J`; above `hi`: `C = hi - x >= 0` with `-J`.
+pub(crate) fn limit_row(x: f32, limit: [f32; 2], g: RowGeometry) -> Option<RowGeometry> {
+    let [lo, hi] = limit;
+    if x < lo + LIMIT_SLOP {
+        Some(RowGeometry {
+            error: x - lo,
+            unilateral: true,
+            ..g
+        })
+    } else if x > hi - LIMIT_SLOP {
+        Some(RowGeometry {
+            linear: -g.linear,
+            angular_a: -g.angular_a,
+            angular_b: -g.angular_b,
+            error: hi - x,
+            unilateral: true,
+        })
+    } else {
+        None
+    }
+}
+
+/// How far `x` is past `[lo, hi]`, 0 inside.
+pub(crate) fn limit_violation(x: f32, limit: Option<[f32; 2]>) -> f32 {
+    match limit {
+        Some([lo, hi]) => (lo - x).max(x - hi).max(0.0),
+        None => 0.0,
+    }
+}
+
+/// Structure-of-arrays joint storage.
+#[derive(Debug, Clone, Default)]
+pub struct Joints {
+    pub(crate) name: Vec<String>,
+    pub(crate) kind: Vec<JointKind>,
+    pub(crate) body_a: Vec<u32>,
+    pub(crate) body_b: Vec<u32>,
+    pub(crate) anchor_a: Vec<Vec3>,
+    pub(crate) anchor_b: Vec<Vec3>,
+    pub(crate) axis_a: Vec<Vec3>,
+    pub(crate) axis_b: Vec<Vec3>,
+    pub(crate) reference: Vec<Quat>,
+    pub(crate) limit: Vec<Option<[f32; 2]>>,
+    /// Accumulated impulse per row slot from the last substep (warm start), N s or N m s.
+    pub(crate) impulse: Vec<[f32; MAX_ROWS_PER_JOINT]>,
+    /// Constraint force on B over the last substep, N.
+    pub(crate) force_on_b: Vec<Vec3>,
+    /// Constraint torque on A about its centre of mass, N m.
+    pub(crate) torque_on_a: Vec<Vec3>,
+    /// Constraint torque on B about its centre of mass, N m.
+    pub(crate) torque_on_b: Vec<Vec3>,
+}
+
+impl Joints {
+    /// Number of joints.
+    pub fn len(&self) -> usize {
+        self.name.len()
+    }
+    /// True when there are no joints.
+    pub fn is_empty(&self) -> bool {
+        self.name.is_empty()
+    }
+    /// Joint names in index order.
+    pub fn names(&self) -> &[String] {
+        &self.name
+    }
+    /// Joint kinds in index order.
+    pub fn kinds(&self) -> &[JointKind] {
+        &self.kind
+    }
+    /// The two bodies of joint `j`.
+    pub fn bodies_of(&self, j: usize) -> (BodyId, BodyId) {
+        (BodyId(self.body_a[j]), BodyId(self.body_b[j]))
+    }
+    /// Limit of joint `j`, if any.
+    pub fn limit_of(&self, j: usize) -> Option<[f32; 2]> {
+        self.limit[j]
+    }
+
+    pub(crate) fn params(&self, j: usize) -> JointParams {
+        JointParams {
+            anchor_a: self.anchor_a[j],
+            anchor_b: self.anchor_b[j],
+            axis_a: self.axis_a[j],
+            axis_b: self.axis_b[j],
+            reference: self.reference[j],
+            limit: self.limit[j],
+        }
+    }
+
+    /// Validates `desc` and appends it. `rot_a`, `rot_b` are the bodies' current orientations
+    /// (for the default reference rotation).
+    pub(crate) fn push(&mut self, desc: &JointDesc, rot_a: Quat, rot_b: Quat) -> Result<JointId> {
+        let bad = |reason: String| EngineError::InvalidJoint {
+            joint: desc.name.clone(),
+            reason,
+        };
+        if desc.name.is_empty() {
+            return Err(EngineError::InvalidJoint {
+                joint: "<unnamed>".into(),
+                reason: "every joint needs a non-empty name".into(),
+            });
+        }
+        if self.name.contains(&desc.name) {
+            return Err(bad(
+                "another joint already has this name; names must be unique".into(),
+            ));
+        }
+        if desc.body_a == desc.body_b {
+            return Err(bad(format!(
+                "it connects body {} to itself: a joint needs two different bodies",
+                desc.body_a.0
+            )));
+        }
+        for (what, v) in [("anchor_a", desc.anchor_a), ("anchor_b", desc.anchor_b)] {
+            if !v.is_finite() {
+                return Err(bad(format!("{what} {:?} is not finite", v.to_array())));
+            }
+        }
+        let needs_axis = matches!(desc.kind, JointKind::Revolute | JointKind::Prismatic);
+        let mut axes = [desc.axis_a, desc.axis_b];
+        if needs_axis {
+            for (what, v) in ["axis_a", "axis_b"].into_iter().zip(axes.iter_mut()) {
+                if !v.is_finite() || v.length() < 1e-6 {
+                    return Err(bad(format!(
+                        "{what} {:?} is not a usable direction: give a finite, non-zero axis",
+                        v.to_array()
+                    )));
+                }
+                *v = v.normalize();
+            }
+        }
+        if let Some([lo, hi]) = desc.limit {
+            if !matches!(desc.kind, JointKind::Revolute | JointKind::Prismatic) {
+                return Err(bad(format!(
+                    "a {} joint has no coordinate to limit; limits apply to revolute and \
+                     prismatic joints",
+                    desc.kind.name()
+                )));
+            }
+            if !(lo.is_finite() && hi.is_finite()) {
+                return Err(bad(format!("limit [{lo}, {hi}] is not finite")));
+            }
+            if lo > hi {
+                return Err(bad(format!(
+                    "limit [{lo}, {hi}] has lo > hi: give the lower bound first"
+                )));
+            }
+            if desc.kind == JointKind::Revolute
+                && (lo < -std::f32::consts::PI || hi > std::f32::consts::PI)
+            {
+                return Err(bad(format!(
+                    "revolute limit [{lo}, {hi}] rad leaves [-pi, pi]: the angle is measured in \
+                     (-pi, pi]"
+                )));
+            }
+        }
+        let reference = match desc.reference_rotation {
+            Some(q) => check_unit_quat(q).map_err(|e| bad(format!("reference_rotation: {e}")))?,
+            None => (rot_a.inverse() * rot_b).normalize(),
+        };
+        let id = JointId(self.len() as u32);
+        self.name.push(desc.name.clone());
+        self.kind.push(desc.kind);
+        self.body_a.push(desc.body_a.0);
+        self.body_b.push(desc.body_b.0);
+        self.anchor_a.push(desc.anchor_a);
+        self.anchor_b.push(desc.anchor_b);
+        self.axis_a.push(axes[0]);
+        self.axis_b.push(axes[1]);
+        self.reference.push(reference);
+        self.limit.push(desc.limit);
+        self.impulse.push([0.0; MAX_ROWS_PER_JOINT]);
+        self.force_on_b.push(Vec3::ZERO);
+        self.torque_on_a.push(Vec3::ZERO);
+        self.torque_on_b.push(Vec3::ZERO);
+        Ok(id)
+    }
+}
+
+/// Dispatch: the rows of a joint of `kind` at poses `p`.
+pub(crate) fn rows(kind: JointKind, p: &PosePair, j: &JointParams) -> RowSet {
+    match kind {
+        JointKind::Revolute => revolute::rows(p, j),
+        JointKind::Spherical => spherical::rows(p, j),
+        JointKind::Fixed => fixed::rows(p, j),
+        JointKind::Prismatic => prismatic::rows(p, j),
+    }
+}
+
+/// Dispatch: the eight diagnostic columns of a joint of `kind`.
+pub(crate) fn diagnose(
+    kind: JointKind,
+    p: &PosePair,
+    v: &VelocityPair,
+    j: &JointParams,
+) -> [f32; 8] {
+    match kind {
+        JointKind::Revolute => revolute::diagnose(p, v, j),
+        JointKind::Spherical => spherical::diagnose(p, v, j),
+        JointKind::Fixed => fixed::diagnose(p, v, j),
+        JointKind::Prismatic => prismatic::diagnose(p, v, j),
+    }
+}
+
+/// Packs the eight columns in their documented order.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn columns(
+    anchor_error: Vec3,
+    angular_error: f32,
+    limit_violation: f32,
+    anchor_speed: f32,
+    coordinate: f32,
+) -> [f32; 8] {
+    [
+        anchor_error.x,
+        anchor_error.y,
+        anchor_error.z,
+        anchor_error.length(),
+        angular_error,
+        limit_violation,
+        anchor_speed,
+        coordinate,
+    ]
+}

@@ -1,0 +1,68 @@
+//! Prismatic (slider) joint: B translates along an axis fixed in A; relative rotation locked;
+//! optional translation limit `[lo, hi]`.
+//!
+//! ```text
+//! d = p_B - p_A,  a = q_A axis_a,  t_1, t_2 perpendicular to a (fixed in A)
+//! slide:  C_k = t_k . d                                      (slots 0, 1)
+//!         Cdot_k = t_k . (v_B + w_B x r_B - v_A - w_A x r_A) + d . (w_A x t_k)
+//!         so J_wA = -((r_A + d) x t_k), J_wB = r_B x t_k
+//! angular lock as the fixed joint                            (slots 2..5)
+//! limit:  s = a . d,  same Jacobian form along a             (slot 5)
+//! ```
+
+use super::{
+    angular_lock_rows, columns, limit_row, limit_violation, orientation_error, rotation_angle,
+    Anchors, JointParams, PosePair, VelocityPair,
+};
+use crate::rows::{RowGeometry, RowSet};
+use glam::Vec3;
+
+/// Row of `C = n . d` for a direction `n` fixed in A.
+fn slide_row(anchors: &Anchors, n: Vec3) -> RowGeometry {
+    RowGeometry {
+        linear: n,
+        angular_a: -(anchors.r_a + anchors.separation).cross(n),
+        angular_b: anchors.r_b.cross(n),
+        error: n.dot(anchors.separation),
+        unilateral: false,
+    }
+}
+
+/// Rows: slide (0, 1), angular lock (2..5), limit (5) while crossed.
+///
+/// The limit row shares slot 5 with nothing: the angular lock uses slots 2, 3, 4.
+pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
+    let mut rows = RowSet::default();
+    let anchors = Anchors::of(p, j);
+    let (t1_local, t2_local) = j.axis_a.any_orthonormal_pair();
+    rows.set(0, slide_row(&anchors, p.rotation_a * t1_local));
+    rows.set(1, slide_row(&anchors, p.rotation_a * t2_local));
+    angular_lock_rows(p, j, &mut rows, 2);
+    if let Some(limit) = j.limit {
+        let a = p.rotation_a * j.axis_a;
+        let g = slide_row(&anchors, a);
+        if let Some(row) = limit_row(g.error, limit, g) {
+            rows.set(5, row);
+        }
+    }
+    rows
+}
+
+/// Columns: anchor error = the part of `p_B - p_A` across the axis, m; angular error =
+/// relative rotation angle, rad; limit violation, m; anchor relative speed across the
+/// axis, m/s; coordinate = translation along the axis, m.
+pub(crate) fn diagnose(p: &PosePair, v: &VelocityPair, j: &JointParams) -> [f32; 8] {
+    let anchors = Anchors::of(p, j);
+    let a = p.rotation_a * j.axis_a;
+    let s = a.dot(anchors.separation);
+    let across = anchors.separation - a * s;
+    let rel = anchors.relative_velocity(v);
+    let rel_across = rel - a * a.dot(rel);
+    columns(
+        across,
+        rotation_angle(orientation_error(p, j)),
+        limit_violation(s, j.limit),
+        rel_across.length(),
+        s,
+    )
+}

@@ -1,0 +1,82 @@
+//! Revolute (hinge) joint: the anchors coincide and the hinge axes stay aligned; rotation
+//! about the axis is free, optionally limited to `[lo, hi]`.
+//!
+//! ```text
+//! point:  C = p_B - p_A                              (slots 0..3)
+//! axis:   a = q_A axis_a,  b = q_B axis_b,  t_1, t_2 perpendicular to a (fixed in A)
+//!         C_k = t_k . b,   Cdot_k = (w_B - w_A) . (b x t_k)     (slots 3, 4)
+//! angle:  q_rel = (q_A q_ref)^-1 q_B,  theta = 2 atan2(vec(q_rel) . (q_ref^-1 axis_a), w)
+//!         thetadot = (w_B - w_A) . a
+//! limit:  theta < lo: C = theta - lo >= 0;  theta > hi: C = hi - theta >= 0   (slot 5)
+//! ```
+
+use super::{columns, limit_row, limit_violation, Anchors, JointParams, PosePair, VelocityPair};
+use crate::rows::{RowGeometry, RowSet};
+use glam::Vec3;
+
+/// The hinge angle theta, rad in `[-pi, pi]`, zero at the reference orientation.
+pub(crate) fn angle(p: &PosePair, j: &JointParams) -> f32 {
+    let mut q_rel = (p.rotation_a * j.reference).inverse() * p.rotation_b;
+    if q_rel.w < 0.0 {
+        q_rel = -q_rel;
+    }
+    let axis_in_ref = j.reference.inverse() * j.axis_a;
+    2.0 * q_rel.xyz().dot(axis_in_ref).atan2(q_rel.w)
+}
+
+/// World hinge axes of A and B.
+fn world_axes(p: &PosePair, j: &JointParams) -> (Vec3, Vec3) {
+    (p.rotation_a * j.axis_a, p.rotation_b * j.axis_b)
+}
+
+/// Rows: point rows (0..3), axis alignment (3, 4), limit (5) while crossed.
+pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
+    let mut rows = RowSet::default();
+    Anchors::of(p, j).point_rows(&mut rows);
+    let (a, b) = world_axes(p, j);
+    let (t1_local, t2_local) = j.axis_a.any_orthonormal_pair();
+    for (slot, t_local) in [(3, t1_local), (4, t2_local)] {
+        let t = p.rotation_a * t_local;
+        let dir = b.cross(t);
+        rows.set(
+            slot,
+            RowGeometry {
+                linear: Vec3::ZERO,
+                angular_a: -dir,
+                angular_b: dir,
+                error: t.dot(b),
+                unilateral: false,
+            },
+        );
+    }
+    if let Some(limit) = j.limit {
+        let theta = angle(p, j);
+        let g = RowGeometry {
+            linear: Vec3::ZERO,
+            angular_a: -a,
+            angular_b: a,
+            error: 0.0,
+            unilateral: true,
+        };
+        if let Some(row) = limit_row(theta, limit, g) {
+            rows.set(5, row);
+        }
+    }
+    rows
+}
+
+/// Columns: anchor error; angular error = angle between the hinge axes, rad; limit
+/// violation, rad; anchor relative speed; coordinate = hinge angle, rad.
+pub(crate) fn diagnose(p: &PosePair, v: &VelocityPair, j: &JointParams) -> [f32; 8] {
+    let anchors = Anchors::of(p, j);
+    let (a, b) = world_axes(p, j);
+    let misalignment = a.cross(b).length().atan2(a.dot(b));
+    let theta = angle(p, j);
+    columns(
+        anchors.separation,
+        misalignment,
+        limit_violation(theta, j.limit),
+        anchors.relative_velocity(v).length(),
+        theta,
+    )
+}

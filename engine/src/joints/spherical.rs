@@ -1,0 +1,29 @@
+//! Spherical (ball) joint: the anchors coincide, rotation is free.
+//!
+//! ```text
+//! C    = p_B - p_A                                   (3 rows, world axes)
+//! Cdot = v_B + w_B x r_B - v_A - w_A x r_A
+//! J    = [-E, [r_A]x, E, -[r_B]x]
+//! ```
+
+use super::{columns, Anchors, JointParams, PosePair, VelocityPair};
+use crate::rows::RowSet;
+
+/// Rows: the three point rows in slots 0..3.
+pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
+    let mut rows = RowSet::default();
+    Anchors::of(p, j).point_rows(&mut rows);
+    rows
+}
+
+/// Columns: anchor error, angular error 0 (rotation is free), no limit, no coordinate.
+pub(crate) fn diagnose(p: &PosePair, v: &VelocityPair, j: &JointParams) -> [f32; 8] {
+    let anchors = Anchors::of(p, j);
+    columns(
+        anchors.separation,
+        0.0,
+        0.0,
+        anchors.relative_velocity(v).length(),
+        0.0,
+    )
+}

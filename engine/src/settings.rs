@@ -1,0 +1,147 @@
+//! World settings: gravity, substep cap, iteration counts, stabilisation gains.
+
+use crate::error::{EngineError, Result};
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+/// The world's solver and physics settings. Units are SI.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Gravitational acceleration, m/s^2.
+    pub gravity: Vec3,
+    /// The longest substep, s. A step of `dt` runs `ceil(dt / max_substep)` equal substeps.
+    pub max_substep: f32,
+    /// Sequential-impulse passes over the velocity rows per substep.
+    pub velocity_iterations: u32,
+    /// Positional projection passes per substep (0 disables projection).
+    pub position_iterations: u32,
+    /// Error-reduction factor in `[0, 1]`: the bias solve targets the corrective velocity
+    /// `-error_reduction * C / h`, so that this fraction of each row's position error is removed
+    /// by the pose integration of a substep (before the projection passes).
+    pub error_reduction: f32,
+    /// Fraction in `(0, 1]` of each row's position error that one projection pass removes.
+    pub projection_factor: f32,
+    /// Warm-start the velocity solve with the previous substep's impulses.
+    pub warm_starting: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            max_substep: 1.0 / 240.0,
+            velocity_iterations: 8,
+            position_iterations: 2,
+            error_reduction: 0.2,
+            projection_factor: 1.0,
+            warm_starting: true,
+        }
+    }
+}
+
+impl Settings {
+    /// Checks every setting, returning the first one out of range.
+    pub fn validate(&self) -> Result<()> {
+        fn bad(name: &'static str, value: impl ToString, reason: &'static str) -> EngineError {
+            EngineError::InvalidSetting {
+                name,
+                value: value.to_string(),
+                reason,
+            }
+        }
+        if !self.gravity.is_finite() {
+            return Err(bad(
+                "gravity",
+                format!("{:?}", self.gravity.to_array()),
+                "every component must be finite (m/s^2)",
+            ));
+        }
+        if !(self.max_substep.is_finite() && self.max_substep > 0.0) {
+            return Err(bad(
+                "max_substep",
+                self.max_substep,
+                "must be a finite number of seconds greater than zero, e.g. 1/240 = 0.0041667",
+            ));
+        }
+        if self.velocity_iterations == 0 {
+            return Err(bad(
+                "velocity_iterations",
+                0,
+                "at least one velocity pass is needed; the default is 8",
+            ));
+        }
+        if self.velocity_iterations > 10_000 || self.position_iterations > 10_000 {
+            return Err(bad(
+                "velocity_iterations/position_iterations",
+                self.velocity_iterations.max(self.position_iterations),
+                "must be at most 10000",
+            ));
+        }
+        if !(self.error_reduction.is_finite() && (0.0..=1.0).contains(&self.error_reduction)) {
+            return Err(bad(
+                "error_reduction",
+                self.error_reduction,
+                "must lie in [0, 1]; the default is 0.2",
+            ));
+        }
+        if !(self.projection_factor.is_finite()
+            && self.projection_factor > 0.0
+            && self.projection_factor <= 1.0)
+        {
+            return Err(bad(
+                "projection_factor",
+                self.projection_factor,
+                "must lie in (0, 1]; the default is 1",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Number of substeps for a frame of `dt` seconds: `ceil(dt / max_substep)`, at least 1.
+    ///
+    /// A relative tolerance of 1e-5 absorbs rounding, so that 1/120 s with a 1/240 s cap is
+    /// two substeps and not three.
+    pub fn substeps_for(&self, dt: f32) -> u32 {
+        let ratio = f64::from(dt) / f64::from(self.max_substep);
+        let n = (ratio * (1.0 - 1e-5)).ceil();
+        n.max(1.0) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn substep_cap_splits_frames_as_documented() {
+        let s = Settings::default();
+        assert_eq!(s.substeps_for(1.0 / 240.0), 1);
+        assert_eq!(s.substeps_for(1.0 / 120.0), 2);
+        assert_eq!(s.substeps_for(1.0 / 60.0), 4);
+        assert_eq!(s.substeps_for(1.0 / 30.0), 8);
+        assert_eq!(s.substeps_for(1.0 / 1000.0), 1);
+        assert_eq!(s.substeps_for(0.005), 2);
+    }
+
+    #[test]
+    fn bad_settings_are_named() {
+        let s = Settings {
+            max_substep: f32::NAN,
+            ..Settings::default()
+        };
+        let e = s.validate().unwrap_err().to_string();
+        assert!(e.contains("max_substep"), "{e}");
+        let s = Settings {
+            gravity: Vec3::new(0.0, f32::INFINITY, 0.0),
+            ..Settings::default()
+        };
+        assert!(s.validate().unwrap_err().to_string().contains("gravity"));
+        let s = Settings {
+            velocity_iterations: 0,
+            ..Settings::default()
+        };
+        assert!(s.validate().is_err());
+        assert!(Settings::default().validate().is_ok());
+    }
+}
