@@ -54,6 +54,7 @@ pub struct World {
     rows: VelocityRows,
     diagnostics: Vec<[f32; COLUMN_COUNT]>,
     backup: BodyState,
+    impulse_backup: Vec<[f32; MAX_ROWS_PER_JOINT]>,
     time: f64,
     substeps_done: u64,
     bias_velocities: BiasVelocities,
@@ -70,6 +71,7 @@ impl World {
             rows: VelocityRows::default(),
             diagnostics: Vec::new(),
             backup: BodyState::default(),
+            impulse_backup: Vec::new(),
             time: 0.0,
             substeps_done: 0,
             bias_velocities: BiasVelocities::default(),
@@ -393,11 +395,13 @@ impl World {
         let n = self.settings.substeps_for(dt);
         let h = dt / n as f32;
         self.bodies.save_state(&mut self.backup);
+        self.impulse_backup.clone_from(&self.joints.impulse);
         let start = (self.time, self.substeps_done);
         for _ in 0..n {
             self.substep(h);
             if let Err(e) = self.check_finite() {
                 self.bodies.restore_state(&self.backup);
+                self.joints.impulse.clone_from(&self.impulse_backup);
                 (self.time, self.substeps_done) = start;
                 self.sync();
                 return Err(e);

@@ -1,0 +1,360 @@
+//! Comparing two runs: are they identical, and if not, where did they first diverge?
+//!
+//! Frames are paired by position and must record the same substeps. Frames whose state
+//! hashes match are identical and never read: the hashes come from the frame index, so two
+//! identical finished logs are compared without touching frame data. (The index holds every
+//! hash in memory, so the first differing hash is found by a linear scan rather than a
+//! bisection: it is exact even when runs re-converge, and costs microseconds.) Frames whose
+//! hashes differ are compared value by value with the tolerance.
+
+use serde::Serialize;
+
+use crate::error::{ReplayError, Result};
+use crate::format::{DIAGNOSTIC_COLUMNS, POSE_FIELDS, VELOCITY_FIELDS};
+use crate::reader::LogReader;
+
+/// Values `a`, `b` agree when `|a - b| <= atol + rtol * max(|a|, |b|)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Tolerance {
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Relative tolerance.
+    pub rtol: f64,
+}
+
+impl Tolerance {
+    /// Bitwise comparison.
+    pub const EXACT: Tolerance = Tolerance {
+        atol: 0.0,
+        rtol: 0.0,
+    };
+
+    fn is_exact(&self) -> bool {
+        self.atol == 0.0 && self.rtol == 0.0
+    }
+}
+
+/// Whether a location is a body or a joint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LocationKind {
+    /// A body's pose or velocity.
+    Body,
+    /// A joint's diagnostics.
+    Joint,
+}
+
+/// One value in a frame.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Location {
+    /// Body or joint.
+    pub kind: LocationKind,
+    /// Body or joint index.
+    pub index: usize,
+    /// Body or joint name (from the first log's header).
+    pub name: String,
+    /// Field, e.g. "position.y", "quaternion.w", "velocity.x", "anchor_error_norm".
+    pub field: String,
+}
+
+/// The largest difference found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Deviation {
+    /// `|a - b|` (infinite when exactly one side is non-finite or they differ in a non-finite
+    /// way); 0 when nothing differs.
+    pub value: f64,
+    /// Substep where it occurred.
+    pub substep: Option<u64>,
+    /// Where it occurred.
+    pub location: Option<Location>,
+}
+
+/// What `lavender diff --json` prints.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DiffReport {
+    /// True when the runs have the same frames and nothing differs beyond the tolerance
+    /// (with zero tolerance: every frame's state hash and values are equal).
+    pub identical: bool,
+    /// First substep where the runs differ (beyond the tolerance), or where one run has a
+    /// frame the other lacks.
+    pub first_divergent_substep: Option<u64>,
+    /// The most deviating value in that first divergent frame (`None` when only the state
+    /// hash, the substep numbering or the length differs).
+    #[serde(rename = "where")]
+    pub where_: Option<Location>,
+    /// The largest deviation over all compared frames (raw units: metres, radians, ...).
+    pub max_deviation: Deviation,
+    /// Number of frame pairs examined.
+    pub frames_compared: usize,
+    /// Frames in the first log.
+    pub frames_a: usize,
+    /// Frames in the second log.
+    pub frames_b: usize,
+    /// The logs come from scenes with different hashes (the CLI refuses unless `--force`).
+    pub scene_hash_mismatch: bool,
+}
+
+/// Deviation between two values: 0 when bitwise equal (including equal NaNs).
+fn deviation(a: f32, b: f32) -> f64 {
+    if a.to_bits() == b.to_bits() {
+        0.0
+    } else if a.is_finite() && b.is_finite() {
+        (a as f64 - b as f64).abs()
+    } else {
+        f64::INFINITY
+    }
+}
+
+struct FrameDiff {
+    /// Largest deviation beyond tolerance in the frame.
+    worst_beyond: Option<(f64, Location)>,
+    /// Largest deviation in the frame, regardless of tolerance.
+    max: Option<(f64, Location)>,
+}
+
+fn compare_frame(a: &LogReader, b: &LogReader, i: usize, tol: &Tolerance) -> Result<FrameDiff> {
+    let (fa, fb) = (a.frame(i)?, b.frame(i)?);
+    let mut out = FrameDiff {
+        worst_beyond: None,
+        max: None,
+    };
+    let mut visit = |kind, index: usize, field: &str, x: f32, y: f32| {
+        let d = deviation(x, y);
+        if d == 0.0 {
+            return;
+        }
+        let limit = tol.atol + tol.rtol * (x.abs().max(y.abs()) as f64);
+        let loc = || {
+            let name = match kind {
+                LocationKind::Body => a.header().body_name(index),
+                LocationKind::Joint => a.header().joint_name(index),
+            };
+            Location {
+                kind,
+                index,
+                name,
+                field: field.to_string(),
+            }
+        };
+        if out.max.as_ref().is_none_or(|(m, _)| d > *m) {
+            out.max = Some((d, loc()));
+        }
+        let within = d <= limit;
+        if !within && out.worst_beyond.as_ref().is_none_or(|(m, _)| d > *m) {
+            out.worst_beyond = Some((d, loc()));
+        }
+    };
+    for (body, (pa, pb)) in fa.pose_rows().zip(fb.pose_rows()).enumerate() {
+        for (k, field) in POSE_FIELDS.iter().enumerate() {
+            visit(LocationKind::Body, body, field, pa[k], pb[k]);
+        }
+    }
+    for (body, (va, vb)) in fa.velocity_rows().zip(fb.velocity_rows()).enumerate() {
+        for (k, field) in VELOCITY_FIELDS.iter().enumerate() {
+            visit(LocationKind::Body, body, field, va[k], vb[k]);
+        }
+    }
+    for (joint, (da, db)) in fa.diagnostic_rows().zip(fb.diagnostic_rows()).enumerate() {
+        for (k, field) in DIAGNOSTIC_COLUMNS.iter().enumerate() {
+            visit(LocationKind::Joint, joint, field, da[k], db[k]);
+        }
+    }
+    Ok(out)
+}
+
+/// Compares two runs of the same scene. Different body or joint counts are an error; a
+/// different scene hash is reported in [`DiffReport::scene_hash_mismatch`].
+pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport> {
+    let (ha, hb) = (a.header(), b.header());
+    if ha.body_count != hb.body_count {
+        return Err(ReplayError::ShapeMismatch {
+            what: "body counts",
+            a: ha.body_count,
+            b: hb.body_count,
+        });
+    }
+    if ha.joint_count != hb.joint_count {
+        return Err(ReplayError::ShapeMismatch {
+            what: "joint counts",
+            a: ha.joint_count,
+            b: hb.joint_count,
+        });
+    }
+    let n = a.len().min(b.len());
+    let mut first: Option<(u64, Option<Location>)> = None;
+    let mut max = Deviation {
+        value: 0.0,
+        substep: None,
+        location: None,
+    };
+    let mut compared = 0;
+    for (i, (ma, mb)) in a.index().iter().zip(b.index()).enumerate() {
+        compared += 1;
+        let (sa, sb) = (ma.summary.substep, mb.summary.substep);
+        if sa != sb {
+            // The runs no longer record the same substeps; pairing stops here.
+            first.get_or_insert((sa.min(sb), None));
+            break;
+        }
+        if ma.state_hash == mb.state_hash {
+            continue;
+        }
+        let fd = compare_frame(a, b, i, tol)?;
+        if let Some((d, loc)) = fd.max {
+            if d > max.value {
+                max = Deviation {
+                    value: d,
+                    substep: Some(sa),
+                    location: Some(loc),
+                };
+            }
+        }
+        if first.is_none() {
+            match fd.worst_beyond {
+                Some((_, loc)) => first = Some((sa, Some(loc))),
+                // Same logged values, different hidden state (e.g. warm-start impulses).
+                None if tol.is_exact() => first = Some((sa, None)),
+                None => {}
+            }
+        }
+    }
+    if first.is_none() && a.len() != b.len() {
+        let longer = if a.len() > b.len() { a } else { b };
+        first = Some((longer.index()[n].summary.substep, None));
+    }
+    let (first_divergent_substep, where_) = match first {
+        Some((s, loc)) => (Some(s), loc),
+        None => (None, None),
+    };
+    Ok(DiffReport {
+        identical: first_divergent_substep.is_none(),
+        first_divergent_substep,
+        where_,
+        max_deviation: max,
+        frames_compared: compared,
+        frames_a: a.len(),
+        frames_b: b.len(),
+        scene_hash_mismatch: ha.scene_hash != hb.scene_hash,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{self, OwnedFrame};
+
+    fn open(frames: &[OwnedFrame], scene_hash: u64) -> LogReader {
+        let mut h = testutil::header(3, 2);
+        h.scene_hash = scene_hash;
+        LogReader::from_bytes(&testutil::log_bytes(&h, frames, true)).unwrap()
+    }
+
+    #[test]
+    fn identical_logs_are_identical_without_reading_frames() {
+        let frames = testutil::frames(3, 2, 60, 0);
+        let (a, b) = (open(&frames, 1), open(&frames, 1));
+        let r = diff(&a, &b, &Tolerance::EXACT).unwrap();
+        assert!(r.identical);
+        assert_eq!(r.first_divergent_substep, None);
+        assert_eq!(r.where_, None);
+        assert_eq!(r.max_deviation.value, 0.0);
+        assert_eq!(r.frames_compared, 60);
+        assert!(!r.scene_hash_mismatch);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["identical"], true);
+        assert!(json["first_divergent_substep"].is_null() && json["where"].is_null());
+    }
+
+    #[test]
+    fn a_perturbation_is_found_at_its_substep_and_field() {
+        let frames = testutil::frames(3, 2, 60, 0);
+        let mut perturbed = frames.clone();
+        // From substep 23 on, body 1's y drifts by 1e-3 per substep (a chaotic divergence).
+        for (k, f) in perturbed[23..].iter_mut().enumerate() {
+            f.poses[1][1] += 1e-3 * (k + 1) as f32;
+            f.rehash();
+        }
+        let (a, b) = (open(&frames, 1), open(&perturbed, 2));
+        let r = diff(&a, &b, &Tolerance::EXACT).unwrap();
+        assert!(!r.identical);
+        assert!(r.scene_hash_mismatch);
+        assert_eq!(r.first_divergent_substep, Some(23));
+        let w = r.where_.clone().unwrap();
+        assert_eq!(w.kind, LocationKind::Body);
+        assert_eq!(
+            (w.index, w.name.as_str(), w.field.as_str()),
+            (1, "link1", "position.y")
+        );
+        // Largest deviation is at the last substep: 37e-3 (f32 rounding around y ~ 1).
+        assert_eq!(r.max_deviation.substep, Some(59));
+        assert!(
+            (r.max_deviation.value - 0.037).abs() < 1e-6,
+            "{}",
+            r.max_deviation.value
+        );
+
+        // With a 5e-3 absolute tolerance the divergence starts when the drift exceeds it:
+        // drift at substep 23 + k is (k + 1) * 1e-3 > 5e-3 first for k = 5 (with f32 rounding
+        // the sixth step may land just at 6e-3, well above 5e-3).
+        let r = diff(
+            &a,
+            &b,
+            &Tolerance {
+                atol: 5e-3,
+                rtol: 0.0,
+            },
+        )
+        .unwrap();
+        assert_eq!(r.first_divergent_substep, Some(28));
+        assert_eq!(r.where_.unwrap().field, "position.y");
+
+        let json = serde_json::to_value(diff(&a, &b, &Tolerance::EXACT).unwrap()).unwrap();
+        assert_eq!(json["first_divergent_substep"], 23);
+        assert_eq!(json["where"]["kind"], "body");
+        assert_eq!(json["where"]["field"], "position.y");
+        assert_eq!(json["where"]["index"], 1);
+    }
+
+    #[test]
+    fn joint_fields_shapes_and_lengths() {
+        let frames = testutil::frames(3, 2, 30, 0);
+        let mut other = frames.clone();
+        other[12].diagnostics[1][3] = 0.5;
+        other[12].state_hash ^= 1;
+        let r = diff(&open(&frames, 1), &open(&other, 1), &Tolerance::EXACT).unwrap();
+        assert_eq!(r.first_divergent_substep, Some(12));
+        let w = r.where_.unwrap();
+        assert_eq!(
+            (w.kind, w.index, w.field.as_str()),
+            (LocationKind::Joint, 1, "anchor_error_norm")
+        );
+
+        let r = diff(
+            &open(&frames, 1),
+            &open(&frames[..25], 1),
+            &Tolerance::EXACT,
+        )
+        .unwrap();
+        assert!(!r.identical);
+        assert_eq!(
+            (r.first_divergent_substep, r.frames_compared),
+            (Some(25), 25)
+        );
+
+        let small = LogReader::from_bytes(&testutil::log_bytes(
+            &testutil::header(2, 2),
+            &testutil::frames(2, 2, 3, 0),
+            true,
+        ))
+        .unwrap();
+        let err = diff(&open(&frames, 1), &small, &Tolerance::EXACT).unwrap_err();
+        assert!(matches!(
+            err,
+            ReplayError::ShapeMismatch {
+                what: "body counts",
+                a: 3,
+                b: 2
+            }
+        ));
+    }
+}

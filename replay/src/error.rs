@@ -1,0 +1,160 @@
+//! The crate's error type: every failure says what was wrong and what to do about it.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while writing, reading or analysing a log.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The operating system refused a file operation.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done ("creating", "writing", "opening", ...).
+        action: &'static str,
+        /// The file involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The file does not start with the log magic: it is not a Lavender log.
+    #[error(
+        "{path} is not a Lavender log: it starts with {found:02x?} instead of the magic \"LAVLOG\"; \
+         pass a file written by `lavender record`"
+    )]
+    NotALog {
+        /// The file involved.
+        path: PathBuf,
+        /// The first bytes of the file (up to eight).
+        found: Vec<u8>,
+    },
+
+    /// The file is a Lavender log of a major format version this build cannot read.
+    #[error(
+        "{path} uses log format {major}.{minor}, but this build reads format {supported}.x; \
+         use a Lavender build that matches the recorder"
+    )]
+    UnsupportedVersion {
+        /// The file involved.
+        path: PathBuf,
+        /// Major version found in the file.
+        major: u16,
+        /// Minor version found in the file.
+        minor: u16,
+        /// The major version this build reads.
+        supported: u16,
+    },
+
+    /// The fixed prefix or the header body is damaged; nothing in the file can be trusted.
+    #[error("{path}: the log header is corrupt ({detail}); the file cannot be read, re-record it")]
+    CorruptHeader {
+        /// The file involved.
+        path: PathBuf,
+        /// What check failed.
+        detail: String,
+    },
+
+    /// A frame failed its checksum or archive validation when it was first read.
+    #[error(
+        "frame {index} (at byte {offset}) is corrupt: {detail}; the file was damaged or modified \
+         after recording; frames before it are still readable"
+    )]
+    CorruptFrame {
+        /// Frame index.
+        index: usize,
+        /// Byte offset of the frame record in the file.
+        offset: u64,
+        /// What check failed.
+        detail: String,
+    },
+
+    /// A frame index past the end of the log.
+    #[error("frame {index} is out of range: the log has {len} frames")]
+    FrameOutOfRange {
+        /// Requested index.
+        index: usize,
+        /// Number of frames in the log.
+        len: usize,
+    },
+
+    /// A joint index or diagnostic column that does not exist.
+    #[error("{what} {index} is out of range: the log has {len}")]
+    OutOfRange {
+        /// "joint", "body" or "column".
+        what: &'static str,
+        /// Requested index.
+        index: usize,
+        /// How many exist.
+        len: usize,
+    },
+
+    /// A frame's arrays do not match the counts declared in the header.
+    #[error(
+        "frame for substep {substep}: {field} has {found} entries but the header declares {expected}; \
+         the scene changed shape after the log was created"
+    )]
+    LengthMismatch {
+        /// Substep of the offending frame.
+        substep: u64,
+        /// Which array ("poses", "velocities", "diagnostics").
+        field: &'static str,
+        /// Count declared in the header.
+        expected: usize,
+        /// Count supplied.
+        found: usize,
+    },
+
+    /// Frames must be appended with strictly increasing substeps and non-decreasing finite times.
+    #[error(
+        "frame out of order: substep {substep} (time {time}) follows substep {prev_substep} (time {prev_time}); \
+         append frames in increasing substep order with finite, non-decreasing times"
+    )]
+    OutOfOrder {
+        /// Substep of the rejected frame.
+        substep: u64,
+        /// Time of the rejected frame.
+        time: f64,
+        /// Substep of the previous frame.
+        prev_substep: u64,
+        /// Time of the previous frame.
+        prev_time: f64,
+    },
+
+    /// The header itself is inconsistent (e.g. names do not match counts).
+    #[error("invalid header: {0}")]
+    InvalidHeader(String),
+
+    /// rkyv failed to serialise a frame (should not happen for well-formed input).
+    #[error("could not encode a frame: {0}")]
+    Encode(String),
+
+    /// Two logs cannot be compared because their shapes differ.
+    #[error(
+        "cannot compare logs: {what} differ ({a} vs {b}); the two runs come from different scenes"
+    )]
+    ShapeMismatch {
+        /// "body counts" or "joint counts".
+        what: &'static str,
+        /// Value in the first log.
+        a: usize,
+        /// Value in the second log.
+        b: usize,
+    },
+
+    /// In follow mode the file became shorter than what was already read.
+    #[error(
+        "{path} shrank from {was} to {now} bytes while being followed; it was truncated or \
+         replaced, reopen it"
+    )]
+    FileShrank {
+        /// The file involved.
+        path: PathBuf,
+        /// Bytes previously validated.
+        was: u64,
+        /// Current length.
+        now: u64,
+    },
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = ReplayError> = std::result::Result<T, E>;

@@ -1,0 +1,519 @@
+//! The on-disk layout: fixed prefix, header body, frame records, footer index, trailer.
+//!
+//! ```text
+//! offset 0   prefix (PREFIX_SIZE = 32 bytes, little-endian)
+//!              0..8   magic b"LAVLOG\0\0"
+//!              8..10  major version (u16)      10..12 minor version (u16)
+//!             12..16  flags (u32, 0)           16..24 header body length (u64)
+//!             24..28  crc32 of the header body 28..32 reserved (0)
+//! offset 32  header body: JSON of [`Header`], then zero padding to a multiple of 16
+//! frames     one record per substep, each starting at a multiple of 16:
+//!              record head (RECORD_HEAD_SIZE = 16 bytes)
+//!                0..4 kind b"FRAM"   4..8 crc32 over bytes 8..16 and the payload
+//!                8..16 payload length (u64)
+//!              payload: rkyv archive of a frame (root at its end), zero padding to 16
+//! footer     (written by `finish`) one record of kind b"FOOT" whose payload is an rkyv
+//!            archive of the frame index (offsets + per-frame summaries)
+//! trailer    (TRAILER_SIZE = 16 bytes) footer record offset (u64), magic b"LAVEND\0\0"
+//! ```
+//!
+//! Because every record is 16-byte aligned in the file and the file is mapped at a page
+//! boundary, every archive is read in place with its natural alignment.
+
+use rkyv::with::{InlineAsBox, Map};
+use serde::{Deserialize, Serialize};
+
+/// First eight bytes of every log.
+pub const MAGIC: [u8; 8] = *b"LAVLOG\0\0";
+/// Last eight bytes of a finished log.
+pub const TRAILER_MAGIC: [u8; 8] = *b"LAVEND\0\0";
+/// Major format version: readers refuse other majors.
+pub const FORMAT_MAJOR: u16 = 1;
+/// Minor format version: additions that older readers can ignore.
+pub const FORMAT_MINOR: u16 = 0;
+/// Encoded size of the fixed prefix.
+pub const PREFIX_SIZE: usize = 32;
+/// Encoded size of a record head (kind, checksum, length).
+pub const RECORD_HEAD_SIZE: usize = 16;
+/// Encoded size of the trailer (footer offset, magic).
+pub const TRAILER_SIZE: usize = 16;
+/// Alignment of every record in the file.
+pub const RECORD_ALIGN: usize = 16;
+/// Record kind of a frame.
+pub const KIND_FRAME: [u8; 4] = *b"FRAM";
+/// Record kind of the footer index.
+pub const KIND_FOOTER: [u8; 4] = *b"FOOT";
+
+/// Rounds `n` up to a multiple of [`RECORD_ALIGN`].
+pub const fn align16(n: usize) -> usize {
+    (n + RECORD_ALIGN - 1) & !(RECORD_ALIGN - 1)
+}
+
+/// Names of the eight diagnostic columns, in order (used for reports).
+pub const DIAGNOSTIC_COLUMNS: [&str; 8] = [
+    "anchor_error.x",
+    "anchor_error.y",
+    "anchor_error.z",
+    "anchor_error_norm",
+    "angular_error",
+    "limit_violation",
+    "anchor_relative_speed",
+    "joint_coordinate",
+];
+/// Column of the anchor error norm.
+pub const COL_ANCHOR_ERROR: usize = 3;
+/// Column of the angular error.
+pub const COL_ANGULAR_ERROR: usize = 4;
+/// Column of the limit violation.
+pub const COL_LIMIT_VIOLATION: usize = 5;
+/// Column of the anchor relative speed.
+pub const COL_ANCHOR_SPEED: usize = 6;
+
+/// Field names of a pose row.
+pub const POSE_FIELDS: [&str; 7] = [
+    "position.x",
+    "position.y",
+    "position.z",
+    "quaternion.x",
+    "quaternion.y",
+    "quaternion.z",
+    "quaternion.w",
+];
+/// Field names of a velocity row.
+pub const VELOCITY_FIELDS: [&str; 6] = [
+    "velocity.x",
+    "velocity.y",
+    "velocity.z",
+    "angular_velocity.x",
+    "angular_velocity.y",
+    "angular_velocity.z",
+];
+
+/// The fixed-size prefix that opens every log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prefix {
+    /// Major format version.
+    pub major: u16,
+    /// Minor format version.
+    pub minor: u16,
+    /// Reserved flags (0).
+    pub flags: u32,
+    /// Length of the JSON header body that follows the prefix.
+    pub header_len: u64,
+    /// crc32 of the header body.
+    pub header_crc: u32,
+}
+
+impl Prefix {
+    /// Encodes the prefix (little-endian).
+    pub fn encode(&self) -> [u8; PREFIX_SIZE] {
+        let mut b = [0u8; PREFIX_SIZE];
+        b[0..8].copy_from_slice(&MAGIC);
+        b[8..10].copy_from_slice(&self.major.to_le_bytes());
+        b[10..12].copy_from_slice(&self.minor.to_le_bytes());
+        b[12..16].copy_from_slice(&self.flags.to_le_bytes());
+        b[16..24].copy_from_slice(&self.header_len.to_le_bytes());
+        b[24..28].copy_from_slice(&self.header_crc.to_le_bytes());
+        b
+    }
+
+    /// Decodes a prefix. The caller checks the magic first (see [`check_magic`]).
+    pub fn decode(b: &[u8; PREFIX_SIZE]) -> Prefix {
+        Prefix {
+            major: u16::from_le_bytes([b[8], b[9]]),
+            minor: u16::from_le_bytes([b[10], b[11]]),
+            flags: u32::from_le_bytes([b[12], b[13], b[14], b[15]]),
+            header_len: u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")),
+            header_crc: u32::from_le_bytes(b[24..28].try_into().expect("4 bytes")),
+        }
+    }
+}
+
+/// True when `bytes` starts with the full log magic.
+pub fn check_magic(bytes: &[u8]) -> bool {
+    bytes.len() >= MAGIC.len() && bytes[..MAGIC.len()] == MAGIC
+}
+
+/// World settings the run used, copied from the engine without depending on it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct WorldSettingsRecord {
+    /// Frame time step in seconds.
+    pub dt: f64,
+    /// Maximum substep length in seconds.
+    pub max_substep: f64,
+    /// Velocity solver iterations per substep.
+    pub velocity_iterations: u32,
+    /// Position (relax) iterations per substep.
+    pub position_iterations: u32,
+    /// Gravity vector.
+    pub gravity: [f32; 3],
+}
+
+/// Everything known about a run before its first substep.
+///
+/// Stored as JSON after the fixed prefix, so fields can be added in minor versions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct Header {
+    /// Number of bodies in every frame.
+    pub body_count: usize,
+    /// Body names: empty, or exactly `body_count` names.
+    #[serde(default)]
+    pub body_names: Vec<String>,
+    /// Number of joints in every frame.
+    pub joint_count: usize,
+    /// Joint names: empty, or exactly `joint_count` names.
+    #[serde(default)]
+    pub joint_names: Vec<String>,
+    /// World settings of the run.
+    pub world: WorldSettingsRecord,
+    /// Hash of the scene description (computed by the engine).
+    pub scene_hash: u64,
+    /// Engine version that recorded the run.
+    #[serde(default)]
+    pub engine_version: String,
+    /// Target features of the recording build (e.g. "+avx2,+fma").
+    #[serde(default)]
+    pub target_features: String,
+    /// Free-form scene description (the scene TOML, so a run can be rebuilt and resumed).
+    #[serde(default)]
+    pub scene: String,
+}
+
+impl Header {
+    /// Checks that the names match the counts.
+    pub fn validate(&self) -> Result<(), String> {
+        if !self.body_names.is_empty() && self.body_names.len() != self.body_count {
+            return Err(format!(
+                "{} body names for {} bodies (give none or one per body)",
+                self.body_names.len(),
+                self.body_count
+            ));
+        }
+        if !self.joint_names.is_empty() && self.joint_names.len() != self.joint_count {
+            return Err(format!(
+                "{} joint names for {} joints (give none or one per joint)",
+                self.joint_names.len(),
+                self.joint_count
+            ));
+        }
+        if self.body_count > u32::MAX as usize || self.joint_count > u32::MAX as usize {
+            return Err("more than u32::MAX bodies or joints".into());
+        }
+        Ok(())
+    }
+
+    /// Name of body `i` (its recorded name, or `body{i}`).
+    pub fn body_name(&self, i: usize) -> String {
+        self.body_names
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("body{i}"))
+    }
+
+    /// Name of joint `j` (its recorded name, or `joint{j}`).
+    pub fn joint_name(&self, j: usize) -> String {
+        self.joint_names
+            .get(j)
+            .cloned()
+            .unwrap_or_else(|| format!("joint{j}"))
+    }
+}
+
+/// The largest value of one diagnostic column in a frame and the joint that holds it.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    rkyv::Archive,
+    rkyv::Serialize,
+    rkyv::Deserialize,
+)]
+pub struct ColumnMax {
+    /// The maximum; NaN if any joint's value is NaN (NaN is never hidden by `max`), 0 with no joints.
+    pub value: f32,
+    /// The joint holding the maximum (the first NaN joint if `value` is NaN); `None` with no joints.
+    pub joint: Option<u32>,
+}
+
+impl ColumnMax {
+    const EMPTY: ColumnMax = ColumnMax {
+        value: 0.0,
+        joint: None,
+    };
+
+    #[inline]
+    fn push(&mut self, j: u32, v: f32) {
+        match self.joint {
+            None => {
+                *self = ColumnMax {
+                    value: v,
+                    joint: Some(j),
+                }
+            }
+            Some(_) if self.value.is_nan() => {}
+            Some(_) if v.is_nan() || v > self.value => {
+                *self = ColumnMax {
+                    value: v,
+                    joint: Some(j),
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// Per-frame summary, computed by the writer and stored both in the frame and in the footer.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    rkyv::Archive,
+    rkyv::Serialize,
+    rkyv::Deserialize,
+)]
+pub struct FrameSummary {
+    /// Substep number.
+    pub substep: u64,
+    /// Simulation time after the substep.
+    pub time: f64,
+    /// Total energy after the substep.
+    pub total_energy: f64,
+    /// Largest anchor error norm (column 3).
+    pub anchor_error: ColumnMax,
+    /// Largest angular error (column 4).
+    pub angular_error: ColumnMax,
+    /// Largest limit violation (column 5).
+    pub limit_violation: ColumnMax,
+    /// First joint with a non-finite value in any diagnostic column.
+    pub first_non_finite_joint: Option<u32>,
+    /// First body with a non-finite pose or velocity component.
+    pub first_non_finite_body: Option<u32>,
+    /// True if anything in the frame (diagnostics, poses, velocities, energy) is non-finite.
+    pub non_finite: bool,
+}
+
+#[inline]
+fn all_finite(row: &[f32]) -> bool {
+    // `fold` over `&` keeps this branch-free so it vectorises.
+    row.iter().fold(true, |acc, v| acc & v.is_finite())
+}
+
+impl FrameSummary {
+    /// Computes the summary of one frame.
+    pub fn compute(input: &FrameInput<'_>) -> FrameSummary {
+        let mut anchor = ColumnMax::EMPTY;
+        let mut angular = ColumnMax::EMPTY;
+        let mut limit = ColumnMax::EMPTY;
+        let mut first_joint = None;
+        for (j, row) in input.diagnostics.iter().enumerate() {
+            let j = j as u32;
+            anchor.push(j, row[COL_ANCHOR_ERROR]);
+            angular.push(j, row[COL_ANGULAR_ERROR]);
+            limit.push(j, row[COL_LIMIT_VIOLATION]);
+            if first_joint.is_none() && !all_finite(row) {
+                first_joint = Some(j);
+            }
+        }
+        let mut first_body = None;
+        if !(all_finite(input.poses.as_flattened()) && all_finite(input.velocities.as_flattened()))
+        {
+            first_body = input
+                .poses
+                .iter()
+                .zip(input.velocities)
+                .position(|(p, v)| !(all_finite(p) && all_finite(v)))
+                .map(|b| b as u32);
+        }
+        let non_finite =
+            first_joint.is_some() || first_body.is_some() || !input.total_energy.is_finite();
+        FrameSummary {
+            substep: input.substep,
+            time: input.time,
+            total_energy: input.total_energy,
+            anchor_error: anchor,
+            angular_error: angular,
+            limit_violation: limit,
+            first_non_finite_joint: first_joint,
+            first_non_finite_body: first_body,
+            non_finite,
+        }
+    }
+}
+
+/// One substep's data, as supplied by the caller of [`crate::LogWriter::append`].
+#[derive(Clone, Copy, Debug)]
+pub struct FrameInput<'a> {
+    /// Substep number (strictly increasing within a log).
+    pub substep: u64,
+    /// Simulation time after the substep (non-decreasing within a log).
+    pub time: f64,
+    /// Per body: position xyz, quaternion xyzw.
+    pub poses: &'a [[f32; 7]],
+    /// Per body: linear xyz, angular xyz.
+    pub velocities: &'a [[f32; 6]],
+    /// Per joint: the eight diagnostic columns (see [`DIAGNOSTIC_COLUMNS`]).
+    pub diagnostics: &'a [[f32; 8]],
+    /// Opaque engine warm-start state, at every frame or only at keyframes.
+    pub solver_state: Option<&'a [f32]>,
+    /// Total energy after the substep.
+    pub total_energy: f64,
+    /// Hash of the full simulation state after this substep (computed by the engine).
+    pub state_hash: u64,
+}
+
+/// The archived form of a frame. The writer serialises it straight from borrowed slices
+/// (no copy into owned vectors); the reader reads `ArchivedFrameRecord` in place.
+#[derive(rkyv::Archive, rkyv::Serialize)]
+pub(crate) struct FrameRecord<'a> {
+    pub substep: u64,
+    pub time: f64,
+    pub total_energy: f64,
+    pub state_hash: u64,
+    pub summary: FrameSummary,
+    #[rkyv(with = InlineAsBox)]
+    pub poses: &'a [[f32; 7]],
+    #[rkyv(with = InlineAsBox)]
+    pub velocities: &'a [[f32; 6]],
+    #[rkyv(with = InlineAsBox)]
+    pub diagnostics: &'a [[f32; 8]],
+    #[rkyv(with = Map<InlineAsBox>)]
+    pub solver_state: Option<&'a [f32]>,
+}
+
+/// One entry of the frame index: where a frame is and what it holds.
+#[derive(Clone, Copy, Debug, PartialEq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct FrameMeta {
+    /// Byte offset of the frame's record head in the file.
+    pub offset: u64,
+    /// Payload length in bytes.
+    pub len: u64,
+    /// Hash of the simulation state after the substep.
+    pub state_hash: u64,
+    /// True if the frame carries solver state (a keyframe).
+    pub has_solver_state: bool,
+    /// The frame's summary (substep, time, maxima, non-finite flags).
+    pub summary: FrameSummary,
+}
+
+/// The footer payload: the whole frame index.
+#[derive(rkyv::Archive, rkyv::Serialize)]
+pub(crate) struct FooterRecord<'a> {
+    pub body_count: u64,
+    pub joint_count: u64,
+    #[rkyv(with = InlineAsBox)]
+    pub frames: &'a [FrameMeta],
+}
+
+/// Reads a record head: (kind, crc, payload length).
+pub(crate) fn decode_record_head(b: &[u8]) -> ([u8; 4], u32, u64) {
+    let kind = [b[0], b[1], b[2], b[3]];
+    let crc = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+    let len = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes"));
+    (kind, crc, len)
+}
+
+/// Checksum of a record: crc32 over the length field and the payload.
+pub(crate) fn record_crc(len_field: &[u8], payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(len_field);
+    h.update(payload);
+    h.finalize()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_encoded_size_is_the_constant() {
+        let p = Prefix {
+            major: FORMAT_MAJOR,
+            minor: FORMAT_MINOR,
+            flags: 0,
+            header_len: 1234,
+            header_crc: 0xdead_beef,
+        };
+        let bytes = p.encode();
+        assert_eq!(bytes.len(), PREFIX_SIZE);
+        assert_eq!(PREFIX_SIZE, 32);
+        assert_eq!(PREFIX_SIZE % RECORD_ALIGN, 0);
+        assert_eq!(RECORD_HEAD_SIZE % RECORD_ALIGN, 0);
+        assert_eq!(TRAILER_SIZE, 16);
+        assert!(check_magic(&bytes));
+        assert_eq!(Prefix::decode(&bytes), p);
+        // Little-endian, at fixed offsets.
+        assert_eq!(&bytes[8..10], &[1, 0]);
+        assert_eq!(&bytes[16..18], &[0xd2, 0x04]);
+    }
+
+    #[test]
+    fn summary_notices_nan_and_reports_first_joint() {
+        let diags = [
+            [0.0, 0.0, 0.0, 0.5, 0.1, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, f32::NAN, 0.3, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 2.0, 0.2, 0.7, 0.0, 0.0],
+        ];
+        let input = FrameInput {
+            substep: 1,
+            time: 0.1,
+            poses: &[],
+            velocities: &[],
+            diagnostics: &diags,
+            solver_state: None,
+            total_energy: 1.0,
+            state_hash: 0,
+        };
+        let s = FrameSummary::compute(&input);
+        assert!(s.anchor_error.value.is_nan());
+        assert_eq!(s.anchor_error.joint, Some(1));
+        assert_eq!(
+            s.angular_error,
+            ColumnMax {
+                value: 0.3,
+                joint: Some(1)
+            }
+        );
+        assert_eq!(
+            s.limit_violation,
+            ColumnMax {
+                value: 0.7,
+                joint: Some(2)
+            }
+        );
+        assert_eq!(s.first_non_finite_joint, Some(1));
+        assert!(s.non_finite);
+    }
+
+    #[test]
+    fn summary_of_empty_frame_and_non_finite_body() {
+        let poses = [[0.0; 7], [0.0, f32::INFINITY, 0.0, 0.0, 0.0, 0.0, 1.0]];
+        let vels = [[0.0; 6]; 2];
+        let input = FrameInput {
+            substep: 0,
+            time: 0.0,
+            poses: &poses,
+            velocities: &vels,
+            diagnostics: &[],
+            solver_state: None,
+            total_energy: 0.0,
+            state_hash: 0,
+        };
+        let s = FrameSummary::compute(&input);
+        assert_eq!(
+            s.anchor_error,
+            ColumnMax {
+                value: 0.0,
+                joint: None
+            }
+        );
+        assert_eq!(s.first_non_finite_body, Some(1));
+        assert_eq!(s.first_non_finite_joint, None);
+        assert!(s.non_finite);
+    }
+}

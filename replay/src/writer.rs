@@ -1,0 +1,468 @@
+//! The writer: one whole frame record per `append`, a footer index on `finish`.
+//!
+//! Each frame is serialised into one reused, 16-aligned buffer that already holds the
+//! record head, checksummed, padded and handed to the OS in a single `write_all`. In steady
+//! state an append allocates nothing except the amortised growth of the in-memory index.
+//! A follower (or a crash) therefore sees either nothing or a whole frame plus possibly a
+//! torn tail that the reader recognises and drops.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rkyv::rancor;
+use rkyv::ser::allocator::Arena;
+use rkyv::util::AlignedVec;
+
+use crate::error::{ReplayError, Result};
+use crate::format::{
+    align16, record_crc, FooterRecord, FrameInput, FrameMeta, FrameRecord, FrameSummary, Header,
+    Prefix, FORMAT_MAJOR, FORMAT_MINOR, KIND_FOOTER, KIND_FRAME, PREFIX_SIZE, RECORD_HEAD_SIZE,
+    TRAILER_MAGIC,
+};
+
+/// When the writer asks the OS to make frames durable.
+///
+/// Every frame is always written whole with one `write` call as soon as it is appended, so
+/// a follower in the same machine sees it at once; the policy only controls `fsync`, which
+/// is what survives a power loss (and is slow: milliseconds on most disks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FlushPolicy {
+    /// Never `fsync` before [`LogWriter::finish`] (fastest; survives a killed process,
+    /// not a power loss).
+    #[default]
+    OnFinish,
+    /// `fsync` (data only) after every `n` frames.
+    SyncEvery(u32),
+}
+
+/// How frames reach the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriterOptions {
+    /// When to `fsync`.
+    pub flush: FlushPolicy,
+    /// Hand each encoded frame to a writer thread instead of calling `write` on the caller's
+    /// thread. When frames arrive slower than the thread writes them (one per multi-ms step),
+    /// the caller pays only for the summary, the encoding and the checksum: measured ~100 µs
+    /// for a 10,000-body, 10,000-joint frame (840 KB) against ~350 µs including the
+    /// page-cache copy. Frames are still written whole, in order, by one `write` each. At
+    /// most [`BACKGROUND_QUEUE`] frames are in flight (then `append` waits); an I/O error in
+    /// the thread is returned by the next `append` or by `finish`.
+    pub background: bool,
+}
+
+/// Frames in flight between `append` and the writer thread (bounded memory: this many
+/// frame buffers plus the one being encoded).
+pub const BACKGROUND_QUEUE: usize = 3;
+
+enum Sink {
+    Direct(File),
+    Background {
+        /// Filled buffers to the thread; dropped to stop it.
+        full: Option<std::sync::mpsc::SyncSender<AlignedVec<16>>>,
+        /// Written buffers back from the thread, for reuse.
+        empty: std::sync::mpsc::Receiver<AlignedVec<16>>,
+        /// Buffers allocated so far (at most `BACKGROUND_QUEUE + 1`).
+        allocated: usize,
+        thread: Option<std::thread::JoinHandle<std::io::Result<File>>>,
+    },
+}
+
+/// What [`LogWriter::finish`] reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogSummary {
+    /// Number of frames written.
+    pub frames: usize,
+    /// Total file size in bytes.
+    pub bytes: u64,
+    /// The log's path.
+    pub path: PathBuf,
+}
+
+/// Appends frames to a new log file.
+///
+/// Dropping the writer without calling [`finish`](LogWriter::finish) leaves a valid log
+/// without a footer, which the reader opens by scanning.
+pub struct LogWriter {
+    sink: Sink,
+    path: PathBuf,
+    body_count: usize,
+    joint_count: usize,
+    /// Reused serialisation buffer: record head + payload + padding.
+    buf: AlignedVec<16>,
+    arena: Arena,
+    index: Vec<FrameMeta>,
+    flush: FlushPolicy,
+    /// Current file length.
+    offset: u64,
+    unsynced: u32,
+}
+
+fn io_err<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> ReplayError + 'a {
+    move |source| ReplayError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl LogWriter {
+    /// Creates (or truncates) `path` and writes the prefix and header.
+    pub fn create(path: impl AsRef<Path>, header: &Header) -> Result<LogWriter> {
+        Self::create_with(path, header, WriterOptions::default())
+    }
+
+    /// Like [`create`](LogWriter::create) with explicit options.
+    pub fn create_with(
+        path: impl AsRef<Path>,
+        header: &Header,
+        options: WriterOptions,
+    ) -> Result<LogWriter> {
+        let path = path.as_ref();
+        header.validate().map_err(ReplayError::InvalidHeader)?;
+        let body =
+            serde_json::to_vec(header).map_err(|e| ReplayError::InvalidHeader(e.to_string()))?;
+        let prefix = Prefix {
+            major: FORMAT_MAJOR,
+            minor: FORMAT_MINOR,
+            flags: 0,
+            header_len: body.len() as u64,
+            header_crc: crc32fast::hash(&body),
+        };
+        let mut bytes = Vec::with_capacity(align16(PREFIX_SIZE + body.len()));
+        bytes.extend_from_slice(&prefix.encode());
+        bytes.extend_from_slice(&body);
+        bytes.resize(align16(bytes.len()), 0);
+
+        let mut file = File::create(path).map_err(io_err("creating", path))?;
+        file.write_all(&bytes).map_err(io_err("writing", path))?;
+        let sink = if options.background {
+            spawn_writer(file, options.flush)
+        } else {
+            Sink::Direct(file)
+        };
+        Ok(LogWriter {
+            sink,
+            path: path.to_path_buf(),
+            body_count: header.body_count,
+            joint_count: header.joint_count,
+            flush: options.flush,
+            buf: AlignedVec::new(),
+            arena: Arena::new(),
+            index: Vec::new(),
+            offset: bytes.len() as u64,
+            unsynced: 0,
+        })
+    }
+
+    /// Number of frames appended so far.
+    pub fn frames(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Bytes written so far.
+    pub fn bytes(&self) -> u64 {
+        self.offset
+    }
+
+    /// The log's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn check(&self, f: &FrameInput<'_>) -> Result<()> {
+        let counts = [
+            ("poses", self.body_count, f.poses.len()),
+            ("velocities", self.body_count, f.velocities.len()),
+            ("diagnostics", self.joint_count, f.diagnostics.len()),
+        ];
+        for (field, expected, found) in counts {
+            if expected != found {
+                return Err(ReplayError::LengthMismatch {
+                    substep: f.substep,
+                    field,
+                    expected,
+                    found,
+                });
+            }
+        }
+        let ordered = match self.index.last() {
+            Some(prev) => f.substep > prev.summary.substep && f.time >= prev.summary.time,
+            None => true,
+        };
+        if !ordered || !f.time.is_finite() {
+            let (prev_substep, prev_time) = self
+                .index
+                .last()
+                .map_or((0, f64::NAN), |p| (p.summary.substep, p.summary.time));
+            return Err(ReplayError::OutOfOrder {
+                substep: f.substep,
+                time: f.time,
+                prev_substep,
+                prev_time,
+            });
+        }
+        Ok(())
+    }
+
+    /// Serialises `record` into `self.buf` as one complete record (head, payload, padding)
+    /// and returns the payload length.
+    fn encode_record<T>(&mut self, kind: [u8; 4], record: &T) -> Result<u64>
+    where
+        T: for<'x> rkyv::Serialize<
+            rkyv::api::low::LowSerializer<
+                &'x mut AlignedVec<16>,
+                rkyv::ser::allocator::ArenaHandle<'x>,
+                rancor::Error,
+            >,
+        >,
+    {
+        self.buf.clear();
+        self.buf.extend_from_slice(&[0u8; RECORD_HEAD_SIZE]);
+        rkyv::api::low::to_bytes_in_with_alloc::<_, _, rancor::Error>(
+            record,
+            &mut self.buf,
+            self.arena.acquire(),
+        )
+        .map_err(|e| ReplayError::Encode(e.to_string()))?;
+        let payload_len = (self.buf.len() - RECORD_HEAD_SIZE) as u64;
+        let padded = align16(self.buf.len());
+        self.buf.resize(padded, 0);
+        self.buf[0..4].copy_from_slice(&kind);
+        self.buf[8..16].copy_from_slice(&payload_len.to_le_bytes());
+        let end = RECORD_HEAD_SIZE + payload_len as usize;
+        let crc = record_crc(&self.buf[8..16], &self.buf[RECORD_HEAD_SIZE..end]);
+        self.buf[4..8].copy_from_slice(&crc.to_le_bytes());
+        Ok(payload_len)
+    }
+
+    /// Appends one frame. The arrays must match the header's body and joint counts, substeps
+    /// must increase and times must not decrease.
+    pub fn append(&mut self, frame: &FrameInput<'_>) -> Result<()> {
+        self.check(frame)?;
+        let summary = FrameSummary::compute(frame);
+        let record = FrameRecord {
+            substep: frame.substep,
+            time: frame.time,
+            total_energy: frame.total_energy,
+            state_hash: frame.state_hash,
+            summary,
+            poses: frame.poses,
+            velocities: frame.velocities,
+            diagnostics: frame.diagnostics,
+            solver_state: frame.solver_state,
+        };
+        let len = self.encode_record(KIND_FRAME, &record)?;
+        let written = self.buf.len() as u64;
+        self.write_buf("writing a frame to")?;
+        self.index.push(FrameMeta {
+            offset: self.offset,
+            len,
+            state_hash: frame.state_hash,
+            has_solver_state: frame.solver_state.is_some(),
+            summary,
+        });
+        self.offset += written;
+        if let (FlushPolicy::SyncEvery(n), Sink::Direct(file)) = (self.flush, &self.sink) {
+            self.unsynced += 1;
+            if self.unsynced >= n.max(1) {
+                file.sync_data().map_err(io_err("syncing", &self.path))?;
+                self.unsynced = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `self.buf` whole (directly, or by handing it to the writer thread and taking
+    /// an empty buffer in exchange).
+    fn write_buf(&mut self, action: &'static str) -> Result<()> {
+        match &mut self.sink {
+            Sink::Direct(file) => file
+                .write_all(&self.buf)
+                .map_err(io_err(action, &self.path)),
+            Sink::Background {
+                full,
+                empty,
+                allocated,
+                ..
+            } => {
+                let spare = match empty.try_recv() {
+                    Ok(b) => Some(b),
+                    Err(_) if *allocated <= BACKGROUND_QUEUE => {
+                        *allocated += 1;
+                        Some(AlignedVec::with_capacity(self.buf.capacity()))
+                    }
+                    Err(_) => empty.recv().ok(),
+                };
+                let sent = match (spare, full.as_ref()) {
+                    (Some(spare), Some(tx)) => {
+                        let filled = std::mem::replace(&mut self.buf, spare);
+                        tx.send(filled).is_ok()
+                    }
+                    _ => false,
+                };
+                if sent {
+                    Ok(())
+                } else {
+                    // The thread stopped: it hit an I/O error; report it.
+                    Err(self.join_writer().err().unwrap_or_else(|| ReplayError::Io {
+                        action,
+                        path: self.path.clone(),
+                        source: std::io::Error::other("the log writer thread stopped"),
+                    }))
+                }
+            }
+        }
+    }
+
+    /// Stops the writer thread (after it wrote everything queued) and takes the file back.
+    fn join_writer(&mut self) -> Result<()> {
+        if let Sink::Background { full, thread, .. } = &mut self.sink {
+            full.take();
+            if let Some(handle) = thread.take() {
+                let file = match handle.join() {
+                    Ok(r) => r.map_err(io_err("writing (in the background) to", &self.path))?,
+                    Err(_) => {
+                        return Err(ReplayError::Io {
+                            action: "writing (in the background) to",
+                            path: self.path.clone(),
+                            source: std::io::Error::other("the log writer thread panicked"),
+                        })
+                    }
+                };
+                self.sink = Sink::Direct(file);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the footer index and trailer, syncs the file and closes it.
+    pub fn finish(mut self) -> Result<LogSummary> {
+        let index = std::mem::take(&mut self.index);
+        let footer = FooterRecord {
+            body_count: self.body_count as u64,
+            joint_count: self.joint_count as u64,
+            frames: &index,
+        };
+        self.encode_record(KIND_FOOTER, &footer)?;
+        let footer_offset = self.offset;
+        self.buf.extend_from_slice(&footer_offset.to_le_bytes());
+        self.buf.extend_from_slice(&TRAILER_MAGIC);
+        self.join_writer()?;
+        self.write_buf("writing the footer to")?;
+        self.offset += self.buf.len() as u64;
+        if let Sink::Direct(file) = &self.sink {
+            file.sync_all().map_err(io_err("syncing", &self.path))?;
+        }
+        Ok(LogSummary {
+            frames: index.len(),
+            bytes: self.offset,
+            path: self.path.clone(),
+        })
+    }
+}
+
+impl Drop for LogWriter {
+    /// Without `finish`, waits for queued frames to be written, leaving a footer-less log.
+    fn drop(&mut self) {
+        if let Err(e) = self.join_writer() {
+            tracing::warn!(error = %e, "log writer dropped with an I/O error");
+        }
+    }
+}
+
+fn spawn_writer(mut file: File, flush: FlushPolicy) -> Sink {
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<AlignedVec<16>>(BACKGROUND_QUEUE);
+    let (empty_tx, empty_rx) = std::sync::mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("lavender-log-writer".into())
+        .spawn(move || {
+            let mut unsynced = 0u32;
+            for buf in full_rx {
+                file.write_all(&buf)?;
+                if let FlushPolicy::SyncEvery(n) = flush {
+                    unsynced += 1;
+                    if unsynced >= n.max(1) {
+                        file.sync_data()?;
+                        unsynced = 0;
+                    }
+                }
+                // The appender may be gone (finish or drop); then the buffer is just freed.
+                let _ = empty_tx.send(buf);
+            }
+            Ok(file)
+        })
+        .expect("spawning the log writer thread");
+    Sink::Background {
+        full: Some(full_tx),
+        empty: empty_rx,
+        allocated: 1,
+        thread: Some(thread),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil;
+    use crate::LogReader;
+
+    fn round_trip(options: WriterOptions, finish: bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bg.lavlog");
+        let header = testutil::header(4, 3);
+        let frames = testutil::frames(4, 3, 40, 7);
+        let mut w = LogWriter::create_with(&path, &header, options).unwrap();
+        for f in &frames {
+            w.append(&f.input()).unwrap();
+        }
+        let expected_bytes = w.bytes();
+        if finish {
+            let summary = w.finish().unwrap();
+            assert_eq!(summary.frames, 40);
+            assert_eq!(summary.bytes, std::fs::metadata(&path).unwrap().len());
+        } else {
+            drop(w);
+            assert_eq!(std::fs::metadata(&path).unwrap().len(), expected_bytes);
+        }
+        // SAFETY: private temporary file, no writer left.
+        let r = unsafe { LogReader::open(&path) }.unwrap();
+        assert_eq!(r.len(), 40);
+        assert_eq!(r.is_finished(), finish);
+        if !finish {
+            assert_eq!(r.recovery().unwrap().dropped_bytes, 0);
+        }
+        for (i, f) in frames.iter().enumerate() {
+            let v = r.frame(i).unwrap();
+            assert_eq!(v.state_hash(), f.state_hash);
+            assert_eq!(v.poses(), &f.poses[..]);
+            assert_eq!(v.diagnostics(), &f.diagnostics[..]);
+            assert_eq!(v.solver_state(), f.solver_state.as_deref());
+        }
+    }
+
+    #[test]
+    fn background_writer_round_trips_and_drop_flushes_the_queue() {
+        let bg = WriterOptions {
+            background: true,
+            flush: FlushPolicy::OnFinish,
+        };
+        round_trip(bg, true);
+        round_trip(bg, false);
+        let synced = WriterOptions {
+            background: true,
+            flush: FlushPolicy::SyncEvery(16),
+        };
+        round_trip(synced, true);
+        round_trip(
+            WriterOptions {
+                background: false,
+                flush: FlushPolicy::SyncEvery(8),
+            },
+            false,
+        );
+    }
+}

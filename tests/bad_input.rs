@@ -1,0 +1,147 @@
+//! Every bad input gets a clear error, never a panic or a silent NaN.
+
+use lavender::engine::{
+    BodyDesc, BodyId, EngineError, JointDesc, Quat, Scene, Settings, Vec3, World,
+};
+
+fn world_with_two_bodies() -> (World, BodyId, BodyId) {
+    let mut w = World::new(Settings::default()).unwrap();
+    let a = w.add_body(BodyDesc::fixed("a")).unwrap();
+    let b = w
+        .add_body(BodyDesc::dynamic("b").position(Vec3::new(1.0, 0.0, 0.0)))
+        .unwrap();
+    (w, a, b)
+}
+
+fn message<T: std::fmt::Debug>(r: Result<T, EngineError>) -> String {
+    r.expect_err("input must be refused").to_string()
+}
+
+#[test]
+fn non_finite_poses_and_settings_are_refused() {
+    let (mut w, _, b) = world_with_two_bodies();
+    let m = message(w.add_body(BodyDesc::dynamic("nan").position(Vec3::new(f32::NAN, 0.0, 0.0))));
+    assert!(
+        m.contains("`nan`") && m.contains("position") && m.contains("not finite"),
+        "{m}"
+    );
+    let m = message(w.set_body_pose(b, Vec3::new(0.0, f32::INFINITY, 0.0), Quat::IDENTITY));
+    assert!(m.contains("not finite"), "{m}");
+    let m = message(w.set_body_velocity(b, Vec3::ZERO, Vec3::new(0.0, 0.0, f32::NAN)));
+    assert!(m.contains("angular velocity"), "{m}");
+    let m = message(World::new(Settings {
+        gravity: Vec3::new(0.0, f32::NAN, 0.0),
+        ..Settings::default()
+    }));
+    assert!(m.contains("gravity"), "{m}");
+    let m = message(World::new(Settings {
+        max_substep: -1.0,
+        ..Settings::default()
+    }));
+    assert!(m.contains("max_substep"), "{m}");
+}
+
+#[test]
+fn bad_mass_inertia_and_quaternions_are_refused() {
+    let (mut w, _, _) = world_with_two_bodies();
+    for mass in [0.0, -1.0, f32::NAN] {
+        let m = message(w.add_body(BodyDesc::dynamic(format!("m{mass}")).mass(mass)));
+        assert!(m.contains("mass"), "{m}");
+    }
+    let m = message(w.add_body(BodyDesc::dynamic("flat").inertia(Vec3::new(1.0, 0.0, 1.0))));
+    assert!(m.contains("inertia"), "{m}");
+    let m =
+        message(w.add_body(BodyDesc::dynamic("zq").rotation(Quat::from_xyzw(0.0, 0.0, 0.0, 0.0))));
+    assert!(
+        m.contains("length 0") && m.contains("unit quaternion"),
+        "{m}"
+    );
+    let m = message(
+        w.add_body(BodyDesc::dynamic("long").rotation(Quat::from_xyzw(0.0, 0.0, 0.0, 2.0))),
+    );
+    assert!(m.contains("length 2"), "{m}");
+    // Static bodies need no mass.
+    assert!(w.add_body(BodyDesc::fixed("wall").mass(0.0)).is_ok());
+}
+
+#[test]
+fn bad_joints_are_refused() {
+    let (mut w, a, b) = world_with_two_bodies();
+    let m = message(w.add_joint(JointDesc::revolute("zero_axis", a, b).axis(Vec3::ZERO)));
+    assert!(m.contains("axis_a") && m.contains("non-zero"), "{m}");
+    let m = message(w.add_joint(JointDesc::revolute("self", b, b)));
+    assert!(m.contains("itself"), "{m}");
+    let m = message(w.add_joint(JointDesc::revolute("ghost", a, BodyId(7))));
+    assert!(m.contains("body index 7") && m.contains("2 bodies"), "{m}");
+    let m = message(w.add_joint(JointDesc::revolute("backwards", a, b).limit(0.5, -0.5)));
+    assert!(m.contains("lo > hi"), "{m}");
+    let m = message(w.add_joint(JointDesc::spherical("limited_ball", a, b).limit(-0.5, 0.5)));
+    assert!(m.contains("no coordinate to limit"), "{m}");
+    let c = w.add_body(BodyDesc::fixed("c")).unwrap();
+    let m = message(w.add_joint(JointDesc::fixed("two_static", a, c)));
+    assert!(m.contains("static or kinematic"), "{m}");
+    w.add_joint(JointDesc::spherical("ok", a, b)).unwrap();
+    let m = message(w.add_joint(JointDesc::spherical("ok", a, b)));
+    assert!(m.contains("already has this name"), "{m}");
+}
+
+#[test]
+fn bad_time_steps_are_refused() {
+    let (mut w, _, _) = world_with_two_bodies();
+    for dt in [0.0, -0.01, f32::NAN, f32::INFINITY] {
+        let m = message(w.step(dt));
+        assert!(m.contains("dt"), "{m}");
+    }
+    assert_eq!(w.substeps_done(), 0);
+}
+
+#[test]
+fn scene_errors_name_the_problem_and_the_line() {
+    let m = message(Scene::from_toml_str(
+        "[world]\ndt = 0.01\nbogus = 3\n",
+        "s.toml",
+    ));
+    assert!(
+        m.contains("s.toml") && m.contains("line 3") && m.contains("bogus"),
+        "{m}"
+    );
+    let m = message(Scene::from_toml_str(
+        "[[body]]\nname = \"a\"\nmass = \n",
+        "s.toml",
+    ));
+    assert!(m.contains("line 3"), "{m}");
+    let text = "[[body]]\nname = \"a\"\nkind = \"static\"\n[[joint]]\nname = \"j\"\nkind = \"revolute\"\nbody_a = \"a\"\nbody_b = \"nobody\"\n";
+    let scene = Scene::from_toml_str(text, "s.toml").unwrap();
+    let m = message(scene.build());
+    assert!(
+        m.contains("`nobody`") && m.contains("defined bodies: a"),
+        "{m}"
+    );
+    let m = message(
+        Scene::from_toml_str("[world]\ndt = -1.0\n", "s.toml")
+            .unwrap()
+            .build(),
+    );
+    assert!(m.contains("dt"), "{m}");
+    let m = message(Scene::builtin("no-such-scene"));
+    assert!(m.contains("pendulum"), "lists the shipped scenes: {m}");
+}
+
+#[test]
+fn a_step_that_goes_non_finite_names_the_body_and_rolls_back() {
+    let (mut w, a, b) = world_with_two_bodies();
+    w.add_joint(JointDesc::spherical("ball", a, b).anchors(Vec3::ZERO, Vec3::new(-1.0, 0.0, 0.0)))
+        .unwrap();
+    // Finite but absurd: the impulses overflow f32.
+    w.set_body_velocity(b, Vec3::new(0.0, 3e38, 0.0), Vec3::new(3e38, 3e38, 3e38))
+        .unwrap();
+    let before = w.state_hash();
+    let m = message(w.step(1.0 / 60.0));
+    assert!(
+        m.contains("non-finite") && m.contains("`b`") && m.contains("ball"),
+        "{m}"
+    );
+    assert_eq!(w.state_hash(), before, "the world was rolled back");
+    assert_eq!(w.substeps_done(), 0);
+    assert!(w.constraint_data()[0].iter().all(|x| !x.is_nan()) || before == w.state_hash());
+}

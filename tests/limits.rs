@@ -1,0 +1,70 @@
+//! Joint limits: the unilateral row appears while the bound is crossed.
+
+use crate::{builtin, run_observed};
+
+#[test]
+fn limit_violation_column_is_the_distance_past_the_bound() {
+    let (scene, mut world) = builtin("limited-revolute");
+    let [lo, hi] = world.joints().limit_of(0).unwrap();
+    let mut reached = f32::INFINITY;
+    run_observed(&mut world, scene.frame_dt(), scene.duration(), |w, _| {
+        let row = w.constraint_data()[0];
+        let expected = (lo - row[7]).max(row[7] - hi).max(0.0);
+        assert_eq!(
+            row[5], expected,
+            "column 5 is nonzero only while the bound is crossed"
+        );
+        reached = reached.min(row[7]);
+        // With the default two projection passes the bound holds to 1e-5 rad every substep.
+        assert!(row[5] < 1e-5, "violation {} rad", row[5]);
+    });
+    // The pendulum released at +1 rad really swings into the -0.6 rad stop.
+    assert!((reached - lo).abs() < 1e-3, "lowest angle {reached}");
+}
+
+#[test]
+fn crossed_limit_lights_column_five_and_the_bias_brings_it_back() {
+    // Without projection only the velocity solve and its error-reduction bias act, so the
+    // impact overshoots the bound and is then corrected over a few substeps.
+    let (scene, world) = builtin("limited-revolute");
+    let mut settings = *world.settings();
+    settings.position_iterations = 0;
+    let mut world = scene.build_with(settings).unwrap();
+    let mut history = Vec::new();
+    run_observed(&mut world, scene.frame_dt(), scene.duration(), |w, info| {
+        history.push((info.substep, w.constraint_data()[0][5]));
+    });
+    let first = history
+        .iter()
+        .position(|&(_, v)| v > 0.0)
+        .expect("the bound is crossed");
+    let peak = history[first..first + 40]
+        .iter()
+        .map(|&(_, v)| v)
+        .fold(0.0f32, f32::max);
+    assert!(peak > 1e-3, "impact overshoot {peak} rad");
+    // Error reduction 0.2 per substep: below 1e-4 rad within 40 substeps of the crossing.
+    let settled = history[first..]
+        .iter()
+        .position(|&(_, v)| v < 1e-4)
+        .expect("violation corrected");
+    assert!(settled < 40, "took {settled} substeps; peak {peak}");
+}
+
+#[test]
+fn prismatic_block_comes_to_rest_on_its_stop() {
+    let (scene, mut world) = builtin("prismatic-slider");
+    let e0 = world.total_energy();
+    run_observed(&mut world, scene.frame_dt(), scene.duration(), |_, _| {});
+    let row = world.constraint_data()[0];
+    // At rest at the 0.5 m stop: coordinate within 1e-5 m, anchor speed below 1e-3 m/s.
+    assert!((row[7] - 0.5).abs() < 1e-5, "{row:?}");
+    assert!(row[5] < 1e-5);
+    let block = world.body_id("block").unwrap();
+    let (v, _) = world.body_velocity(block).unwrap();
+    assert!(v.length() < 1e-3, "block velocity {v}");
+    // It slid 0.5 m down a 30 degree slope: the inelastic stop took all of the
+    // m g 0.5 sin(30 deg) = 4.905 J (1e-2 J for the solver's residuals).
+    let lost = e0 - world.total_energy();
+    assert!((lost - 4.905).abs() < 1e-2, "lost {lost} J");
+}

@@ -1,0 +1,59 @@
+//! Every shipped scene loads, round-trips through TOML, and runs within its stated bounds.
+
+use lavender::engine::{builtin_scenes, ResidualMax, Scene};
+
+#[test]
+fn shipped_scenes_run_within_their_bounds() {
+    // (scene, max anchor error over 2 s in m, max angular error in rad): measured values
+    // with about 50 % headroom, so a regression in the solver trips them.
+    let bounds = [
+        ("pendulum", 1e-6, 1e-6),
+        ("chain", 2e-2, 1e-6),
+        ("grid", 1e-3, 1e-6),
+        ("limited-revolute", 1e-6, 1e-6),
+        ("fixed-stack", 8e-3, 8e-2),
+        ("prismatic-slider", 1e-6, 1e-5),
+    ];
+    let names: Vec<&str> = builtin_scenes().iter().map(|(n, _)| *n).collect();
+    assert_eq!(names.len(), bounds.len());
+    for (name, anchor, angular) in bounds {
+        assert!(names.contains(&name));
+        let scene = Scene::builtin(name).unwrap();
+        let mut world = scene.build().unwrap();
+        let mut max = ResidualMax::default();
+        for _ in 0..120 {
+            world
+                .step_observed(scene.frame_dt(), |w, _| max.fold(w.constraint_data()))
+                .unwrap();
+        }
+        assert!(
+            max.anchor_error < anchor,
+            "{name}: anchor {}",
+            max.anchor_error
+        );
+        assert!(
+            max.angular_error < angular,
+            "{name}: angular {}",
+            max.angular_error
+        );
+    }
+}
+
+#[test]
+fn scenes_round_trip_through_toml() {
+    for (name, _) in builtin_scenes() {
+        let scene = Scene::builtin(name).unwrap();
+        let again = Scene::from_toml_str(&scene.to_toml_string(), name).unwrap();
+        assert_eq!(scene, again, "{name}");
+        assert_eq!(scene.hash(), again.hash());
+    }
+}
+
+#[test]
+fn shipped_files_in_data_match_the_embedded_scenes() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/scenes");
+    for (name, _) in builtin_scenes() {
+        let from_file = Scene::load(dir.join(format!("{name}.toml"))).unwrap();
+        assert_eq!(from_file, Scene::builtin(name).unwrap());
+    }
+}
