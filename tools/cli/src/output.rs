@@ -1,0 +1,57 @@
+//! Printing, progress bars, logging setup and the exit path shared by the subcommands.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{IsTerminal, Write};
+
+/// Sets up `tracing` from `RUST_LOG` (default: warnings); span close events carry the time
+/// spent in each step stage when the engine's spans are enabled.
+pub fn init_tracing() {
+    use tracing_subscriber::fmt::format::FmtSpan;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_span_events(FmtSpan::CLOSE)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Writes `text` to standard output; a closed pipe (`lavender ... | head`) ends quietly.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        other => Ok(other?),
+    }
+}
+
+/// Prints a JSON value on one line.
+pub fn emit_json(value: &serde_json::Value) -> anyhow::Result<()> {
+    emit(&format!("{value}\n"))
+}
+
+/// A progress bar on standard error when it is a terminal, hidden otherwise.
+pub fn progress(len: u64, what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta} left)")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// Exits with 0 on success; prints the error chain and exits with 2 otherwise.
+pub fn finish(result: anyhow::Result<()>) {
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        for cause in e.chain().skip(1) {
+            eprintln!("  caused by: {cause}");
+        }
+        std::process::exit(2);
+    }
+}

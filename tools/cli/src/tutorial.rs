@@ -1,0 +1,71 @@
+//! `lavender tutorial`: the tutorials' experiments, runnable.
+
+use crate::output::{emit, emit_json};
+use anyhow::bail;
+use lavender_tutorial::{experiments, run, Options};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Run an experiment of a tutorial chapter: it prints what it measured (with the setup used)
+/// and writes PNG plots.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  lavender tutorial constraints --list\n  lavender tutorial constraints particle-circle --quick\n  lavender tutorial constraints sweep --json --out /tmp/sweep\n\nPlots go to out/tutorial/constraints/<experiment>/ unless --out says otherwise."
+)]
+pub struct Args {
+    /// The chapter: `constraints` (chapter 7).
+    chapter: String,
+    /// The experiment to run (see --list).
+    experiment: Option<String>,
+    /// List the chapter's experiments, one line each.
+    #[arg(long)]
+    list: bool,
+    /// Reduced resolution that finishes in a few seconds.
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON object with every figure the experiment reports.
+    #[arg(long)]
+    json: bool,
+    /// Directory for the plots (default out/tutorial/constraints/<experiment>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub fn main(args: Args) -> anyhow::Result<()> {
+    if args.chapter != "constraints" {
+        bail!(
+            "no tutorial chapter `{}`; the chapters are: constraints",
+            args.chapter
+        );
+    }
+    if args.list {
+        let mut text = String::new();
+        for (name, summary) in experiments() {
+            text.push_str(&format!("{name:<26} {summary}\n"));
+        }
+        return emit(&text);
+    }
+    let Some(name) = args.experiment else {
+        bail!(
+            "name an experiment, or pass --list to see them: lavender tutorial constraints --list"
+        );
+    };
+    let opts = Options {
+        quick: args.quick,
+        out_dir: args.out,
+        progress: std::io::stderr().is_terminal() && !args.json,
+    };
+    let report = run(&name, &opts)?;
+    if args.json {
+        emit_json(&report.json)
+    } else {
+        let mut text = report.text.clone();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        for f in &report.files {
+            text.push_str(&format!("wrote {}\n", f.display()));
+        }
+        emit(&text)
+    }
+}

@@ -1,0 +1,454 @@
+//! Experiment 1: keep a particle on a circle with four treatments.
+//!
+//! One documented setup (see [`setup`]): a 1 kg particle on the unit circle, starting at
+//! `x0 = (1, 0)` m with `v0 = (0, 1)` m/s, no gravity (the exact motion is uniform circular motion
+//! with period 2 pi s), semi-implicit Euler with `dt = 0.01` s for 10 s (1000 steps). Baumgarte uses
+//! `alpha = 7.5` 1/s and `beta = 5` 1/s.
+//!
+//! What it shows (asserted by the tests):
+//! - unconstrained: the particle leaves along the tangent, `x = (1, t)`, so `C = t^2/2 = 50` m^2 at
+//!   10 s (> 32);
+//! - multiplier: the path bends, but the integrator's error accumulates on the position level, and
+//!   |C| grows roughly linearly (0.024 m^2 at 5 s, 0.047 m^2 at 10 s): the path spirals inward
+//!   to |x| = 0.952 m while the central force conserves angular momentum, so the particle speeds
+//!   up (+0.052 J);
+//! - Baumgarte: |C| is bounded at about 0.003 m^2. With semi-implicit Euler the measured `Cdot`
+//!   carries a bias of about `v.v dt / 2` = 0.005 m^2/s (the velocity is half a step ahead of
+//!   the position), so the feedback settles where `beta^2 C = -2 alpha Cdot`, i.e.
+//!   `|C| = alpha v.v dt / beta^2 = 7.5 * 0.01 / 25 = 0.003` m^2;
+//! - projection (the multiplier step followed by `x <- r x/|x|`, `v <- v - x (x.v)/r^2`): C and
+//!   Cdot stay at floating-point precision (max |C| = 2.2e-16 m^2 < 3e-16, one rounding of x.x).
+//!
+//! The quick and full runs are the same: the whole experiment costs about a millisecond.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::circle::{self, CircleSetup, Sample, Summary, Treatment, Vec2, INTEGRATOR};
+use crate::plot::{self, Corner, LineChart, PathPlot, Series};
+use crate::{Options, Report, TutorialError};
+
+/// The experiment's name.
+pub const NAME: &str = "particle-circle";
+
+/// Baumgarte damping gain, 1/s.
+pub const ALPHA: f64 = 7.5;
+/// Baumgarte stiffness gain, 1/s.
+pub const BETA: f64 = 5.0;
+
+/// The documented setup.
+pub fn setup() -> CircleSetup {
+    CircleSetup {
+        radius: 1.0,
+        mass: 1.0,
+        x0: [1.0, 0.0],
+        v0: [0.0, 1.0],
+        force: [0.0, 0.0],
+        dt: 0.01,
+        steps: 1000,
+        integrator: INTEGRATOR,
+    }
+}
+
+/// The four treatments, keyed as in the JSON output.
+pub fn treatments() -> [(&'static str, Treatment); 4] {
+    [
+        ("unconstrained", Treatment::Unconstrained),
+        ("multiplier", Treatment::Multiplier { curvature: true }),
+        (
+            "baumgarte",
+            Treatment::Baumgarte {
+                alpha: ALPHA,
+                beta: BETA,
+            },
+        ),
+        ("projection", Treatment::Projection { velocity: true }),
+    ]
+}
+
+/// One treatment's run.
+#[derive(Debug, Clone)]
+pub struct MethodRun {
+    /// JSON key.
+    pub key: &'static str,
+    /// The treatment.
+    pub treatment: Treatment,
+    /// Every sample.
+    pub samples: Vec<Sample>,
+    /// The summary figures.
+    pub summary: Summary,
+}
+
+/// Runs the four treatments on `setup`.
+pub fn compute(setup: &CircleSetup) -> Result<Vec<MethodRun>, TutorialError> {
+    treatments()
+        .into_iter()
+        .map(|(key, treatment)| {
+            let samples = circle::simulate(setup, treatment)?;
+            let summary = circle::summarize(&samples);
+            Ok(MethodRun {
+                key,
+                treatment,
+                samples,
+                summary,
+            })
+        })
+        .collect()
+}
+
+fn setup_json(s: &CircleSetup) -> serde_json::Value {
+    json!({
+        "radius_m": s.radius,
+        "mass_kg": s.mass,
+        "x0_m": s.x0,
+        "v0_m_per_s": s.v0,
+        "force_n": s.force,
+        "gravity": false,
+        "dt_s": s.dt,
+        "steps": s.steps,
+        "duration_s": s.duration(),
+        "integrator": s.integrator,
+        "projection": "multiplier step, then x <- r x/|x| and v <- v - x (x.v)/r^2",
+        "baumgarte_alpha_per_s": ALPHA,
+        "baumgarte_beta_per_s": BETA,
+    })
+}
+
+pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> {
+    let s = setup();
+    let runs = compute(&s)?;
+    let mut methods = serde_json::Map::new();
+    for r in &runs {
+        methods.insert(
+            r.key.to_string(),
+            json!({
+                "final_abs_c": r.summary.final_abs_c,
+                "max_abs_c": r.summary.max_abs_c,
+                "final_abs_cdot": r.summary.final_abs_cdot,
+                "energy_drift": r.summary.energy_drift,
+            }),
+        );
+    }
+    let json = json!({ "setup": setup_json(&s), "methods": methods });
+
+    let mut text = format!(
+        "Particle on a circle: C = 1/2 (x.x - r^2), J = x^T, Cdot = x.v, Cddot = x.a + v.v\n\
+         setup: r = {} m, m = {} kg, x0 = ({}, {}) m, v0 = ({}, {}) m/s, no gravity, \
+         dt = {} s, T = {} s ({} steps), {}\n\
+         Baumgarte: alpha = {ALPHA} 1/s, beta = {BETA} 1/s; projection = multiplier step + \
+         position and velocity projection\n\n\
+         {:<14} {:>12} {:>12} {:>14} {:>14}\n",
+        s.radius,
+        s.mass,
+        s.x0[0],
+        s.x0[1],
+        s.v0[0],
+        s.v0[1],
+        s.dt,
+        s.duration(),
+        s.steps,
+        s.integrator,
+        "method",
+        "final |C|",
+        "max |C|",
+        "final |Cdot|",
+        "energy drift",
+    );
+    text.push_str(&format!(
+        "{:<14} {:>12} {:>12} {:>14} {:>14}\n",
+        "", "(m^2)", "(m^2)", "(m^2/s)", "(J)"
+    ));
+    for r in &runs {
+        text.push_str(&format!(
+            "{:<14} {:>12.3e} {:>12.3e} {:>14.3e} {:>14.3e}\n",
+            r.key,
+            r.summary.final_abs_c,
+            r.summary.max_abs_c,
+            r.summary.final_abs_cdot,
+            r.summary.energy_drift
+        ));
+    }
+    text.push_str(
+        "\nThe unconstrained tangent escapes; the multiplier bends the path but drifts; \
+         Baumgarte bounds the error; projection holds C and Cdot at floating-point precision.\n",
+    );
+
+    let mut files = Vec::new();
+    let circle_ref: Vec<(f64, f64)> = (0..=360)
+        .map(|i| {
+            let a = (i as f64).to_radians();
+            (s.radius * a.cos(), s.radius * a.sin())
+        })
+        .collect();
+    let mut paths = vec![Series::new("circle r = 1 m", circle_ref, plot::color(6)).dashed()];
+    for (i, r) in runs.iter().enumerate() {
+        let end = r.samples.last().map_or(Vec2::ZERO, |p| p.x);
+        let name = match r.key {
+            "unconstrained" => format!(
+                "unconstrained (leaves the view, ends at ({:.0}, {:.0}) m)",
+                end.x, end.y
+            ),
+            "multiplier" => format!("multiplier (ends at |x| = {:.3} m)", end.length()),
+            "baumgarte" => format!("Baumgarte (α = {ALPHA}/s, β = {BETA}/s)"),
+            _ => "projection".to_string(),
+        };
+        paths.push(Series::new(
+            name,
+            r.samples.iter().map(|p| (p.x.x, p.x.y)).collect(),
+            plot::color(i),
+        ));
+    }
+    files.extend(plot::path_plot(
+        &out.join("paths"),
+        &PathPlot {
+            title: format!("Particle paths, dt = {} s, T = {} s", s.dt, s.duration()),
+            x_label: "x (m)".into(),
+            y_label: "y (m)".into(),
+            half_width: 1.6,
+            series: paths,
+        },
+    )?);
+    let history = |f: fn(&Sample) -> f64| -> Vec<Series> {
+        runs.iter()
+            .enumerate()
+            .map(|(i, r)| {
+                Series::new(
+                    r.key,
+                    r.samples.iter().map(|p| (p.t, f(p).abs())).collect(),
+                    plot::color(i),
+                )
+            })
+            .collect()
+    };
+    files.extend(plot::line_charts(
+        &out.join("residuals"),
+        &[
+            LineChart {
+                title: "Position residual |C|".into(),
+                x_label: "time (s)".into(),
+                y_label: "|C| (m^2)".into(),
+                series: history(|p| p.c),
+                log_floor: Some(1e-18),
+                legend: Corner::MiddleRight,
+            },
+            LineChart {
+                title: "Velocity residual |Cdot|".into(),
+                x_label: "time (s)".into(),
+                y_label: "|Cdot| (m^2/s)".into(),
+                series: history(|p| p.cdot),
+                log_floor: Some(1e-18),
+                legend: Corner::MiddleRight,
+            },
+        ],
+        (1000, 900),
+    )?);
+    Ok(Report {
+        experiment: NAME,
+        text,
+        json,
+        files,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn by_key<'a>(runs: &'a [MethodRun], key: &str) -> &'a MethodRun {
+        runs.iter()
+            .find(|r| r.key == key)
+            .expect("treatment present")
+    }
+
+    fn abs_c_at(run: &MethodRun, t: f64) -> f64 {
+        let dt = setup().dt;
+        run.samples[(t / dt).round() as usize].c.abs()
+    }
+
+    #[test]
+    fn the_four_treatments_show_the_chapter_relationships() {
+        let runs = compute(&setup()).unwrap();
+        // Unconstrained: x = (1, t) exactly, C = t^2/2 = 50 m^2 at 10 s.
+        let free = by_key(&runs, "unconstrained").summary;
+        assert!(free.final_abs_c > 32.0);
+        assert!(
+            (free.final_abs_c - 50.0).abs() < 1e-9,
+            "{}",
+            free.final_abs_c
+        );
+
+        // Multiplier: bent path (stays within 5 % of the radius) but |C| grows over the run.
+        let mult = by_key(&runs, "multiplier");
+        let r_max = mult
+            .samples
+            .iter()
+            .map(|p| p.x.length())
+            .fold(0.0, f64::max);
+        assert!(r_max < 1.05, "multiplier path must bend: max |x| = {r_max}");
+        let c5 = abs_c_at(mult, 5.0);
+        let c10 = abs_c_at(mult, 10.0);
+        assert!((0.04..0.055).contains(&c10), "multiplier final |C| = {c10}");
+        assert!(
+            c10 > 1.8 * c5,
+            "|C| must keep growing: {c5} at 5 s, {c10} at 10 s"
+        );
+        for t in 1..10 {
+            assert!(abs_c_at(mult, t as f64 + 1.0) > abs_c_at(mult, t as f64));
+        }
+
+        // Baumgarte: bounded near alpha v.v dt / beta^2 = 0.003 m^2.
+        let baum = by_key(&runs, "baumgarte").summary;
+        let predicted = ALPHA * setup().dt / (BETA * BETA);
+        assert!((predicted - 0.003).abs() < 1e-15);
+        assert!(
+            (baum.final_abs_c - predicted).abs() < 0.1 * predicted,
+            "Baumgarte final |C| = {}",
+            baum.final_abs_c
+        );
+        assert!(baum.max_abs_c < 1.05 * predicted, "max {}", baum.max_abs_c);
+        assert!(baum.final_abs_c < mult.summary.final_abs_c / 10.0);
+
+        // Projection: floating-point precision on both levels.
+        let proj = by_key(&runs, "projection").summary;
+        assert!(
+            proj.max_abs_c < 3e-16,
+            "projection max |C| = {:e}",
+            proj.max_abs_c
+        );
+        assert!(
+            proj.max_abs_cdot < 1e-15,
+            "projection max |Cdot| = {:e}",
+            proj.max_abs_cdot
+        );
+    }
+
+    #[test]
+    fn energy_drift_is_reported_per_method() {
+        let runs = compute(&setup()).unwrap();
+        // Free flight conserves kinetic energy exactly (no force).
+        assert_eq!(by_key(&runs, "unconstrained").summary.energy_drift, 0.0);
+        // The multiplier step injects energy: v' = v + lambda x dt adds (lambda dt)^2 x.x / 2.
+        let mult = by_key(&runs, "multiplier").summary.energy_drift;
+        assert!((0.045..0.06).contains(&mult), "multiplier drift {mult} J");
+        let baum = by_key(&runs, "baumgarte").summary.energy_drift;
+        assert!(baum.abs() < 0.01, "Baumgarte drift {baum} J");
+        let proj = by_key(&runs, "projection").summary.energy_drift;
+        assert!((0.045..0.065).contains(&proj), "projection drift {proj} J");
+    }
+
+    #[test]
+    fn omitting_the_curvature_term_drifts_much_faster() {
+        let s = setup();
+        let with = circle::summarize(
+            &circle::simulate(&s, Treatment::Multiplier { curvature: true }).unwrap(),
+        );
+        let without = circle::summarize(
+            &circle::simulate(&s, Treatment::Multiplier { curvature: false }).unwrap(),
+        );
+        // Without v.v and without external force lambda = 0: the particle flies off the tangent.
+        assert!(
+            without.final_abs_c > 100.0 * with.final_abs_c,
+            "{} vs {}",
+            without.final_abs_c,
+            with.final_abs_c
+        );
+        assert!(without.final_abs_c > 32.0);
+    }
+
+    #[test]
+    fn gains_too_large_for_the_timestep_go_unstable() {
+        let s = setup();
+        // dt * alpha = 2.5 > 1: outside the discrete stability region (see baumgarte_stability).
+        let result = circle::simulate(
+            &s,
+            Treatment::Baumgarte {
+                alpha: 250.0,
+                beta: 250.0,
+            },
+        );
+        match result {
+            Err(TutorialError::NonFinite { .. }) => {}
+            Ok(samples) => {
+                let sum = circle::summarize(&samples);
+                panic!("expected divergence, got max |C| = {}", sum.max_abs_c);
+            }
+            Err(e) => panic!("unexpected error {e}"),
+        }
+        // The same kind of gains scaled to the timestep stay bounded.
+        let ok = circle::simulate(
+            &s,
+            Treatment::Baumgarte {
+                alpha: 25.0,
+                beta: 25.0,
+            },
+        )
+        .unwrap();
+        assert!(circle::summarize(&ok).max_abs_c < 0.01);
+    }
+
+    #[test]
+    fn projecting_position_only_leaves_cdot_large() {
+        let s = setup();
+        let full = circle::summarize(
+            &circle::simulate(&s, Treatment::Projection { velocity: true }).unwrap(),
+        );
+        let pos_only = circle::summarize(
+            &circle::simulate(&s, Treatment::Projection { velocity: false }).unwrap(),
+        );
+        // Position still at precision...
+        assert!(pos_only.max_abs_c < 3e-16);
+        // ...but the radial velocity the integrator leaves behind is never removed.
+        assert!(
+            pos_only.final_abs_cdot > 5e-4,
+            "{}",
+            pos_only.final_abs_cdot
+        );
+        assert!(full.max_abs_cdot < 1e-15);
+        assert!(pos_only.final_abs_cdot > 1e10 * full.max_abs_cdot.max(1e-300));
+    }
+
+    #[test]
+    fn starting_at_the_centre_is_an_error_not_nan() {
+        let s = CircleSetup {
+            x0: [0.0, 0.0],
+            ..setup()
+        };
+        for (_, t) in treatments().into_iter().skip(1) {
+            let err = circle::simulate(&s, t).unwrap_err();
+            assert!(
+                matches!(err, TutorialError::DegeneratePosition { .. }),
+                "{err}"
+            );
+        }
+        // Projection of a nearly zero position, directly.
+        let err = circle::project(Vec2::new(3e-10, 0.0), Vec2::Y, 1.0, true).unwrap_err();
+        assert!(matches!(err, TutorialError::DegeneratePosition { .. }));
+    }
+
+    #[test]
+    fn report_has_every_figure_and_plot() {
+        let dir = std::env::temp_dir().join(format!("lavender-pc-{}", std::process::id()));
+        let opts = Options {
+            quick: true,
+            out_dir: Some(dir.clone()),
+            progress: false,
+        };
+        let report = crate::run(NAME, &opts).unwrap();
+        for key in ["unconstrained", "multiplier", "baumgarte", "projection"] {
+            for field in ["final_abs_c", "max_abs_c", "final_abs_cdot", "energy_drift"] {
+                assert!(
+                    report.json["methods"][key][field].is_f64(),
+                    "missing {key}.{field}"
+                );
+            }
+        }
+        assert_eq!(report.json["setup"]["dt_s"], 0.01);
+        assert!(report.text.contains("dt = 0.01 s"));
+        assert_eq!(report.files.len(), 4);
+        for f in &report.files {
+            assert!(f.exists(), "{}", f.display());
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,837 @@
+//! Shared plotting helpers: line charts (linear or log y), x-y path plots, annotated heatmaps and a
+//! stable/unstable map, each written as PNG and SVG.
+//!
+//! Text is drawn with DejaVu Sans, embedded through the `dejavu` crate and registered once with
+//! plotters' ab_glyph backend under the family names `sans-serif`, `serif` and `monospace`, so the
+//! plots render on a machine with no system fonts at all.
+//!
+//! Log axes are drawn as `log10(y)` on a linear axis labelled `1e-k`; values at or below the
+//! chart's `log_floor` (including exact zeros, which a log axis cannot show) are drawn at the floor,
+//! and the title says so.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::FontStyle;
+
+use crate::TutorialError;
+
+/// Registers the embedded fonts with plotters (once per process).
+pub fn register_fonts() -> Result<(), TutorialError> {
+    static DONE: OnceLock<bool> = OnceLock::new();
+    let ok = *DONE.get_or_init(|| {
+        let sans = dejavu::sans::regular();
+        let bold = dejavu::sans::bold();
+        let mono = dejavu::sans_mono::regular();
+        [
+            ("sans-serif", FontStyle::Normal, sans),
+            ("sans-serif", FontStyle::Bold, bold),
+            ("serif", FontStyle::Normal, sans),
+            ("monospace", FontStyle::Normal, mono),
+        ]
+        .into_iter()
+        .all(|(name, style, bytes)| plotters::style::register_font(name, style, bytes).is_ok())
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(TutorialError::Font)
+    }
+}
+
+/// A distinguishable colour for series `i` (Okabe-Ito palette, safe for colour-blind readers).
+pub fn color(i: usize) -> RGBColor {
+    const PALETTE: [RGBColor; 7] = [
+        RGBColor(0, 114, 178),
+        RGBColor(230, 159, 0),
+        RGBColor(0, 158, 115),
+        RGBColor(213, 94, 0),
+        RGBColor(204, 121, 167),
+        RGBColor(86, 180, 233),
+        RGBColor(0, 0, 0),
+    ];
+    PALETTE[i % PALETTE.len()]
+}
+
+/// One named curve.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend entry.
+    pub name: String,
+    /// `(x, y)` points in data units.
+    pub points: Vec<(f64, f64)>,
+    /// Line colour.
+    pub color: RGBColor,
+    /// Draw dashed (for references such as bounds or closed forms).
+    pub dashed: bool,
+}
+
+impl Series {
+    /// A solid series.
+    pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>, color: RGBColor) -> Self {
+        Series {
+            name: name.into(),
+            points,
+            color,
+            dashed: false,
+        }
+    }
+
+    /// The same series, dashed.
+    pub fn dashed(mut self) -> Self {
+        self.dashed = true;
+        self
+    }
+}
+
+/// A line chart (one panel).
+#[derive(Debug, Clone)]
+pub struct LineChart {
+    /// Title above the panel.
+    pub title: String,
+    /// x-axis label, with units.
+    pub x_label: String,
+    /// y-axis label, with units.
+    pub y_label: String,
+    /// The curves.
+    pub series: Vec<Series>,
+    /// Log y axis with this floor (values at or below it are drawn at it); `None` for linear.
+    pub log_floor: Option<f64>,
+    /// Where the legend goes.
+    pub legend: Corner,
+}
+
+/// A corner of the plotting area, for the legend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Corner {
+    /// Upper left.
+    UpperLeft,
+    /// Upper right.
+    UpperRight,
+    /// Lower left.
+    LowerLeft,
+    /// Lower right.
+    LowerRight,
+    /// Middle of the right edge.
+    MiddleRight,
+}
+
+impl Corner {
+    fn position(self) -> SeriesLabelPosition {
+        match self {
+            Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
+            Corner::UpperRight => SeriesLabelPosition::UpperRight,
+            Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
+            Corner::LowerRight => SeriesLabelPosition::LowerRight,
+            Corner::MiddleRight => SeriesLabelPosition::MiddleRight,
+        }
+    }
+}
+
+/// Writes `<stem>.png` and `<stem>.svg` with the given panels stacked vertically.
+pub fn line_charts(
+    stem: &Path,
+    panels: &[LineChart],
+    size: (u32, u32),
+) -> Result<Vec<PathBuf>, TutorialError> {
+    save(stem, size, &Panels(panels))
+}
+
+/// An x-y path plot with equal axis scales, clipped to a square view.
+#[derive(Debug, Clone)]
+pub struct PathPlot {
+    /// Title.
+    pub title: String,
+    /// x-axis label, with units.
+    pub x_label: String,
+    /// y-axis label, with units.
+    pub y_label: String,
+    /// Half-width of the square view centred at the origin, in data units; parts of a path
+    /// outside it are clipped (and the legend name should say where the path went).
+    pub half_width: f64,
+    /// The paths.
+    pub series: Vec<Series>,
+}
+
+/// Writes `<stem>.png` and `<stem>.svg` with a path plot.
+pub fn path_plot(stem: &Path, plot: &PathPlot) -> Result<Vec<PathBuf>, TutorialError> {
+    save(stem, (900, 900), plot)
+}
+
+/// A heatmap whose cells are annotated with their values; darker means smaller (log colour scale).
+#[derive(Debug, Clone)]
+pub struct Heatmap {
+    /// Title.
+    pub title: String,
+    /// Label of the horizontal axis (columns), with units.
+    pub x_label: String,
+    /// Label of the vertical axis (rows), with units.
+    pub y_label: String,
+    /// One label per column.
+    pub col_labels: Vec<String>,
+    /// One label per row (row 0 is drawn at the top).
+    pub row_labels: Vec<String>,
+    /// `values[row][col]`.
+    pub values: Vec<Vec<f64>>,
+    /// The quantity and unit of the values, for the colour bar.
+    pub value_label: String,
+}
+
+/// Writes `<stem>.png` and `<stem>.svg` with an annotated heatmap.
+pub fn heatmap(stem: &Path, map: &Heatmap) -> Result<Vec<PathBuf>, TutorialError> {
+    save(stem, (1000, 760), map)
+}
+
+/// A map of stable and unstable cells over two parameters, with an optional predicted boundary.
+#[derive(Debug, Clone)]
+pub struct StabilityMap {
+    /// Title.
+    pub title: String,
+    /// x-axis label, with units.
+    pub x_label: String,
+    /// y-axis label, with units.
+    pub y_label: String,
+    /// Cell centres along x (uniformly spaced).
+    pub xs: Vec<f64>,
+    /// Cell centres along y (uniformly spaced).
+    pub ys: Vec<f64>,
+    /// `stable[iy][ix]`.
+    pub stable: Vec<Vec<bool>>,
+    /// A predicted boundary curve, drawn dashed, with its legend name.
+    pub boundary: Option<Series>,
+    /// Points to mark (e.g. the gains the tests use), with labels.
+    pub marks: Vec<(String, f64, f64)>,
+}
+
+/// Writes `<stem>.png` and `<stem>.svg` with a stability map.
+pub fn stability_map(stem: &Path, map: &StabilityMap) -> Result<Vec<PathBuf>, TutorialError> {
+    save(stem, (950, 850), map)
+}
+
+type DrawResult = Result<(), String>;
+
+fn err<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// Something that can draw itself on any plotters backend.
+trait Figure {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult;
+}
+
+/// Draws the same figure into `<stem>.png` and `<stem>.svg`.
+fn save(
+    stem: &Path,
+    size: (u32, u32),
+    figure: &impl Figure,
+) -> Result<Vec<PathBuf>, TutorialError> {
+    register_fonts()?;
+    let name = stem
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "plot".into());
+    if let Some(parent) = stem.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| TutorialError::Io {
+            path: parent.to_path_buf(),
+            source,
+        })?;
+    }
+    let png = stem.with_file_name(format!("{name}.png"));
+    let svg = stem.with_file_name(format!("{name}.svg"));
+    let plot_err = |path: &Path, message: String| TutorialError::Plot {
+        path: path.to_path_buf(),
+        message,
+    };
+    {
+        let root = BitMapBackend::new(&png, size).into_drawing_area();
+        root.fill(&WHITE)
+            .map_err(|e| plot_err(&png, e.to_string()))?;
+        figure.draw(&root).map_err(|e| plot_err(&png, e))?;
+        root.present().map_err(|e| plot_err(&png, e.to_string()))?;
+    }
+    {
+        let root = SVGBackend::new(&svg, size).into_drawing_area();
+        root.fill(&WHITE)
+            .map_err(|e| plot_err(&svg, e.to_string()))?;
+        figure.draw(&root).map_err(|e| plot_err(&svg, e))?;
+        root.present().map_err(|e| plot_err(&svg, e.to_string()))?;
+    }
+    Ok(vec![png, svg])
+}
+
+struct Panels<'a>(&'a [LineChart]);
+
+impl Figure for Panels<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        let areas = root.split_evenly((self.0.len().max(1), 1));
+        for (panel, area) in self.0.iter().zip(areas.iter()) {
+            draw_line_panel(area, panel)?;
+        }
+        Ok(())
+    }
+}
+
+/// `1e-k` at whole decades, nothing in between.
+fn decade_label(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-6 {
+        format!("1e{}", v.round() as i64)
+    } else {
+        String::new()
+    }
+}
+
+/// Finite `(min, max)` of the values, or `None`.
+fn finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values
+        .filter(|v| v.is_finite())
+        .fold(None, |acc, v| match acc {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        })
+}
+
+/// Widens a degenerate range and pads it by `pad` of its span on both sides.
+fn padded((lo, hi): (f64, f64), pad: f64) -> (f64, f64) {
+    if hi - lo <= f64::EPSILON * (lo.abs() + hi.abs()).max(1e-300) {
+        let d = if lo == 0.0 { 1.0 } else { 0.1 * lo.abs() };
+        (lo - d, hi + d)
+    } else {
+        let d = pad * (hi - lo);
+        (lo - d, hi + d)
+    }
+}
+
+fn draw_line_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    spec: &LineChart,
+) -> DrawResult {
+    let transform = |y: f64| match spec.log_floor {
+        Some(floor) => y.max(floor).log10(),
+        None => y,
+    };
+    let all = || spec.series.iter().flat_map(|s| s.points.iter().copied());
+    let (x0, x1) = finite_range(all().map(|p| p.0)).unwrap_or((0.0, 1.0));
+    let (x0, x1) = if x1 > x0 {
+        (x0, x1)
+    } else {
+        padded((x0, x1), 0.0)
+    };
+    let y_range = finite_range(all().map(|p| transform(p.1))).unwrap_or((0.0, 1.0));
+    let (y0, y1) = match spec.log_floor {
+        Some(_) => {
+            let (lo, hi) = (y_range.0.floor(), y_range.1.ceil());
+            if hi > lo {
+                (lo, hi)
+            } else {
+                (lo - 1.0, hi + 1.0)
+            }
+        }
+        None => padded(y_range, 0.05),
+    };
+    let title = match spec.log_floor {
+        Some(floor) => format!("{} (values <= {floor:.0e} drawn at it)", spec.title),
+        None => spec.title.clone(),
+    };
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 22))
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(78)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(err)?;
+    let decades = (y1 - y0).round() as usize;
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(spec.x_label.as_str())
+        .y_desc(spec.y_label.as_str())
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17));
+    if spec.log_floor.is_some() {
+        mesh.y_labels((decades + 1).min(12))
+            .y_label_formatter(&decade_label);
+    }
+    mesh.draw().map_err(err)?;
+    for s in &spec.series {
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|&(x, y)| (x, transform(y)))
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        // Thick polylines are drawn with mitred joins, which turn rounding noise (zig-zags of a few
+        // pixels) into long spikes; dense series are therefore drawn one pixel wide.
+        let style = s.color.stroke_width(if pts.len() > 300 { 1 } else { 2 });
+        let color = s.color;
+        let anno = if s.dashed {
+            chart
+                .draw_series(DashedLineSeries::new(pts, 8, 5, style))
+                .map_err(err)?
+        } else {
+            chart
+                .draw_series(LineSeries::new(pts, style))
+                .map_err(err)?
+        };
+        anno.label(s.name.as_str()).legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+        });
+    }
+    chart
+        .configure_series_labels()
+        .position(spec.legend.position())
+        .label_font(("sans-serif", 15))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}
+
+/// Liang-Barsky clipping of the segment `a -> b` to the square `[-h, h]^2`.
+/// Returns the visible part and whether its start and end were cut.
+#[allow(clippy::type_complexity)]
+fn clip_segment(
+    a: (f64, f64),
+    b: (f64, f64),
+    h: f64,
+) -> Option<((f64, f64), (f64, f64), bool, bool)> {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for (p, q) in [(-dx, a.0 + h), (dx, h - a.0), (-dy, a.1 + h), (dy, h - a.1)] {
+        if p == 0.0 {
+            if q < 0.0 {
+                return None;
+            }
+        } else {
+            let t = q / p;
+            if p < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+        }
+    }
+    if t0 > t1 {
+        return None;
+    }
+    let at = |t: f64| (a.0 + t * dx, a.1 + t * dy);
+    Some((at(t0), at(t1), t0 > 0.0, t1 < 1.0))
+}
+
+/// Splits a polyline into the runs visible in `[-h, h]^2`.
+fn clip_runs(points: &[(f64, f64)], h: f64) -> Vec<Vec<(f64, f64)>> {
+    let mut runs = Vec::new();
+    let mut cur: Vec<(f64, f64)> = Vec::new();
+    for w in points.windows(2) {
+        match clip_segment(w[0], w[1], h) {
+            Some((a, b, cut_start, cut_end)) => {
+                if cur.is_empty() || cut_start {
+                    if !cur.is_empty() {
+                        runs.push(std::mem::take(&mut cur));
+                    }
+                    cur.push(a);
+                }
+                cur.push(b);
+                if cut_end {
+                    runs.push(std::mem::take(&mut cur));
+                }
+            }
+            None => {
+                if !cur.is_empty() {
+                    runs.push(std::mem::take(&mut cur));
+                }
+            }
+        }
+    }
+    if !cur.is_empty() {
+        runs.push(cur);
+    }
+    runs
+}
+
+impl Figure for PathPlot {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        let h = self.half_width;
+        let mut chart = ChartBuilder::on(root)
+            .caption(self.title.as_str(), ("sans-serif", 24))
+            .margin(16)
+            .x_label_area_size(50)
+            .y_label_area_size(62)
+            .build_cartesian_2d(-h..h, -h..h)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(self.x_label.as_str())
+            .y_desc(self.y_label.as_str())
+            .label_style(("sans-serif", 15))
+            .axis_desc_style(("sans-serif", 17))
+            .draw()
+            .map_err(err)?;
+        for s in &self.series {
+            let color = s.color;
+            let width = if s.dashed { 1 } else { 2 };
+            let runs = clip_runs(&s.points, h);
+            let mut first = true;
+            for run in runs.into_iter().chain(std::iter::once(Vec::new())) {
+                if run.is_empty() && !first {
+                    continue;
+                }
+                let anno = if s.dashed {
+                    chart
+                        .draw_series(DashedLineSeries::new(run, 6, 4, color.stroke_width(width)))
+                        .map_err(err)?
+                } else {
+                    chart
+                        .draw_series(LineSeries::new(run, color.stroke_width(width)))
+                        .map_err(err)?
+                };
+                if first {
+                    anno.label(s.name.as_str()).legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+                    });
+                    first = false;
+                }
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerLeft)
+            .label_font(("sans-serif", 15))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)?;
+        Ok(())
+    }
+}
+
+/// Viridis, sampled: `t = 0` dark purple (small), `t = 1` yellow (large).
+pub fn viridis(t: f64) -> RGBColor {
+    const STOPS: [(f64, [f64; 3]); 5] = [
+        (0.0, [68.0, 1.0, 84.0]),
+        (0.25, [59.0, 82.0, 139.0]),
+        (0.5, [33.0, 145.0, 140.0]),
+        (0.75, [94.0, 201.0, 98.0]),
+        (1.0, [253.0, 231.0, 37.0]),
+    ];
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let i = STOPS.iter().rposition(|s| s.0 <= t).unwrap_or(0).min(3);
+    let (ta, ca) = STOPS[i];
+    let (tb, cb) = STOPS[i + 1];
+    let u = (t - ta) / (tb - ta);
+    let c = |k: usize| (ca[k] + u * (cb[k] - ca[k])).round() as u8;
+    RGBColor(c(0), c(1), c(2))
+}
+
+/// A compact value label: `3.61e-2`, or `0`.
+pub fn format_value(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+impl Figure for Heatmap {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        let rows = self.values.len();
+        let cols = self.values.first().map_or(0, Vec::len);
+        if rows == 0 || cols == 0 {
+            return Err("empty heatmap".into());
+        }
+        let logs = || {
+            self.values
+                .iter()
+                .flatten()
+                .copied()
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .map(f64::log10)
+        };
+        let (lmin, lmax) = finite_range(logs()).unwrap_or((-1.0, 0.0));
+        let (lmin, lmax) = if lmax - lmin < 1e-9 {
+            (lmin - 0.5, lmax + 0.5)
+        } else {
+            (lmin, lmax)
+        };
+        let t_of = |v: f64| {
+            if v > 0.0 && v.is_finite() {
+                (v.log10() - lmin) / (lmax - lmin)
+            } else {
+                0.0
+            }
+        };
+        let root = root
+            .titled(self.title.as_str(), ("sans-serif", 22))
+            .map_err(err)?;
+        let (main, bar) = root.split_horizontally(root.dim_in_pixel().0 * 83 / 100);
+        let (ncols, nrows) = (cols as i32, rows as i32);
+        let mut chart = ChartBuilder::on(&main)
+            .margin(12)
+            .x_label_area_size(52)
+            .y_label_area_size(88)
+            // plotters' integer ranges include their end, so `0..n-1` gives n segments.
+            .build_cartesian_2d(
+                (0..ncols - 1).into_segmented(),
+                (0..nrows - 1).into_segmented(),
+            )
+            .map_err(err)?;
+        let index = |v: &SegmentValue<i32>| match v {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => Some(*i),
+            SegmentValue::Last => None,
+        };
+        let col_label = |v: &SegmentValue<i32>| {
+            index(v)
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| self.col_labels.get(i).cloned())
+                .unwrap_or_default()
+        };
+        let row_label = |v: &SegmentValue<i32>| {
+            index(v)
+                .and_then(|i| usize::try_from(i).ok())
+                .filter(|&i| i < rows)
+                .and_then(|i| self.row_labels.get(rows - 1 - i).cloned())
+                .unwrap_or_default()
+        };
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_labels(cols)
+            .y_labels(rows)
+            .x_desc(self.x_label.as_str())
+            .y_desc(self.y_label.as_str())
+            .x_label_formatter(&col_label)
+            .y_label_formatter(&row_label)
+            .label_style(("sans-serif", 16))
+            .axis_desc_style(("sans-serif", 17))
+            .draw()
+            .map_err(err)?;
+        for (r, row) in self.values.iter().enumerate() {
+            let y = nrows - 1 - r as i32;
+            for (c, &v) in row.iter().enumerate() {
+                let x = c as i32;
+                let t = t_of(v);
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [
+                            (SegmentValue::Exact(x), SegmentValue::Exact(y)),
+                            (SegmentValue::Exact(x + 1), SegmentValue::Exact(y + 1)),
+                        ],
+                        viridis(t).filled(),
+                    )))
+                    .map_err(err)?;
+                let text_color = if t < 0.6 { WHITE } else { BLACK };
+                let style = ("sans-serif", 17)
+                    .into_font()
+                    .color(&text_color)
+                    .pos(Pos::new(HPos::Center, VPos::Center));
+                let label = if v.is_finite() {
+                    format_value(v)
+                } else {
+                    "n/a".into()
+                };
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        label,
+                        (SegmentValue::CenterOf(x), SegmentValue::CenterOf(y)),
+                        style,
+                    )))
+                    .map_err(err)?;
+            }
+        }
+        // Colour bar.
+        let mut bar_chart = ChartBuilder::on(&bar)
+            .margin_top(12)
+            .margin_bottom(64)
+            .margin_right(8)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..1.0, lmin..lmax)
+            .map_err(err)?;
+        bar_chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_labels(0)
+            .y_desc(self.value_label.as_str())
+            .y_label_formatter(&|v| format_value(10f64.powf(*v)))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
+            .draw()
+            .map_err(err)?;
+        let n = 64;
+        bar_chart
+            .draw_series((0..n).map(|i| {
+                let a = lmin + (lmax - lmin) * i as f64 / n as f64;
+                let b = lmin + (lmax - lmin) * (i + 1) as f64 / n as f64;
+                Rectangle::new(
+                    [(0.0, a), (1.0, b)],
+                    viridis((i as f64 + 0.5) / n as f64).filled(),
+                )
+            }))
+            .map_err(err)?;
+        Ok(())
+    }
+}
+
+impl Figure for StabilityMap {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        let step = |v: &[f64]| {
+            if v.len() > 1 {
+                v[1] - v[0]
+            } else {
+                1.0
+            }
+        };
+        let (dx, dy) = (step(&self.xs), step(&self.ys));
+        let (Some(&xa), Some(&xb), Some(&ya), Some(&yb)) = (
+            self.xs.first(),
+            self.xs.last(),
+            self.ys.first(),
+            self.ys.last(),
+        ) else {
+            return Err("empty stability map".into());
+        };
+        let (x0, x1, y0, y1) = (xa - dx / 2.0, xb + dx / 2.0, ya - dy / 2.0, yb + dy / 2.0);
+        let mut chart = ChartBuilder::on(root)
+            .caption(self.title.as_str(), ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(50)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(self.x_label.as_str())
+            .y_desc(self.y_label.as_str())
+            .label_style(("sans-serif", 15))
+            .axis_desc_style(("sans-serif", 17))
+            .draw()
+            .map_err(err)?;
+        let stable_color = RGBColor(120, 200, 170);
+        let unstable_color = RGBColor(240, 150, 110);
+        let cells = self.stable.iter().enumerate().flat_map(|(iy, row)| {
+            row.iter().enumerate().filter_map(move |(ix, &ok)| {
+                let (x, y) = (*self.xs.get(ix)?, *self.ys.get(iy)?);
+                let color = if ok { stable_color } else { unstable_color };
+                Some(Rectangle::new(
+                    [(x - dx / 2.0, y - dy / 2.0), (x + dx / 2.0, y + dy / 2.0)],
+                    color.filled(),
+                ))
+            })
+        });
+        chart.draw_series(cells).map_err(err)?;
+        for (name, color) in [("stable", stable_color), ("unstable", unstable_color)] {
+            chart
+                .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
+                .map_err(err)?
+                .label(name)
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 6), (x + 20, y + 6)], color.filled())
+                });
+        }
+        if let Some(b) = &self.boundary {
+            let pts: Vec<(f64, f64)> = b
+                .points
+                .iter()
+                .copied()
+                .filter(|&(x, y)| (x0..=x1).contains(&x) && (y0..=y1).contains(&y))
+                .collect();
+            let color = b.color;
+            chart
+                .draw_series(DashedLineSeries::new(pts, 10, 6, color.stroke_width(3)))
+                .map_err(err)?
+                .label(b.name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+                });
+        }
+        for (label, x, y) in &self.marks {
+            chart
+                .draw_series(std::iter::once(Circle::new((*x, *y), 6, BLACK.filled())))
+                .map_err(err)?;
+            let style = ("sans-serif", 16)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("  {label}"),
+                    (*x, *y),
+                    style,
+                )))
+                .map_err(err)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font(("sans-serif", 15))
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fonts_register_without_system_fonts() {
+        register_fonts().unwrap();
+        register_fonts().unwrap();
+    }
+
+    #[test]
+    fn clipping_splits_paths_at_the_view() {
+        let pts = [(0.0, 0.0), (2.0, 0.0), (2.0, 0.5), (0.0, 0.5)];
+        let runs = clip_runs(&pts, 1.0);
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0], vec![(0.0, 0.0), (1.0, 0.0)]);
+        assert_eq!(runs[1], vec![(1.0, 0.5), (0.0, 0.5)]);
+        assert!(clip_runs(&[(5.0, 5.0), (6.0, 5.0)], 1.0).is_empty());
+    }
+
+    #[test]
+    fn viridis_is_darker_for_small_values() {
+        let lum = |c: RGBColor| 0.2126 * c.0 as f64 + 0.7152 * c.1 as f64 + 0.0722 * c.2 as f64;
+        let mut prev = -1.0;
+        for i in 0..=10 {
+            let l = lum(viridis(i as f64 / 10.0));
+            assert!(l > prev, "luminance must increase with the value");
+            prev = l;
+        }
+    }
+
+    #[test]
+    fn plots_are_written_as_png_and_svg() {
+        let dir =
+            std::env::temp_dir().join(format!("lavender-tutorial-plot-{}", std::process::id()));
+        let chart = LineChart {
+            title: "test".into(),
+            x_label: "t (s)".into(),
+            y_label: "|C| (m^2)".into(),
+            series: vec![Series::new(
+                "a",
+                vec![(0.0, 0.0), (1.0, 1e-3), (2.0, 1.0)],
+                color(0),
+            )],
+            log_floor: Some(1e-18),
+            legend: Corner::UpperLeft,
+        };
+        let files = line_charts(&dir.join("chart"), &[chart], (640, 400)).unwrap();
+        assert_eq!(files.len(), 2);
+        for f in &files {
+            let len = std::fs::metadata(f).unwrap().len();
+            assert!(len > 1000, "{} is only {len} bytes", f.display());
+        }
+        let svg = std::fs::read_to_string(&files[1]).unwrap();
+        assert!(svg.contains("|C| (m^2)"), "axis label must be in the SVG");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
