@@ -6,6 +6,7 @@ mod diagnostics;
 mod dynamics;
 mod limits;
 mod scenes;
+mod tutorial;
 
 use lavender::engine::{Scene, World};
 

@@ -1,0 +1,133 @@
+//! The constraints tutorial at `--quick` resolution: each experiment's claimed relationships,
+//! read from the JSON a user gets from `lavender tutorial constraints NAME --json`.
+
+use lavender_tutorial::{experiments, run, Options};
+use serde_json::Value;
+
+fn quick(name: &str) -> Value {
+    let out = std::env::temp_dir().join(format!("lavender-tests-tutorial-{name}"));
+    let report = run(
+        name,
+        &Options {
+            quick: true,
+            out_dir: Some(out),
+            progress: false,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    for file in &report.files {
+        let len = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+        assert!(len > 1000, "{name}: plot {} is {len} bytes", file.display());
+    }
+    report.json
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn every_listed_experiment_runs() {
+    assert_eq!(experiments().len(), 8);
+}
+
+#[test]
+fn particle_circle_relationships() {
+    let j = quick("particle-circle");
+    let m = &j["methods"];
+    assert!(num(&m["unconstrained"]["final_abs_c"]) > 32.0, "the tangent escapes");
+    // The multiplier drifts: its final |C| is well above zero and above Baumgarte's.
+    assert!(num(&m["multiplier"]["final_abs_c"]) > 0.01);
+    // Baumgarte bounds the error at order 0.003 (within a factor of 2).
+    let b = num(&m["baumgarte"]["final_abs_c"]);
+    assert!((0.0015..0.006).contains(&b), "baumgarte {b}");
+    assert!(num(&m["projection"]["max_abs_c"]) < 3e-16, "projection at f64 precision");
+    assert!(num(&m["projection"]["final_abs_cdot"]) < 3e-16);
+}
+
+#[test]
+fn circle_multiplier_matches_the_closed_form() {
+    let j = quick("circle-multiplier-force");
+    assert!(num(&j["max_abs_lambda_difference"]) < 1e-12);
+    assert!(num(&j["states_compared"]) > 1000.0);
+}
+
+#[test]
+fn baumgarte_map_separates_stable_and_unstable_gains() {
+    let j = quick("baumgarte-stability");
+    let f = num(&j["stable_fraction"]);
+    assert!(f > 0.05 && f < 0.95, "both regions present: {f}");
+    assert!(num(&j["agreement_with_prediction"]) > 0.99);
+    for ex in j["examples"].as_array().unwrap() {
+        let label = ex["label"].as_str().unwrap();
+        let verdict = ex["verdict"].as_str().unwrap();
+        // "diverged" (non-finite) and "unstable" (growing) both count as unstable.
+        let stable = verdict == "stable";
+        assert_eq!(stable, !label.contains("too large"), "{ex}");
+    }
+}
+
+#[test]
+fn projection_energy_budget_adds_up() {
+    let j = quick("projection-energy");
+    for case in ["circle", "pendulum"] {
+        let b = &j["cases"][case]["budget"];
+        let sum = num(&b["integration_total"]) + num(&b["projection_total"]);
+        assert!((sum - num(&b["net_drift"])).abs() < 1e-9, "{case}: {b}");
+        assert!(num(&b["max_abs_c"]) < 3e-16);
+    }
+    // On the circle projection only removes energy, a little every step.
+    let c = &j["cases"]["circle"]["budget"];
+    assert!(num(&c["projection_total"]) < 0.0);
+    assert_eq!(num(&c["projection_removing_fraction"]), 1.0);
+}
+
+#[test]
+fn diagnostics_experiment_matches_the_hand_calculation() {
+    let j = quick("diagnostics");
+    assert_eq!(j["columns"].as_array().unwrap().len(), 8);
+    let row: Vec<f64> = j["row"].as_array().unwrap().iter().map(num).collect();
+    assert!((row[0] - 0.02).abs() < 1e-6 && (row[1] - 0.03).abs() < 1e-6 && row[2].abs() < 1e-6);
+    assert!((row[3] - 0.036_055_5).abs() < 1e-6);
+    assert!((num(&j["expected_norm"]) - 0.036_055_5).abs() < 1e-6);
+}
+
+#[test]
+fn sweep_shows_iterations_help_and_the_substep_cap() {
+    let j = quick("sweep");
+    let substeps: Vec<f64> = j["substeps"].as_array().unwrap().iter().map(num).collect();
+    assert_eq!(substeps, [8.0, 4.0, 2.0, 1.0]);
+    let anchor = j["max_anchor_error"].as_array().unwrap();
+    let angular = j["max_angular_error"].as_array().unwrap();
+    for (a, w) in anchor.iter().zip(angular) {
+        let (a, w) = (a.as_array().unwrap(), w.as_array().unwrap());
+        assert!(num(&a[3]) < num(&a[0]), "4 -> 32 iterations reduces the anchor residual");
+        assert!(num(&w[3]) < num(&w[0]), "4 -> 32 iterations reduces the angular residual");
+    }
+    // 1/120 s frames are two 1/240 s substeps: those rows agree.
+    assert_eq!(anchor[2], anchor[3]);
+    // Every maximum came at the first substep while the final error is far smaller.
+    let early = j["early_spikes"].as_array().unwrap();
+    assert!(!early.is_empty());
+    let fin = num(&j["final_anchor_error"][0][0]);
+    assert!(fin < 0.1 * num(&anchor[0][0]), "final {fin} vs max");
+}
+
+#[test]
+fn revolute_limit_column_five_only_while_crossed() {
+    let j = quick("revolute-limit");
+    assert_eq!(num(&j["inconsistent_substeps"]), 0.0);
+    assert!(num(&j["max_limit_violation_rad"]) > 0.0, "the bound was crossed");
+}
+
+#[test]
+fn spherical_vs_fixed_twist() {
+    let j = quick("spherical-vs-fixed");
+    let rows = j["rows"].as_array().unwrap();
+    assert!(rows.len() >= 3);
+    for r in rows {
+        assert_eq!(num(&r["spherical_angular_error"]), 0.0, "{r}");
+        let twist = num(&r["twist_rad"]);
+        assert!((num(&r["fixed_angular_error"]) - twist).abs() < 1e-5, "{r}");
+    }
+}

@@ -1,0 +1,89 @@
+//! The `lavender` binary as a user runs it.
+
+use std::process::{Command, Stdio};
+
+fn lavender(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn run_prints_a_json_summary_with_real_numbers() {
+    let out = lavender(&["run", "pendulum", "--steps", "60", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["steps"], 60);
+    assert_eq!(v["substeps"], 240, "1/60 s frames are four 1/240 s substeps");
+    assert_eq!(v["worst_joint"], "hinge");
+    // A single decoupled hinge is held to f32 rounding (measured 6e-8 m).
+    assert!(v["max_anchor_error"].as_f64().unwrap() < 1e-6);
+}
+
+#[test]
+fn run_without_a_scene_runs_the_default_chain() {
+    let out = lavender(&["run", "--steps", "5", "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["scene"], "chain");
+    assert_eq!(v["joints"], 100);
+}
+
+#[test]
+fn text_summary_names_the_worst_joint() {
+    let out = lavender(&["run", "chain", "--steps", "10", "--velocity-iterations", "4"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("max anchor error") && text.contains("chain.joint"), "{text}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error_with_exit_code_2() {
+    let out = lavender(&["run", "no-such-scene"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("no-such-scene") && err.contains("lavender scenes"), "{err}");
+    let out = lavender(&["run", "pendulum", "--dt", "-1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let dir = std::env::temp_dir().join("lavender-cli-test-bad.toml");
+    std::fs::write(&dir, "[world]\ndt = 0.01\nspeed = 3\n").unwrap();
+    let out = lavender(&["run", dir.to_str().unwrap()]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("line 3") && err.contains("speed"), "{err}");
+}
+
+#[test]
+fn help_explains_with_examples() {
+    for cmd in [vec!["--help"], vec!["run", "--help"], vec!["tutorial", "--help"]] {
+        let out = lavender(&cmd);
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("Examples:"), "{cmd:?}: {text}");
+    }
+    let out = lavender(&["--version"]);
+    assert!(String::from_utf8(out.stdout).unwrap().contains("target features"));
+}
+
+#[test]
+fn scenes_and_tutorial_list() {
+    let out = lavender(&["scenes"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    for name in ["pendulum", "chain", "grid", "limited-revolute", "fixed-stack", "prismatic-slider"] {
+        assert!(text.contains(name), "{text}");
+    }
+    let out = lavender(&["tutorial", "constraints", "--list"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 8);
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .args(["tutorial", "constraints", "--list"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.code() == Some(0), "{:?}", out);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
