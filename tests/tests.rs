@@ -4,7 +4,9 @@ mod bad_input;
 mod determinism;
 mod diagnostics;
 mod dynamics;
+mod golden;
 mod limits;
+mod recording;
 mod scenes;
 mod tutorial;
 

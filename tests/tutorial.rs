@@ -35,13 +35,19 @@ fn every_listed_experiment_runs() {
 fn particle_circle_relationships() {
     let j = quick("particle-circle");
     let m = &j["methods"];
-    assert!(num(&m["unconstrained"]["final_abs_c"]) > 32.0, "the tangent escapes");
+    assert!(
+        num(&m["unconstrained"]["final_abs_c"]) > 32.0,
+        "the tangent escapes"
+    );
     // The multiplier drifts: its final |C| is well above zero and above Baumgarte's.
     assert!(num(&m["multiplier"]["final_abs_c"]) > 0.01);
     // Baumgarte bounds the error at order 0.003 (within a factor of 2).
     let b = num(&m["baumgarte"]["final_abs_c"]);
     assert!((0.0015..0.006).contains(&b), "baumgarte {b}");
-    assert!(num(&m["projection"]["max_abs_c"]) < 3e-16, "projection at f64 precision");
+    assert!(
+        num(&m["projection"]["max_abs_c"]) < 3e-16,
+        "projection at f64 precision"
+    );
     assert!(num(&m["projection"]["final_abs_cdot"]) < 3e-16);
 }
 
@@ -101,8 +107,14 @@ fn sweep_shows_iterations_help_and_the_substep_cap() {
     let angular = j["max_angular_error"].as_array().unwrap();
     for (a, w) in anchor.iter().zip(angular) {
         let (a, w) = (a.as_array().unwrap(), w.as_array().unwrap());
-        assert!(num(&a[3]) < num(&a[0]), "4 -> 32 iterations reduces the anchor residual");
-        assert!(num(&w[3]) < num(&w[0]), "4 -> 32 iterations reduces the angular residual");
+        assert!(
+            num(&a[3]) < num(&a[0]),
+            "4 -> 32 iterations reduces the anchor residual"
+        );
+        assert!(
+            num(&w[3]) < num(&w[0]),
+            "4 -> 32 iterations reduces the angular residual"
+        );
     }
     // 1/120 s frames are two 1/240 s substeps: those rows agree.
     assert_eq!(anchor[2], anchor[3]);
@@ -117,7 +129,10 @@ fn sweep_shows_iterations_help_and_the_substep_cap() {
 fn revolute_limit_column_five_only_while_crossed() {
     let j = quick("revolute-limit");
     assert_eq!(num(&j["inconsistent_substeps"]), 0.0);
-    assert!(num(&j["max_limit_violation_rad"]) > 0.0, "the bound was crossed");
+    assert!(
+        num(&j["max_limit_violation_rad"]) > 0.0,
+        "the bound was crossed"
+    );
 }
 
 #[test]

@@ -122,10 +122,23 @@ pub fn box_inertia(m: f32, h: Vec3) -> Vec3 {
     Vec3::new(s.y + s.z, s.x + s.z, s.x + s.y) * (m / 3.0)
 }
 
+/// `R diag(inv_local) R^T` for orientation `q` (zero for a non-dynamic body).
+#[inline]
+pub(crate) fn inv_inertia_world(inv_local: Vec3, q: Quat) -> Mat3 {
+    if inv_local == Vec3::ZERO {
+        Mat3::ZERO
+    } else {
+        let r = Mat3::from_quat(q);
+        r * Mat3::from_diagonal(inv_local) * r.transpose()
+    }
+}
+
 /// Structure-of-arrays body storage.
 #[derive(Debug, Clone, Default)]
 pub struct Bodies {
     pub(crate) name: Vec<String>,
+    /// Index of each name (names are unique), so that adding n bodies costs O(n).
+    pub(crate) by_name: std::collections::HashMap<String, u32>,
     pub(crate) kind: Vec<BodyKind>,
     pub(crate) position: Vec<Vec3>,
     pub(crate) rotation: Vec<Quat>,
@@ -187,6 +200,10 @@ impl Bodies {
     pub fn is_empty(&self) -> bool {
         self.position.is_empty()
     }
+    /// Index of the body named `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).map(|&i| i as usize)
+    }
     /// Body names in index order.
     pub fn names(&self) -> &[String] {
         &self.name
@@ -214,6 +231,11 @@ impl Bodies {
     /// Inverse masses, 1/kg (0 for static and kinematic bodies).
     pub fn inv_masses(&self) -> &[f32] {
         &self.inv_mass
+    }
+
+    /// Body-frame inverse principal moments of inertia, 1/(kg m^2) (0 for non-dynamic bodies).
+    pub fn inv_inertia_local(&self) -> &[Vec3] {
+        &self.inv_inertia_local
     }
 
     /// Mass, kg (infinite for static and kinematic bodies).
@@ -255,7 +277,7 @@ impl Bodies {
                 reason: "every body needs a non-empty name".into(),
             });
         }
-        if self.name.iter().any(|n| n == name) {
+        if self.by_name.contains_key(name) {
             return Err(EngineError::InvalidBody {
                 body: name.clone(),
                 reason: "another body already has this name; names must be unique".into(),
@@ -301,6 +323,7 @@ impl Bodies {
             (desc.linear_velocity, desc.angular_velocity)
         };
         let id = BodyId(self.len() as u32);
+        self.by_name.insert(name.clone(), id.0);
         self.name.push(name.clone());
         self.kind.push(desc.kind);
         self.position.push(desc.position);
@@ -317,13 +340,7 @@ impl Bodies {
     /// Recomputes `R diag(inv_inertia_local) R^T` for body `i`.
     #[inline]
     pub(crate) fn refresh_inv_inertia_world(&mut self, i: usize) {
-        let inv = self.inv_inertia_local[i];
-        self.inv_inertia_world[i] = if inv == Vec3::ZERO {
-            Mat3::ZERO
-        } else {
-            let r = Mat3::from_quat(self.rotation[i]);
-            r * Mat3::from_diagonal(inv) * r.transpose()
-        };
+        self.inv_inertia_world[i] = inv_inertia_world(self.inv_inertia_local[i], self.rotation[i]);
     }
 
     pub(crate) fn save_state(&self, into: &mut BodyState) {

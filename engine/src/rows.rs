@@ -107,22 +107,26 @@ impl RowSet {
         if n < 2 {
             return;
         }
-        let original = self.rows;
+        // Rows are replaced in slot order and row i's replacement needs only the original
+        // row i and the replaced rows before it, so this works in place (no copy).
         // K_ij over the original rows.
         let mut k = [[0.0f32; MAX_ROWS_PER_JOINT]; MAX_ROWS_PER_JOINT];
         for i in 0..n {
-            let gi = &original[idx[i]];
+            let gi = &self.rows[idx[i]];
             let mi_a = mass.inv_inertia_a * gi.angular_a;
             let mi_b = mass.inv_inertia_b * gi.angular_b;
             for j in 0..=i {
-                let gj = &original[idx[j]];
+                let gj = &self.rows[idx[j]];
                 k[i][j] = (mass.inv_mass_a + mass.inv_mass_b) * gi.linear.dot(gj.linear)
                     + gj.angular_a.dot(mi_a)
                     + gj.angular_b.dot(mi_b);
             }
         }
         // Cholesky, row by row; `l[i][j]` for j <= i. Dropped rows get a zero row and column.
+        // `inv_diag[j] = 1 / l_jj`: one division per row instead of one per entry (the
+        // divisions and square roots form the critical path of this function).
         let mut l = [[0.0f32; MAX_ROWS_PER_JOINT]; MAX_ROWS_PER_JOINT];
+        let mut inv_diag = [0.0f32; MAX_ROWS_PER_JOINT];
         let mut kept = [false; MAX_ROWS_PER_JOINT];
         for i in 0..n {
             for j in 0..i {
@@ -133,7 +137,7 @@ impl RowSet {
                 for m in 0..j {
                     sum -= l[i][m] * l[j][m];
                 }
-                l[i][j] = sum / l[j][j];
+                l[i][j] = sum * inv_diag[j];
             }
             let mut d = k[i][i];
             for m in 0..i {
@@ -141,6 +145,7 @@ impl RowSet {
             }
             if d > 1e-6 * k[i][i] && d > MIN_K {
                 l[i][i] = d.sqrt();
+                inv_diag[i] = 1.0 / l[i][i];
                 kept[i] = true;
             } else {
                 l[i] = [0.0; MAX_ROWS_PER_JOINT];
@@ -153,13 +158,13 @@ impl RowSet {
                 self.active[slot] = false;
                 continue;
             }
-            let mut g = original[slot];
+            let mut g = self.rows[slot];
             for m in 0..i {
                 if kept[m] {
                     g.sub_scaled(&self.rows[idx[m]], l[i][m]);
                 }
             }
-            g.scale(1.0 / l[i][i]);
+            g.scale(inv_diag[i]);
             self.rows[slot] = g;
         }
     }
@@ -194,210 +199,7 @@ impl PairMass {
 }
 
 /// Rows below this `K` (both ends immovable along the row) are skipped.
-const MIN_K: f32 = 1e-12;
-
-/// Prepared velocity rows, structure of arrays. Rebuilt every substep by the prepare stage.
-#[derive(Debug, Clone, Default)]
-pub struct VelocityRows {
-    pub(crate) joint: Vec<u32>,
-    pub(crate) slot: Vec<u8>,
-    pub(crate) body_a: Vec<u32>,
-    pub(crate) body_b: Vec<u32>,
-    pub(crate) linear: Vec<Vec3>,
-    pub(crate) angular_a: Vec<Vec3>,
-    pub(crate) angular_b: Vec<Vec3>,
-    /// `I_A^-1 angular_a`: the angular velocity change of A per unit impulse.
-    pub(crate) inv_i_angular_a: Vec<Vec3>,
-    /// `I_B^-1 angular_b`.
-    pub(crate) inv_i_angular_b: Vec<Vec3>,
-    pub(crate) inv_mass_a: Vec<f32>,
-    pub(crate) inv_mass_b: Vec<f32>,
-    /// `1 / K`, kg (linear rows) or kg m^2 (angular rows).
-    pub(crate) effective_mass: Vec<f32>,
-    /// Target velocity offset of the bias solve, `error_reduction * C / h` (unilateral rows:
-    /// only while violated, `C < 0`).
-    pub(crate) bias: Vec<f32>,
-    /// Speculative offset of the real solve: a unilateral row with `C > 0` still allows the
-    /// approach `Cdot >= -C / h` that just reaches the bound; 0 for bilateral rows.
-    pub(crate) speculative: Vec<f32>,
-    pub(crate) lower: Vec<f32>,
-    pub(crate) upper: Vec<f32>,
-    /// Accumulated impulse over the substep, N s or N m s.
-    pub(crate) impulse: Vec<f32>,
-    /// Accumulated split (bias) impulse of the substep: it acts on the bias velocities only.
-    pub(crate) bias_impulse: Vec<f32>,
-}
-
-/// Bias ("split") velocities: the corrective velocities the error-reduction bias asks for.
-/// They move the poses in the substep they are computed in, then are discarded, so the
-/// bias never adds kinetic energy nor enters the warm start.
-#[derive(Debug, Clone, Default)]
-pub struct BiasVelocities {
-    pub(crate) linear: Vec<Vec3>,
-    pub(crate) angular: Vec<Vec3>,
-}
-
-impl BiasVelocities {
-    /// Zeroes the velocities for `n` bodies.
-    pub(crate) fn reset(&mut self, n: usize) {
-        self.linear.clear();
-        self.linear.resize(n, Vec3::ZERO);
-        self.angular.clear();
-        self.angular.resize(n, Vec3::ZERO);
-    }
-}
-
-impl VelocityRows {
-    /// Number of rows.
-    pub fn len(&self) -> usize {
-        self.joint.len()
-    }
-    /// True when there are no rows.
-    pub fn is_empty(&self) -> bool {
-        self.joint.is_empty()
-    }
-
-    pub(crate) fn clear(&mut self) {
-        self.joint.clear();
-        self.slot.clear();
-        self.body_a.clear();
-        self.body_b.clear();
-        self.linear.clear();
-        self.angular_a.clear();
-        self.angular_b.clear();
-        self.inv_i_angular_a.clear();
-        self.inv_i_angular_b.clear();
-        self.inv_mass_a.clear();
-        self.inv_mass_b.clear();
-        self.effective_mass.clear();
-        self.bias.clear();
-        self.speculative.clear();
-        self.lower.clear();
-        self.upper.clear();
-        self.impulse.clear();
-        self.bias_impulse.clear();
-    }
-
-    /// Appends a row prepared from its geometry. `warm_impulse` is the previous substep's
-    /// impulse of the same joint slot; `bias_rate = error_reduction / h`; `inv_h = 1 / h`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn push(
-        &mut self,
-        joint: u32,
-        slot: u8,
-        body_a: u32,
-        body_b: u32,
-        mass: &PairMass,
-        g: &RowGeometry,
-        bias_rate: f32,
-        inv_h: f32,
-        warm_impulse: f32,
-    ) {
-        let k = mass.k(g);
-        if k <= MIN_K {
-            return;
-        }
-        self.joint.push(joint);
-        self.slot.push(slot);
-        self.body_a.push(body_a);
-        self.body_b.push(body_b);
-        self.linear.push(g.linear);
-        self.angular_a.push(g.angular_a);
-        self.angular_b.push(g.angular_b);
-        self.inv_i_angular_a.push(mass.inv_inertia_a * g.angular_a);
-        self.inv_i_angular_b.push(mass.inv_inertia_b * g.angular_b);
-        self.inv_mass_a.push(mass.inv_mass_a);
-        self.inv_mass_b.push(mass.inv_mass_b);
-        self.effective_mass.push(1.0 / k);
-        let separated = g.unilateral && g.error > 0.0;
-        self.bias
-            .push(if separated { 0.0 } else { bias_rate * g.error });
-        self.speculative
-            .push(if separated { g.error * inv_h } else { 0.0 });
-        let (lower, upper) = if g.unilateral {
-            (0.0, f32::INFINITY)
-        } else {
-            (f32::NEG_INFINITY, f32::INFINITY)
-        };
-        self.lower.push(lower);
-        self.upper.push(upper);
-        self.impulse.push(warm_impulse.clamp(lower, upper));
-        self.bias_impulse.push(0.0);
-    }
-
-    /// Applies row `i`'s impulse `lambda` to the bodies: `v += M^-1 J^T lambda`.
-    #[inline]
-    fn apply(&self, i: usize, bodies: &mut Bodies, lambda: f32) {
-        let a = self.body_a[i] as usize;
-        let b = self.body_b[i] as usize;
-        let p = self.linear[i] * lambda;
-        bodies.linear_velocity[a] -= p * self.inv_mass_a[i];
-        bodies.angular_velocity[a] += self.inv_i_angular_a[i] * lambda;
-        bodies.linear_velocity[b] += p * self.inv_mass_b[i];
-        bodies.angular_velocity[b] += self.inv_i_angular_b[i] * lambda;
-    }
-
-    /// Warm start: applies every row's carried-over impulse once.
-    pub(crate) fn warm_start(&self, bodies: &mut Bodies) {
-        for i in 0..self.len() {
-            let lambda = self.impulse[i];
-            if lambda != 0.0 {
-                self.apply(i, bodies, lambda);
-            }
-        }
-    }
-
-    /// `Cdot` of row `i` at the bodies' current velocities.
-    #[inline]
-    pub(crate) fn velocity_error(&self, i: usize, bodies: &Bodies) -> f32 {
-        let a = self.body_a[i] as usize;
-        let b = self.body_b[i] as usize;
-        self.linear[i].dot(bodies.linear_velocity[b] - bodies.linear_velocity[a])
-            + self.angular_a[i].dot(bodies.angular_velocity[a])
-            + self.angular_b[i].dot(bodies.angular_velocity[b])
-    }
-
-    /// One sequential-impulse pass over the rows, in order (Gauss-Seidel):
-    /// `d = -m_eff (Cdot + speculative)`, accumulated impulse clamped to `[lower, upper]`.
-    pub(crate) fn solve_pass(&mut self, bodies: &mut Bodies) {
-        for i in 0..self.len() {
-            let cdot = self.velocity_error(i, bodies);
-            let delta = -self.effective_mass[i] * (cdot + self.speculative[i]);
-            let old = self.impulse[i];
-            let new = (old + delta).clamp(self.lower[i], self.upper[i]);
-            self.impulse[i] = new;
-            let applied = new - old;
-            if applied != 0.0 {
-                self.apply(i, bodies, applied);
-            }
-        }
-    }
-
-    /// One pass of the error-reduction solve on the bias velocities `u`:
-    /// `d = -m_eff (J u + error_reduction C / h)`, so that `J u -> -error_reduction C / h`,
-    /// the corrective velocity; clamped like the real impulse.
-    pub(crate) fn solve_bias_pass(&mut self, u: &mut BiasVelocities) {
-        for i in 0..self.len() {
-            let a = self.body_a[i] as usize;
-            let b = self.body_b[i] as usize;
-            let cdot = self.linear[i].dot(u.linear[b] - u.linear[a])
-                + self.angular_a[i].dot(u.angular[a])
-                + self.angular_b[i].dot(u.angular[b]);
-            let delta = -self.effective_mass[i] * (cdot + self.bias[i]);
-            let old = self.bias_impulse[i];
-            let new = (old + delta).clamp(self.lower[i], self.upper[i]);
-            self.bias_impulse[i] = new;
-            let applied = new - old;
-            if applied != 0.0 {
-                let p = self.linear[i] * applied;
-                u.linear[a] -= p * self.inv_mass_a[i];
-                u.angular[a] += self.inv_i_angular_a[i] * applied;
-                u.linear[b] += p * self.inv_mass_b[i];
-                u.angular[b] += self.inv_i_angular_b[i] * applied;
-            }
-        }
-    }
-}
+pub(crate) const MIN_K: f32 = 1e-12;
 
 /// Rotates `q` by the small rotation vector `dtheta` (rad, world frame) and renormalises:
 /// `q <- normalize(q + 1/2 [dtheta, 0] q)`.
@@ -411,42 +213,6 @@ pub fn integrate_rotation(q: Quat, dtheta: Vec3) -> Quat {
         q.w + 0.5 * dq.w,
     );
     r.normalize()
-}
-
-/// One positional projection pass over a joint's decoupled rows (computed once at the poses
-/// before the pass; the rows are independent at that linearisation point).
-pub(crate) fn project_rows(bodies: &mut Bodies, a: usize, b: usize, set: &RowSet, factor: f32) {
-    for slot in 0..MAX_ROWS_PER_JOINT {
-        if set.active[slot] {
-            project_row(bodies, a, b, &set.rows[slot], factor);
-        }
-    }
-}
-
-/// One positional projection of row geometry `g` between bodies `a` and `b`:
-/// `delta = -factor C / K`, then `x += M^-1 J^T delta` on positions and orientations.
-/// Unilateral rows move only when violated (`C < 0`).
-pub(crate) fn project_row(bodies: &mut Bodies, a: usize, b: usize, g: &RowGeometry, factor: f32) {
-    if g.unilateral && g.error >= 0.0 {
-        return;
-    }
-    let mass = PairMass::of(bodies, a, b);
-    let k = mass.k(g);
-    if k <= MIN_K {
-        return;
-    }
-    let delta = -factor * g.error / k;
-    let p = g.linear * delta;
-    if mass.inv_mass_a > 0.0 {
-        bodies.position[a] -= p * mass.inv_mass_a;
-        bodies.rotation[a] =
-            integrate_rotation(bodies.rotation[a], mass.inv_inertia_a * g.angular_a * delta);
-    }
-    if mass.inv_mass_b > 0.0 {
-        bodies.position[b] += p * mass.inv_mass_b;
-        bodies.rotation[b] =
-            integrate_rotation(bodies.rotation[b], mass.inv_inertia_b * g.angular_b * delta);
-    }
 }
 
 #[cfg(test)]

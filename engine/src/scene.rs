@@ -444,6 +444,7 @@ impl Scene {
             error_reduction: w.error_reduction.unwrap_or(d.error_reduction),
             projection_factor: w.projection_factor.unwrap_or(d.projection_factor),
             warm_starting: w.warm_starting.unwrap_or(d.warm_starting),
+            ..d
         }
     }
 

@@ -24,6 +24,34 @@ pub struct Settings {
     pub projection_factor: f32,
     /// Warm-start the velocity solve with the previous substep's impulses.
     pub warm_starting: bool,
+    /// Worker threads for the step: 1 runs everything on the calling thread, `n >= 2` builds a
+    /// rayon pool of `n` threads for this world, 0 (the default) uses rayon's global pool
+    /// (`RAYON_NUM_THREADS`, else one per core). Results are bitwise identical for every value.
+    pub threads: u32,
+    /// Which instantiation of the joint kernels solves the colour batches. Both give bitwise
+    /// identical results; `scalar` is the reference.
+    pub solver_path: SolverPath,
+}
+
+/// The joint kernels' instantiation (see [`crate::lanes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SolverPath {
+    /// Batches of 8 joints, solved lane-parallel with `wide::f32x8`.
+    #[default]
+    Wide,
+    /// The scalar reference: batches of one joint, the same kernels over `f32`.
+    Scalar,
+}
+
+impl SolverPath {
+    /// `"wide"` or `"scalar"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverPath::Wide => "wide",
+            SolverPath::Scalar => "scalar",
+        }
+    }
 }
 
 impl Default for Settings {
@@ -36,6 +64,8 @@ impl Default for Settings {
             error_reduction: 0.2,
             projection_factor: 1.0,
             warm_starting: true,
+            threads: 0,
+            solver_path: SolverPath::Wide,
         }
     }
 }
@@ -76,6 +106,13 @@ impl Settings {
                 "velocity_iterations/position_iterations",
                 self.velocity_iterations.max(self.position_iterations),
                 "must be at most 10000",
+            ));
+        }
+        if self.threads > 1024 {
+            return Err(bad(
+                "threads",
+                self.threads,
+                "must be at most 1024; 0 uses rayon's global pool",
             ));
         }
         if !(self.error_reduction.is_finite() && (0.0..=1.0).contains(&self.error_reduction)) {

@@ -15,15 +15,58 @@
 //! 7. `project_positions`: `position_iterations` passes that move the poses back onto the
 //!    joint manifold, row by row (non-linear Gauss-Seidel);
 //! 8. `check_finite`: a non-finite state rolls the step back and names the body.
+//!
+//! Every stage that touches rows walks the [`crate::schedule`]: colours in order, the batches
+//! of one colour in parallel (they share no dynamic body), then the overflow joints serially.
+//! Per-body and per-joint stages run in fixed-size parallel chunks. Nothing depends on the
+//! thread count, so results are bitwise identical for any [`Settings::threads`].
 
-use crate::bodies::{Bodies, BodyDesc, BodyId, BodyKind, BodyState};
+use crate::bodies::{inv_inertia_world, Bodies, BodyDesc, BodyId, BodyKind, BodyState};
 use crate::diagnostics::{JointForce, COLUMN_COUNT};
 use crate::error::{EngineError, Result};
 use crate::joints::{self, JointDesc, JointId, Joints, PosePair, VelocityPair};
-use crate::rows::{project_rows, BiasVelocities, PairMass, VelocityRows, MAX_ROWS_PER_JOINT};
-use crate::settings::Settings;
+use crate::lanes::{BodyAccess, PoseAccess, Shared, SolverVelocity, Wide, WIDE_LANES};
+use crate::rows::{integrate_rotation, MAX_ROWS_PER_JOINT};
+use crate::schedule::{Islands, Schedule};
+use crate::settings::{Settings, SolverPath};
+use crate::solver::{Exec, PrepareInput, Solver};
 use glam::{Quat, Vec3};
+use std::sync::Arc;
 use tracing::trace_span;
+
+/// The solver storage of the selected path.
+#[derive(Debug, Clone)]
+enum PathSolver {
+    Scalar(Solver<f32>),
+    Wide(Solver<Wide>),
+}
+
+/// Runs `$body` with `$s` bound to the solver of whichever path is built.
+macro_rules! on_path {
+    ($solver:expr, $s:ident => $body:expr) => {
+        match $solver {
+            Some(PathSolver::Scalar($s)) => $body,
+            Some(PathSolver::Wide($s)) => $body,
+            None => unreachable!("the solver is built at the start of every step"),
+        }
+    };
+}
+
+/// Storage of a world, bytes per joint and per body (names' text excluded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// Joint storage (description, warm-start impulses, forces, diagnostics, rollback copy)
+    /// plus the solver's batches (padding included), per joint.
+    pub bytes_per_joint: usize,
+    /// Of which the solver's batches.
+    pub solver_bytes_per_joint: usize,
+    /// Body storage (state, mass properties, kernel and bias velocities, rollback copy), per
+    /// body.
+    pub bytes_per_body: usize,
+}
+
+/// A step observer, called after every substep.
+type Observer<'a> = dyn FnMut(&World, SubstepInfo) + 'a;
 
 /// What one call to [`World::step`] did.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -51,13 +94,23 @@ pub struct World {
     settings: Settings,
     bodies: Bodies,
     joints: Joints,
-    rows: VelocityRows,
     diagnostics: Vec<[f32; COLUMN_COUNT]>,
+    /// Colours, batches and islands; `None` after the scene changed until the next step.
+    schedule: Option<Schedule>,
+    solver: Option<PathSolver>,
+    /// This world's thread pool when `settings.threads >= 2`.
+    pool: Option<Arc<rayon::ThreadPool>>,
     backup: BodyState,
     impulse_backup: Vec<[f32; MAX_ROWS_PER_JOINT]>,
     time: f64,
     substeps_done: u64,
-    bias_velocities: BiasVelocities,
+    /// The velocities the kernels work on during the velocity passes (copied from the bodies
+    /// before warm start, back after the last pass).
+    velocities: Vec<SolverVelocity>,
+    /// Bias ("split") velocities: the corrective velocities the error-reduction bias asks
+    /// for. They move the poses in the substep they are computed in, then are discarded, so
+    /// the bias never adds kinetic energy nor enters the warm start.
+    bias: Vec<SolverVelocity>,
 }
 
 impl World {
@@ -68,13 +121,16 @@ impl World {
             settings,
             bodies: Bodies::default(),
             joints: Joints::default(),
-            rows: VelocityRows::default(),
             diagnostics: Vec::new(),
+            schedule: None,
+            solver: None,
+            pool: None,
             backup: BodyState::default(),
             impulse_backup: Vec::new(),
             time: 0.0,
             substeps_done: 0,
-            bias_velocities: BiasVelocities::default(),
+            velocities: Vec::new(),
+            bias: Vec::new(),
         })
     }
 
@@ -92,7 +148,9 @@ impl World {
 
     /// Adds a body.
     pub fn add_body(&mut self, desc: BodyDesc) -> Result<BodyId> {
-        self.bodies.push(&desc)
+        let id = self.bodies.push(&desc)?;
+        self.invalidate_schedule();
+        Ok(id)
     }
 
     /// Adds a joint between two existing bodies.
@@ -125,6 +183,7 @@ impl World {
             .push(&desc, self.bodies.rotation[a], self.bodies.rotation[b])?;
         self.diagnostics.push([0.0; COLUMN_COUNT]);
         self.sync_joint(id.index());
+        self.invalidate_schedule();
         Ok(id)
     }
 
@@ -154,15 +213,169 @@ impl World {
     }
     /// Rows in the last prepared velocity solve.
     pub fn active_row_count(&self) -> usize {
-        self.rows.len()
+        match &self.solver {
+            Some(PathSolver::Scalar(s)) => s.active_rows(),
+            Some(PathSolver::Wide(s)) => s.active_rows(),
+            None => 0,
+        }
+    }
+
+    fn invalidate_schedule(&mut self) {
+        self.schedule = None;
+        self.solver = None;
+    }
+
+    /// The schedule (colours, batches, overflow, islands), built now if the scene changed
+    /// since the last step.
+    pub fn schedule(&mut self) -> &Schedule {
+        self.ensure_solver();
+        self.schedule.as_ref().expect("built by ensure_solver")
+    }
+
+    /// The island of a body: connected components of dynamic bodies through joints, numbered
+    /// by their lowest body index; `None` for static and kinematic bodies. Uses the schedule
+    /// of the last step (computing the islands afresh, O(bodies + joints), if the scene has
+    /// changed since).
+    pub fn island_of(&self, id: BodyId) -> Result<Option<u32>> {
+        let i = self.check_body(id)?;
+        let island = match &self.schedule {
+            Some(s) => s.islands.island_of[i],
+            None => self.islands().island_of[i],
+        };
+        Ok((island != Islands::NONE).then_some(island))
+    }
+
+    /// The islands of the current scene.
+    pub fn islands(&self) -> Islands {
+        match &self.schedule {
+            Some(s) => s.islands.clone(),
+            None => Islands::build(&self.bodies.kind, &self.joint_bodies()),
+        }
+    }
+
+    fn joint_bodies(&self) -> Vec<(u32, u32)> {
+        self.joints
+            .body_a
+            .iter()
+            .zip(&self.joints.body_b)
+            .map(|(&a, &b)| (a, b))
+            .collect()
+    }
+
+    /// Builds the schedule and the solver storage of the selected path if missing, and the
+    /// thread pool if `threads` asks for one. Allocates; a steady-state step does not.
+    fn ensure_solver(&mut self) {
+        let path = self.settings.solver_path;
+        let current = matches!(
+            (&self.solver, path),
+            (Some(PathSolver::Scalar(_)), SolverPath::Scalar)
+                | (Some(PathSolver::Wide(_)), SolverPath::Wide)
+        );
+        if !current {
+            let width = match path {
+                SolverPath::Scalar => 1,
+                SolverPath::Wide => WIDE_LANES,
+            };
+            let limited: Vec<bool> = self.joints.limit.iter().map(Option::is_some).collect();
+            let schedule = Schedule::build(
+                width,
+                &self.bodies.kind,
+                &self.joint_bodies(),
+                &self.joints.kind,
+                &limited,
+            );
+            self.solver = Some(match path {
+                SolverPath::Scalar => {
+                    PathSolver::Scalar(Solver::new(&schedule, &self.joints, &self.bodies))
+                }
+                SolverPath::Wide => {
+                    PathSolver::Wide(Solver::new(&schedule, &self.joints, &self.bodies))
+                }
+            });
+            self.schedule = Some(schedule);
+        }
+        let threads = self.settings.threads as usize;
+        if threads < 2 {
+            self.pool = None;
+        } else if self.pool.as_ref().map(|p| p.current_num_threads()) != Some(threads) {
+            // On failure (threads cannot be spawned) the global pool is used instead.
+            self.pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .ok()
+                .map(Arc::new);
+        }
+    }
+
+    /// Bytes per joint and per body, with the solver storage of the last step's path (none
+    /// before the first step).
+    pub fn memory_report(&self) -> MemoryReport {
+        use std::mem::size_of;
+        let solver = match &self.solver {
+            Some(PathSolver::Scalar(s)) => s.bytes(),
+            Some(PathSolver::Wide(s)) => s.bytes(),
+            None => 0,
+        };
+        let joints = self.joints.len().max(1);
+        let name = size_of::<String>() * 2 + size_of::<u32>(); // name, its map key, map value
+        let joint = name
+            + size_of::<joints::JointKind>()
+            + 2 * size_of::<u32>()
+            + 4 * size_of::<Vec3>()
+            + size_of::<Quat>()
+            + size_of::<Option<[f32; 2]>>()
+            + 2 * size_of::<[f32; MAX_ROWS_PER_JOINT]>() // impulses and their rollback copy
+            + 3 * size_of::<Vec3>() // force and torques
+            + size_of::<[f32; COLUMN_COUNT]>();
+        let body = name
+            + size_of::<BodyKind>()
+            + 2 * (size_of::<Vec3>() * 3 + size_of::<Quat>()) // state and its rollback copy
+            + size_of::<f32>()
+            + size_of::<Vec3>()
+            + size_of::<glam::Mat3>()
+            + 2 * size_of::<SolverVelocity>(); // kernel and bias velocities
+        MemoryReport {
+            bytes_per_joint: joint + solver.div_ceil(joints),
+            solver_bytes_per_joint: solver.div_ceil(joints),
+            bytes_per_body: body,
+        }
+    }
+
+    /// Fills the padded lanes of the wide batches with NaN; returns how many lanes.
+    #[cfg(test)]
+    pub(crate) fn poison_padding(&mut self) -> usize {
+        on_path!(&mut self.solver, s => s.poison_padding())
+    }
+
+    fn exec(&self) -> Exec {
+        if self.settings.threads == 1 {
+            Exec::Serial
+        } else {
+            Exec::Parallel
+        }
+    }
+
+    /// Runs `f` on a worker of this world's pool (or of rayon's global pool when
+    /// `threads == 0`), so that the parallel loops inside `f` push their jobs onto the worker's
+    /// own deque. Entering a pool from outside goes through rayon's injector, a crossbeam queue
+    /// that allocates a block per 63 jobs: entering once per step, not once per parallel
+    /// loop, keeps that to one allocation per 63 steps (see `tests/no_alloc.rs`).
+    fn in_pool<R: Send>(&mut self, f: impl FnOnce(&mut World) -> R + Send) -> R {
+        if let Some(pool) = self.pool.clone() {
+            return pool.install(|| f(self));
+        }
+        if self.settings.threads == 0 && rayon::current_thread_index().is_none() {
+            let mut out = None;
+            rayon::join(|| out = Some(f(self)), || ());
+            return out.expect("join ran the closure");
+        }
+        f(self)
     }
 
     /// The body named `name`.
     pub fn body_id(&self, name: &str) -> Result<BodyId> {
         self.bodies
-            .name
-            .iter()
-            .position(|n| n == name)
+            .index_of(name)
             .map(|i| BodyId(i as u32))
             .ok_or_else(|| EngineError::NoSuchName {
                 kind: "body",
@@ -173,9 +386,7 @@ impl World {
     /// The joint named `name`.
     pub fn joint_id(&self, name: &str) -> Result<JointId> {
         self.joints
-            .name
-            .iter()
-            .position(|n| n == name)
+            .index_of(name)
             .map(|i| JointId(i as u32))
             .ok_or_else(|| EngineError::NoSuchName {
                 kind: "joint",
@@ -324,6 +535,48 @@ impl World {
         self.substeps_done = substeps_done;
     }
 
+    /// Restores every body's pose `[x y z qx qy qz qw]` and velocity `[vx vy vz wx wy wz]`
+    /// exactly as given (bit for bit; no re-normalisation, unlike [`World::set_body_pose`]),
+    /// then refreshes the diagnostics once. For resuming a recorded run: with
+    /// [`World::set_solver_state`] and [`World::set_clock`] it reproduces the recorded state
+    /// hash. (Added by the replay crate's owner; `set_body_pose` per body re-normalises the
+    /// quaternion, which changes the last bit of about one rotation in three, and re-syncs
+    /// every joint per body.)
+    pub fn restore_body_states(
+        &mut self,
+        poses: &[[f32; 7]],
+        velocities: &[[f32; 6]],
+    ) -> Result<()> {
+        let n = self.bodies.len();
+        if poses.len() != n || velocities.len() != n {
+            return Err(EngineError::InvalidSetting {
+                name: "body states",
+                value: format!("{} poses and {} velocities", poses.len(), velocities.len()),
+                reason: "must hold one pose and one velocity per body of the world",
+            });
+        }
+        for (i, (p, v)) in poses.iter().zip(velocities).enumerate() {
+            let name = &self.bodies.name[i];
+            let q = Quat::from_xyzw(p[3], p[4], p[5], p[6]);
+            crate::bodies::check_vec(Vec3::new(p[0], p[1], p[2]), "position", name)?;
+            crate::bodies::check_unit_quat(q).map_err(|reason| EngineError::InvalidBody {
+                body: name.clone(),
+                reason,
+            })?;
+            crate::bodies::check_vec(Vec3::new(v[0], v[1], v[2]), "linear velocity", name)?;
+            crate::bodies::check_vec(Vec3::new(v[3], v[4], v[5]), "angular velocity", name)?;
+        }
+        for (i, (p, v)) in poses.iter().zip(velocities).enumerate() {
+            self.bodies.position[i] = Vec3::new(p[0], p[1], p[2]);
+            self.bodies.rotation[i] = Quat::from_xyzw(p[3], p[4], p[5], p[6]);
+            self.bodies.linear_velocity[i] = Vec3::new(v[0], v[1], v[2]);
+            self.bodies.angular_velocity[i] = Vec3::new(v[3], v[4], v[5]);
+            self.bodies.refresh_inv_inertia_world(i);
+        }
+        self.sync();
+        Ok(())
+    }
+
     /// A 64-bit FNV-1a hash of the full simulation state (poses, velocities, warm-start
     /// impulses, by their bits): equal states hash equal on every build.
     pub fn state_hash(&self) -> u64 {
@@ -341,36 +594,30 @@ impl World {
 
     /// Refreshes the diagnostics from the current poses and velocities without advancing time.
     pub fn sync(&mut self) {
-        for j in 0..self.joints.len() {
-            self.sync_joint(j);
-        }
+        self.in_pool(|w| w.sync_all());
+    }
+
+    fn sync_all(&mut self) {
+        let _s = trace_span!("sync").entered();
+        let (bodies, joints) = (&self.bodies, &self.joints);
+        self.exec()
+            .for_each_indexed(&mut self.diagnostics, &|j, d| {
+                *d = diagnose_joint(bodies, joints, j);
+            });
     }
 
     fn sync_joint(&mut self, j: usize) {
-        let (a, b) = (
-            self.joints.body_a[j] as usize,
-            self.joints.body_b[j] as usize,
-        );
-        let bodies = &self.bodies;
-        let v = VelocityPair {
-            linear_a: bodies.linear_velocity[a],
-            angular_a: bodies.angular_velocity[a],
-            linear_b: bodies.linear_velocity[b],
-            angular_b: bodies.angular_velocity[b],
-        };
-        self.diagnostics[j] = joints::diagnose(
-            self.joints.kind[j],
-            &pose_pair(bodies, a, b),
-            &v,
-            &self.joints.params(j),
-        );
+        self.diagnostics[j] = diagnose_joint(&self.bodies, &self.joints, j);
     }
 
     /// Advances the world by `dt` seconds and refreshes the diagnostics.
     pub fn step(&mut self, dt: f32) -> Result<StepReport> {
-        let report = self.run_substeps(dt, &mut |_: &World, _| {})?;
-        self.sync();
-        Ok(report)
+        self.ensure_solver();
+        self.in_pool(|w| {
+            let report = w.run_substeps(dt, None)?;
+            w.sync_all();
+            Ok(report)
+        })
     }
 
     /// Advances by `dt` like [`World::step`], refreshing the diagnostics after every substep
@@ -380,25 +627,26 @@ impl World {
         dt: f32,
         mut observer: impl FnMut(&World, SubstepInfo),
     ) -> Result<StepReport> {
-        self.run_substeps(dt, &mut |w: &World, info| observer(w, info))
+        self.run_substeps(dt, Some(&mut |w: &World, info| observer(w, info)))
     }
 
     fn run_substeps(
         &mut self,
         dt: f32,
-        observer: &mut dyn FnMut(&World, SubstepInfo),
+        mut observer: Option<&mut Observer>,
     ) -> Result<StepReport> {
         if !(dt.is_finite() && dt > 0.0) {
             return Err(EngineError::InvalidTimeStep(dt));
         }
         let _span = tracing::debug_span!("step", dt).entered();
+        self.ensure_solver();
         let n = self.settings.substeps_for(dt);
         let h = dt / n as f32;
         self.bodies.save_state(&mut self.backup);
         self.impulse_backup.clone_from(&self.joints.impulse);
         let start = (self.time, self.substeps_done);
         for _ in 0..n {
-            self.substep(h);
+            self.in_pool(|w| w.substep(h));
             if let Err(e) = self.check_finite() {
                 self.bodies.restore_state(&self.backup);
                 self.joints.impulse.clone_from(&self.impulse_backup);
@@ -408,16 +656,16 @@ impl World {
             }
             self.time += f64::from(h);
             self.substeps_done += 1;
-            let observed = {
-                let _s = trace_span!("observe").entered();
+            if let Some(observer) = observer.as_mut() {
                 self.sync();
-                SubstepInfo {
+                let info = SubstepInfo {
                     substep: self.substeps_done - 1,
                     time: self.time,
                     dt: h,
-                }
-            };
-            observer(self, observed);
+                };
+                let _s = trace_span!("observe").entered();
+                observer(self, info);
+            }
         }
         Ok(StepReport {
             substeps: n,
@@ -439,71 +687,74 @@ impl World {
     fn integrate_velocities(&mut self, h: f32) {
         let _s = trace_span!("integrate_velocities").entered();
         let dv = self.settings.gravity * h;
-        for i in 0..self.bodies.len() {
-            if self.bodies.kind[i] == BodyKind::Dynamic {
-                self.bodies.linear_velocity[i] += dv;
-            }
-        }
+        let kind = &self.bodies.kind;
+        self.exec()
+            .for_each_indexed(&mut self.bodies.linear_velocity, &|i, v| {
+                if kind[i] == BodyKind::Dynamic {
+                    *v += dv;
+                }
+            });
     }
 
     fn prepare_rows(&mut self, h: f32) {
         let _s = trace_span!("prepare_rows").entered();
-        for i in 0..self.bodies.len() {
-            self.bodies.refresh_inv_inertia_world(i);
-        }
-        let bias_rate = self.settings.error_reduction / h;
-        let warm = self.settings.warm_starting;
-        self.rows.clear();
-        for j in 0..self.joints.len() {
-            let (a, b) = (self.joints.body_a[j], self.joints.body_b[j]);
-            let mass = PairMass::of(&self.bodies, a as usize, b as usize);
-            let mut set = joints::rows(
-                self.joints.kind[j],
-                &pose_pair(&self.bodies, a as usize, b as usize),
-                &self.joints.params(j),
-            );
-            set.decouple(&mass);
-            for slot in 0..MAX_ROWS_PER_JOINT {
-                if set.active[slot] {
-                    let warm_impulse = if warm {
-                        self.joints.impulse[j][slot]
-                    } else {
-                        0.0
-                    };
-                    self.rows.push(
-                        j as u32,
-                        slot as u8,
-                        a,
-                        b,
-                        &mass,
-                        &set.rows[slot],
-                        bias_rate,
-                        1.0 / h,
-                        warm_impulse,
-                    );
-                }
-            }
-        }
+        let exec = self.exec();
+        let b = &mut self.bodies;
+        let (local, rotation) = (&b.inv_inertia_local, &b.rotation);
+        exec.for_each_indexed(&mut b.inv_inertia_world, &|i, m| {
+            *m = inv_inertia_world(local[i], rotation[i]);
+        });
+        let input = PrepareInput {
+            bodies: &self.bodies,
+            joints: &self.joints,
+            bias_rate: self.settings.error_reduction / h,
+            inv_h: 1.0 / h,
+            warm_starting: self.settings.warm_starting,
+        };
+        on_path!(&mut self.solver, s => s.prepare(exec, &input));
     }
 
     fn warm_start(&mut self) {
         let _s = trace_span!("warm_start").entered();
-        self.rows.warm_start(&mut self.bodies);
+        let exec = self.exec();
+        let b = &self.bodies;
+        let (linear, angular) = (&b.linear_velocity, &b.angular_velocity);
+        self.velocities.resize(b.len(), SolverVelocity::default());
+        exec.for_each_indexed(&mut self.velocities, &|i, v| {
+            *v = SolverVelocity::new(linear[i], angular[i]);
+        });
+        let access = BodyAccess {
+            velocities: Shared::new(&mut self.velocities),
+        };
+        on_path!(&mut self.solver, s => s.warm_start(exec, access));
     }
 
     fn solve_velocities(&mut self) {
         let _s = trace_span!("solve_velocities").entered();
+        let exec = self.exec();
         for _ in 0..self.settings.velocity_iterations {
-            self.rows.solve_pass(&mut self.bodies);
+            let access = BodyAccess {
+                velocities: Shared::new(&mut self.velocities),
+            };
+            on_path!(&mut self.solver, s => s.solve(exec, access));
         }
+        let v = &self.velocities;
+        let b = &mut self.bodies;
+        exec.for_each_indexed(&mut b.linear_velocity, &|i, x| *x = v[i].linear());
+        exec.for_each_indexed(&mut b.angular_velocity, &|i, x| *x = v[i].angular());
         // Split impulses: the bias acts on separate velocities that only move the poses.
         // Folding it into the real velocities (classic Baumgarte) let warm starting re-apply
         // last substep's bias impulse: with error_reduction = 0.02 a 10-box welded cantilever
         // gained 4.4 kJ in 3 s, and one bias-free "relax" pass did not take it back out.
-        self.bias_velocities.reset(self.bodies.len());
+        self.bias.clear();
+        self.bias
+            .resize(self.bodies.len(), SolverVelocity::default());
         if self.settings.error_reduction > 0.0 {
             for _ in 0..self.settings.velocity_iterations {
-                self.rows.solve_bias_pass(&mut self.bias_velocities);
+                let access = BodyAccess {
+                    velocities: Shared::new(&mut self.bias),
+                };
+                on_path!(&mut self.solver, s => s.solve_bias(exec, access));
             }
         }
     }
@@ -511,55 +762,45 @@ impl World {
     fn store_impulses(&mut self, h: f32) {
         let _s = trace_span!("store_impulses").entered();
         let joints = &mut self.joints;
-        joints.impulse.fill([0.0; MAX_ROWS_PER_JOINT]);
-        joints.force_on_b.fill(Vec3::ZERO);
-        joints.torque_on_a.fill(Vec3::ZERO);
-        joints.torque_on_b.fill(Vec3::ZERO);
-        let inv_h = 1.0 / h;
-        let rows = &self.rows;
-        for i in 0..rows.len() {
-            let j = rows.joint[i] as usize;
-            let lambda = rows.impulse[i];
-            joints.impulse[j][rows.slot[i] as usize] = lambda;
-            joints.force_on_b[j] += rows.linear[i] * (lambda * inv_h);
-            joints.torque_on_a[j] += rows.angular_a[i] * (lambda * inv_h);
-            joints.torque_on_b[j] += rows.angular_b[i] * (lambda * inv_h);
-        }
+        on_path!(&self.solver, s => s.store(joints, 1.0 / h));
     }
 
     fn integrate_positions(&mut self, h: f32) {
         let _s = trace_span!("integrate_positions").entered();
+        let exec = self.exec();
         let b = &mut self.bodies;
-        for i in 0..b.len() {
-            if b.kind[i] == BodyKind::Static {
-                continue;
+        let u = &self.bias;
+        let (kind, linear, angular) = (&b.kind, &b.linear_velocity, &b.angular_velocity);
+        exec.for_each_indexed(&mut b.position, &|i, x| {
+            if kind[i] != BodyKind::Static {
+                *x += (linear[i] + u[i].linear()) * h;
             }
-            let u = &self.bias_velocities;
-            b.position[i] += (b.linear_velocity[i] + u.linear[i]) * h;
-            b.rotation[i] = crate::rows::integrate_rotation(
-                b.rotation[i],
-                (b.angular_velocity[i] + u.angular[i]) * h,
-            );
-        }
+        });
+        exec.for_each_indexed(&mut b.rotation, &|i, q| {
+            if kind[i] != BodyKind::Static {
+                *q = integrate_rotation(*q, (angular[i] + u[i].angular()) * h);
+            }
+        });
     }
 
     fn project_positions(&mut self) {
         let _s = trace_span!("project_positions").entered();
+        let exec = self.exec();
         let factor = self.settings.projection_factor;
         for _ in 0..self.settings.position_iterations {
-            for j in 0..self.joints.len() {
-                let (a, b) = (
-                    self.joints.body_a[j] as usize,
-                    self.joints.body_b[j] as usize,
-                );
-                let kind = self.joints.kind[j];
-                let params = self.joints.params(j);
-                // Non-linear Gauss-Seidel over joints: each joint sees the poses the previous
-                // joints left; its own rows are decoupled, so they are solved together.
-                let mut set = joints::rows(kind, &pose_pair(&self.bodies, a, b), &params);
-                set.decouple(&PairMass::of(&self.bodies, a, b));
-                project_rows(&mut self.bodies, a, b, &set, factor);
-            }
+            let b = &mut self.bodies;
+            let poses = PoseAccess {
+                position: Shared::new(&mut b.position),
+                rotation: Shared::new(&mut b.rotation),
+                inv_mass: &b.inv_mass,
+                inv_inertia: &b.inv_inertia_world,
+            };
+            let joints = &self.joints;
+            let schedule = self
+                .schedule
+                .as_ref()
+                .expect("built at the start of the step");
+            on_path!(&self.solver, s => s.project(exec, schedule, poses, joints, factor));
         }
     }
 
@@ -589,14 +830,21 @@ impl World {
     }
 }
 
-#[inline]
-fn pose_pair(bodies: &Bodies, a: usize, b: usize) -> PosePair {
-    PosePair {
-        position_a: bodies.position[a],
-        rotation_a: bodies.rotation[a],
-        position_b: bodies.position[b],
-        rotation_b: bodies.rotation[b],
-    }
+/// The eight diagnostic columns of joint `j`.
+fn diagnose_joint(bodies: &Bodies, joints: &Joints, j: usize) -> [f32; COLUMN_COUNT] {
+    let (a, b) = (joints.body_a[j] as usize, joints.body_b[j] as usize);
+    let v = VelocityPair {
+        linear_a: bodies.linear_velocity[a],
+        angular_a: bodies.angular_velocity[a],
+        linear_b: bodies.linear_velocity[b],
+        angular_b: bodies.angular_velocity[b],
+    };
+    joints::diagnose(
+        joints.kind[j],
+        &PosePair::of(bodies, a, b),
+        &v,
+        &joints.params(j),
+    )
 }
 
 /// FNV-1a over the bit patterns of floats.

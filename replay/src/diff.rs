@@ -1,6 +1,7 @@
 //! Comparing two runs: are they identical, and if not, where did they first diverge?
 //!
-//! Frames are paired by position and must record the same substeps. Frames whose state
+//! Frames are paired by position and must record the same substeps; when one log starts at
+//! a later substep that the other records (a resumed run), pairing starts there. Frames whose state
 //! hashes match are identical and never read: the hashes come from the frame index, so two
 //! identical finished logs are compared without touching frame data. (The index holds every
 //! hash in memory, so the first differing hash is found by a linear scan rather than a
@@ -86,6 +87,10 @@ pub struct DiffReport {
     pub max_deviation: Deviation,
     /// Number of frame pairs examined.
     pub frames_compared: usize,
+    /// Substep of the first pair compared. When one log starts later (a run resumed from a
+    /// substep of the other), pairing starts at its first substep and the other log's
+    /// earlier frames are not compared.
+    pub first_common_substep: Option<u64>,
     /// Frames in the first log.
     pub frames_a: usize,
     /// Frames in the second log.
@@ -112,8 +117,13 @@ struct FrameDiff {
     max: Option<(f64, Location)>,
 }
 
-fn compare_frame(a: &LogReader, b: &LogReader, i: usize, tol: &Tolerance) -> Result<FrameDiff> {
-    let (fa, fb) = (a.frame(i)?, b.frame(i)?);
+fn compare_frame(
+    a: &LogReader,
+    b: &LogReader,
+    (ia, ib): (usize, usize),
+    tol: &Tolerance,
+) -> Result<FrameDiff> {
+    let (fa, fb) = (a.frame(ia)?, b.frame(ib)?);
     let mut out = FrameDiff {
         worst_beyond: None,
         max: None,
@@ -162,6 +172,17 @@ fn compare_frame(a: &LogReader, b: &LogReader, i: usize, tol: &Tolerance) -> Res
     Ok(out)
 }
 
+/// Offsets `(in a, in b)` of the first pair: both 0, unless one log starts at a later
+/// substep that the other records.
+fn align(a: &LogReader, b: &LogReader) -> (usize, usize) {
+    let first = |r: &LogReader| r.index().first().map(|m| m.summary.substep);
+    match (first(a), first(b)) {
+        (Some(fa), Some(fb)) if fa < fb => a.index_of_substep(fb).map_or((0, 0), |i| (i, 0)),
+        (Some(fa), Some(fb)) if fb < fa => b.index_of_substep(fa).map_or((0, 0), |i| (0, i)),
+        _ => (0, 0),
+    }
+}
+
 /// Compares two runs of the same scene. Different body or joint counts are an error; a
 /// different scene hash is reported in [`DiffReport::scene_hash_mismatch`].
 pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport> {
@@ -180,7 +201,8 @@ pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport>
             b: hb.joint_count,
         });
     }
-    let n = a.len().min(b.len());
+    let (oa, ob) = align(a, b);
+    let n = (a.len() - oa).min(b.len() - ob);
     let mut first: Option<(u64, Option<Location>)> = None;
     let mut max = Deviation {
         value: 0.0,
@@ -188,7 +210,7 @@ pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport>
         location: None,
     };
     let mut compared = 0;
-    for (i, (ma, mb)) in a.index().iter().zip(b.index()).enumerate() {
+    for (i, (ma, mb)) in a.index()[oa..].iter().zip(&b.index()[ob..]).enumerate() {
         compared += 1;
         let (sa, sb) = (ma.summary.substep, mb.summary.substep);
         if sa != sb {
@@ -199,7 +221,7 @@ pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport>
         if ma.state_hash == mb.state_hash {
             continue;
         }
-        let fd = compare_frame(a, b, i, tol)?;
+        let fd = compare_frame(a, b, (oa + i, ob + i), tol)?;
         if let Some((d, loc)) = fd.max {
             if d > max.value {
                 max = Deviation {
@@ -218,9 +240,13 @@ pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport>
             }
         }
     }
-    if first.is_none() && a.len() != b.len() {
-        let longer = if a.len() > b.len() { a } else { b };
-        first = Some((longer.index()[n].summary.substep, None));
+    if first.is_none() && a.len() - oa != b.len() - ob {
+        let (longer, o) = if a.len() - oa > b.len() - ob {
+            (a, oa)
+        } else {
+            (b, ob)
+        };
+        first = Some((longer.index()[o + n].summary.substep, None));
     }
     let (first_divergent_substep, where_) = match first {
         Some((s, loc)) => (Some(s), loc),
@@ -232,6 +258,7 @@ pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport>
         where_,
         max_deviation: max,
         frames_compared: compared,
+        first_common_substep: a.index().get(oa).map(|m| m.summary.substep),
         frames_a: a.len(),
         frames_b: b.len(),
         scene_hash_mismatch: ha.scene_hash != hb.scene_hash,
@@ -356,5 +383,24 @@ mod tests {
                 b: 2
             }
         ));
+    }
+
+    #[test]
+    fn a_log_starting_later_is_compared_from_its_first_substep() {
+        let frames = testutil::frames(3, 2, 60, 0);
+        let full = open(&frames, 1);
+        let tail = open(&frames[20..], 1);
+        for (a, b) in [(&full, &tail), (&tail, &full)] {
+            let r = diff(a, b, &Tolerance::EXACT).unwrap();
+            assert!(r.identical, "{r:?}");
+            assert_eq!(r.first_common_substep, Some(20));
+            assert_eq!(r.frames_compared, 40);
+        }
+        let mut perturbed = frames[20..].to_vec();
+        perturbed[5].poses[2][0] += 0.25;
+        perturbed[5].rehash();
+        let r = diff(&full, &open(&perturbed, 1), &Tolerance::EXACT).unwrap();
+        assert_eq!(r.first_divergent_substep, Some(25));
+        assert_eq!(r.where_.unwrap().field, "position.x");
     }
 }

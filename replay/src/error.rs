@@ -20,7 +20,7 @@ pub enum ReplayError {
     /// The file does not start with the log magic: it is not a Lavender log.
     #[error(
         "{path} is not a Lavender log: it starts with {found:02x?} instead of the magic \"LAVLOG\"; \
-         pass a file written by `lavender record`"
+         pass a file written by `lavender run --record`"
     )]
     NotALog {
         /// The file involved.
@@ -153,6 +153,25 @@ pub enum ReplayError {
         was: u64,
         /// Current length.
         now: u64,
+    },
+
+    /// The engine refused something while recording or resuming (bad scene, non-finite step).
+    #[error(transparent)]
+    Engine(#[from] lavender_engine::EngineError),
+
+    /// A run cannot be resumed from the requested substep.
+    #[error("cannot resume: {0}")]
+    Resume(String),
+
+    /// The HDF5 library reported an error.
+    #[error("HDF5 {action} {path}: {detail}")]
+    Hdf5 {
+        /// What was being done ("creating", "writing", ...).
+        action: &'static str,
+        /// The file involved.
+        path: PathBuf,
+        /// The library's message.
+        detail: String,
     },
 }
 

@@ -1,9 +1,12 @@
 //! Lavender's run log: every substep's poses and diagnostics, recorded and read back.
 //!
-//! The crate stores plain arrays and knows nothing about the engine. A [`LogWriter`] appends
-//! one checksummed rkyv frame per substep and an index on [`LogWriter::finish`]; a
+//! The log format stores plain arrays and knows nothing about the engine. A [`LogWriter`]
+//! appends one checksummed rkyv frame per substep and an index on [`LogWriter::finish`]; a
 //! [`LogReader`] maps the file, recovers logs whose writer was killed, and serves frames in
-//! place. [`scrub`] finds residual spikes and [`diff`] compares two runs.
+//! place. [`scrub`] finds residual spikes and [`diff`] compares two runs. On top, the parts that
+//! know the engine: [`recorder`] feeds a running world into a log (or HDF5), [`resume`]
+//! rebuilds a recorded run at any substep and continues it bit for bit, and [`h5`] writes the
+//! HDF5 layout (recording straight to it, or exporting a log).
 //!
 //! ```
 //! use lavender_replay::{FrameInput, Header, LogReader, LogWriter};
@@ -41,7 +44,10 @@
 pub mod diff;
 mod error;
 pub mod format;
+pub mod h5;
 mod reader;
+pub mod recorder;
+pub mod resume;
 pub mod scrub;
 #[cfg(test)]
 mod testutil;

@@ -1132,7 +1132,7 @@ mod tests {
         let msg = err.to_string();
         assert!(matches!(err, ReplayError::NotALog { .. }));
         assert!(
-            msg.contains("not a Lavender log") && msg.contains("lavender record"),
+            msg.contains("not a Lavender log") && msg.contains("lavender run --record"),
             "{msg}"
         );
 

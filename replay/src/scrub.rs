@@ -141,26 +141,91 @@ fn median(v: &mut [f32]) -> f32 {
 
 /// Finds the onsets of residual spikes, earliest first (then by joint, then by column).
 pub fn spikes(reader: &LogReader, params: &SpikeParams) -> Result<Vec<Spike>> {
-    let joints = reader.header().joint_count;
-    for &c in &params.columns {
-        reader.check_joint_column(0, c).or_else(|e| {
-            if joints == 0 && c < 8 {
-                Ok(())
-            } else {
-                Err(e)
-            }
-        })?;
-    }
-    let window = params.window.max(1);
-    let cols = params.columns.len();
-    let mut hist = History::new(joints * cols, window);
-    let mut non_finite = vec![false; joints * 8];
-    let mut scratch = Vec::with_capacity(window);
+    let mut finder = SpikeFinder::new(reader, params)?;
     let mut out = Vec::new();
-    for i in 0..reader.len() {
-        let frame = reader.frame(i)?;
-        let (substep, time) = (frame.substep(), frame.time());
-        for (j, row) in frame.diagnostic_rows().enumerate() {
+    finder.scan(reader, &mut out)?;
+    Ok(out)
+}
+
+/// The spike finder as a stream: [`scan`](SpikeFinder::scan) judges only the frames it has
+/// not seen, so a follower of a growing log (`lavender scrub --follow`) pays for each frame
+/// once. Detection is causal (every value is judged against earlier ones only), so the
+/// spikes of a log scanned in pieces are exactly those of [`spikes`] on the whole log.
+pub struct SpikeFinder {
+    params: SpikeParams,
+    joints: usize,
+    hist: History,
+    non_finite: Vec<bool>,
+    scratch: Vec<f32>,
+    /// Frames of the log judged so far.
+    seen: usize,
+}
+
+impl SpikeFinder {
+    /// A finder for the logs shaped like `reader` (its joint count), with `params`.
+    pub fn new(reader: &LogReader, params: &SpikeParams) -> Result<SpikeFinder> {
+        let joints = reader.header().joint_count;
+        for &c in &params.columns {
+            reader.check_joint_column(0, c).or_else(|e| {
+                if joints == 0 && c < 8 {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            })?;
+        }
+        let window = params.window.max(1);
+        Ok(SpikeFinder {
+            params: params.clone(),
+            joints,
+            hist: History::new(joints * params.columns.len(), window),
+            non_finite: vec![false; joints * 8],
+            scratch: Vec::with_capacity(window),
+            seen: 0,
+        })
+    }
+
+    /// Frames judged so far.
+    pub fn frames_seen(&self) -> usize {
+        self.seen
+    }
+
+    /// Judges the frames of `reader` not seen yet and appends their spikes to `out`, earliest
+    /// first (then by joint, then by column).
+    pub fn scan(&mut self, reader: &LogReader, out: &mut Vec<Spike>) -> Result<()> {
+        self.scan_until(reader, reader.len(), out)
+    }
+
+    /// Like [`scan`](SpikeFinder::scan), stopping before frame `end` (for progress reports).
+    pub fn scan_until(
+        &mut self,
+        reader: &LogReader,
+        end: usize,
+        out: &mut Vec<Spike>,
+    ) -> Result<()> {
+        let start = out.len();
+        for i in self.seen..end.min(reader.len()) {
+            let frame = reader.frame(i)?;
+            self.judge(frame.substep(), frame.time(), frame.diagnostic_rows(), out);
+            self.seen = i + 1;
+        }
+        // Within one substep, spikes come out by joint, then non-finite before robust ones;
+        // sort to (substep, joint, column) for a stable, documented order.
+        out[start..].sort_by_key(|s| (s.substep, s.joint, s.column));
+        Ok(())
+    }
+
+    fn judge(
+        &mut self,
+        substep: u64,
+        time: f64,
+        rows: impl Iterator<Item = [f32; 8]>,
+        out: &mut Vec<Spike>,
+    ) {
+        let params = &self.params;
+        let cols = params.columns.len();
+        let (hist, non_finite, scratch) = (&mut self.hist, &mut self.non_finite, &mut self.scratch);
+        for (j, row) in rows.enumerate().take(self.joints) {
             let finite = row.iter().fold(true, |acc, v| acc & v.is_finite());
             if !finite {
                 for (c, &v) in row.iter().enumerate() {
@@ -170,7 +235,7 @@ pub fn spikes(reader: &LogReader, params: &SpikeParams) -> Result<Vec<Spike>> {
                             .columns
                             .iter()
                             .position(|&pc| pc == c)
-                            .and_then(|ci| hist.median_mad(j * cols + ci, &mut scratch))
+                            .and_then(|ci| hist.median_mad(j * cols + ci, scratch))
                             .map_or(f32::NAN, |(m, _)| m);
                         out.push(Spike {
                             substep,
@@ -196,7 +261,7 @@ pub fn spikes(reader: &LogReader, params: &SpikeParams) -> Result<Vec<Spike>> {
                 let judged = hist.in_spike[slot]
                     || (candidate && hist.filled[slot] as usize >= params.min_history.max(1));
                 if judged {
-                    let (med, mad) = hist.median_mad(slot, &mut scratch).unwrap_or((v, 0.0));
+                    let (med, mad) = hist.median_mad(slot, scratch).unwrap_or((v, 0.0));
                     let scale = (1.4826 * mad)
                         .max(params.rel_floor * med.abs())
                         .max(params.abs_floor);
@@ -221,10 +286,6 @@ pub fn spikes(reader: &LogReader, params: &SpikeParams) -> Result<Vec<Spike>> {
             }
         }
     }
-    // Within one substep, spikes come out by joint, then non-finite before robust ones;
-    // sort to (substep, joint, column) for a stable, documented order.
-    out.sort_by_key(|s| (s.substep, s.joint, s.column));
-    Ok(out)
 }
 
 /// [`spikes`] wrapped with the frame count, as `lavender scrub --json` prints it.
@@ -464,5 +525,34 @@ mod tests {
         assert_eq!(all.len(), 6);
         let j5 = all.iter().find(|w| w.joint == 5).unwrap();
         assert_eq!((j5.peak_angular_error, j5.angular_error_substep), (0.2, 41));
+    }
+
+    #[test]
+    fn scanning_in_pieces_finds_exactly_the_spikes_of_the_whole_log() {
+        let mut frames = smooth();
+        for (k, f) in frames[5..].iter_mut().enumerate() {
+            f.diagnostics[2][3] += 0.05 * (-(k as f32) / 10.0).exp();
+        }
+        for f in &mut frames[100..300] {
+            f.diagnostics[4][5] = 0.02;
+        }
+        frames[350].diagnostics[1][4] = f32::NAN;
+        let whole = spikes(&reader(&frames), &SpikeParams::default()).unwrap();
+        assert_eq!(whole.len(), 3);
+        let mut finder = SpikeFinder::new(&reader(&frames[..1]), &SpikeParams::default()).unwrap();
+        let mut found = Vec::new();
+        for end in [1, 6, 7, 99, 100, 101, 351, 400] {
+            finder.scan(&reader(&frames[..end]), &mut found).unwrap();
+            assert_eq!(finder.frames_seen(), end);
+        }
+        assert_eq!(found.len(), whole.len());
+        for (a, b) in found.iter().zip(&whole) {
+            assert_eq!(
+                (a.substep, a.joint, a.column),
+                (b.substep, b.joint, b.column)
+            );
+            assert_eq!(a.value.to_bits(), b.value.to_bits());
+            assert_eq!(a.baseline.to_bits(), b.baseline.to_bits());
+        }
     }
 }

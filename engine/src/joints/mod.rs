@@ -7,8 +7,8 @@
 //!   row by row and moves the poses back onto the joint manifold.
 //! - `diagnose`: the eight diagnostic columns.
 //!
-//! Warm start and the velocity solve act on scalar rows whatever the joint type
-//! ([`crate::rows::VelocityRows`]), so they need no per-type code.
+//! Warm start and the velocity solve act on prepared rows whatever the joint type (the
+//! batches of `solver.rs`), so they need no per-type code.
 
 pub mod fixed;
 pub mod prismatic;
@@ -158,6 +158,19 @@ pub(crate) struct PosePair {
     pub rotation_b: Quat,
 }
 
+impl PosePair {
+    /// The poses of bodies `a` and `b`.
+    #[inline]
+    pub fn of(bodies: &crate::bodies::Bodies, a: usize, b: usize) -> Self {
+        PosePair {
+            position_a: bodies.position[a],
+            rotation_a: bodies.rotation[a],
+            position_b: bodies.position[b],
+            rotation_b: bodies.rotation[b],
+        }
+    }
+}
+
 /// The two bodies' velocities.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct VelocityPair {
@@ -299,6 +312,8 @@ pub(crate) fn limit_violation(x: f32, limit: Option<[f32; 2]>) -> f32 {
 #[derive(Debug, Clone, Default)]
 pub struct Joints {
     pub(crate) name: Vec<String>,
+    /// Index of each name (names are unique), so that adding n joints costs O(n).
+    pub(crate) by_name: std::collections::HashMap<String, u32>,
     pub(crate) kind: Vec<JointKind>,
     pub(crate) body_a: Vec<u32>,
     pub(crate) body_b: Vec<u32>,
@@ -326,6 +341,22 @@ impl Joints {
     /// True when there are no joints.
     pub fn is_empty(&self) -> bool {
         self.name.is_empty()
+    }
+    /// Index of the joint named `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).map(|&i| i as usize)
+    }
+    /// Local anchors `(anchor_a, anchor_b)` of joint `j`, m, in each body's frame.
+    pub fn anchors_of(&self, j: usize) -> (Vec3, Vec3) {
+        (self.anchor_a[j], self.anchor_b[j])
+    }
+    /// Local axes `(axis_a, axis_b)` of joint `j` (unit length for revolute and prismatic).
+    pub fn axes_of(&self, j: usize) -> (Vec3, Vec3) {
+        (self.axis_a[j], self.axis_b[j])
+    }
+    /// Reference relative orientation `q_A^-1 q_B` of joint `j`.
+    pub fn reference_of(&self, j: usize) -> Quat {
+        self.reference[j]
     }
     /// Joint names in index order.
     pub fn names(&self) -> &[String] {
@@ -368,7 +399,7 @@ impl Joints {
                 reason: "every joint needs a non-empty name".into(),
             });
         }
-        if self.name.contains(&desc.name) {
+        if self.by_name.contains_key(&desc.name) {
             return Err(bad(
                 "another joint already has this name; names must be unique".into(),
             ));
@@ -427,6 +458,7 @@ impl Joints {
             None => (rot_a.inverse() * rot_b).normalize(),
         };
         let id = JointId(self.len() as u32);
+        self.by_name.insert(desc.name.clone(), id.0);
         self.name.push(desc.name.clone());
         self.kind.push(desc.kind);
         self.body_a.push(desc.body_a.0);

@@ -2,9 +2,14 @@
 //!
 //! The binary is thin: every subcommand parses its flags, calls the libraries and prints.
 
+mod bench;
+mod diff;
+mod export;
 mod output;
+mod resume;
 mod run;
 mod scenes;
+mod scrub;
 mod tutorial;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -29,6 +34,16 @@ enum Command {
     Scenes(scenes::Args),
     /// Run the tutorials' experiments.
     Tutorial(tutorial::Args),
+    /// Benchmark the solver (scenes, scaling, wide vs scalar, threads, optionally rapier3d).
+    Bench(bench::Args),
+    /// Export a run log to HDF5.
+    Export(export::Args),
+    /// Scrub a run log: residual timeline, worst joints, one frame, early spikes, live tail.
+    Scrub(scrub::Args),
+    /// Compare two run logs: first divergent substep and largest deviation (exit 0/1/2).
+    Diff(diff::Args),
+    /// Continue a recorded run from one of its substeps, bit for bit.
+    Resume(resume::Args),
 }
 
 fn main() {
@@ -48,6 +63,16 @@ fn main() {
         Command::Run(args) => run::main(args),
         Command::Scenes(args) => scenes::main(args),
         Command::Tutorial(args) => tutorial::main(args),
+        Command::Bench(args) => bench::main(args),
+        Command::Export(args) => export::main(args),
+        Command::Scrub(args) => scrub::main(args),
+        Command::Diff(args) => match diff::main(args) {
+            // Exit code 1 means "diverged"; errors (unusable input) exit 2 below.
+            Ok(true) => std::process::exit(1),
+            Ok(false) => Ok(()),
+            Err(e) => Err(e),
+        },
+        Command::Resume(args) => resume::main(args),
     };
     output::finish(result);
 }

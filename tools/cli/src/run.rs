@@ -3,6 +3,7 @@
 use crate::output::{emit, emit_json, progress};
 use anyhow::{bail, Context};
 use lavender_engine::{ResidualMax, Scene, World};
+use lavender_replay::recorder::Recorder;
 use std::path::Path;
 use std::time::Instant;
 
@@ -11,7 +12,7 @@ use std::time::Instant;
 /// joint that held the worst anchor error.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender scenes                           lists the shipped scene names"
+    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender scenes                           lists the shipped scene names"
 )]
 pub struct Args {
     /// A shipped scene's name (see `lavender scenes`) or a path to a scene TOML file.
@@ -33,6 +34,13 @@ pub struct Args {
     /// Positional projection passes per substep (default 2).
     #[arg(long)]
     position_iterations: Option<u32>,
+    /// Worker threads (default 0: one per core; 1 runs on the calling thread). Results are
+    /// bitwise identical for every thread count.
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Record every substep to this file: a Lavender log (`.lvlog`) or HDF5 (`.h5`, `.hdf5`).
+    #[arg(long, value_name = "PATH")]
+    record: Option<std::path::PathBuf>,
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
@@ -60,6 +68,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if let Some(n) = args.position_iterations {
         settings.position_iterations = n;
     }
+    if let Some(n) = args.threads {
+        settings.threads = n;
+    }
     let dt = args.dt.unwrap_or_else(|| scene.frame_dt());
     if !(dt.is_finite() && dt > 0.0) {
         bail!("--dt {dt} is not a positive number of seconds");
@@ -77,18 +88,76 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let start = Instant::now();
     let mut max = ResidualMax::default();
     let mut substeps = 0u64;
+    let mut recorder = match &args.record {
+        Some(path) => Some(
+            Recorder::create(path, &scene, &world, dt)
+                .with_context(|| format!("cannot record to {}", path.display()))?,
+        ),
+        None => None,
+    };
     for _ in 0..steps {
-        let report = world.step_observed(dt, |w, _| max.fold(w.constraint_data()))?;
+        let mut record_error = None;
+        let stepped = world.step_observed(dt, |w, info| {
+            max.fold(w.constraint_data());
+            if let (Some(r), None) = (recorder.as_mut(), &record_error) {
+                record_error = r.record(w, info).err();
+            }
+        });
+        let report = match stepped {
+            Ok(report) => report,
+            Err(e) => {
+                // Keep the log of the run up to the failure: it is what `scrub` is for.
+                if let Some(log) = recorder.take().and_then(|r| r.finish().ok()) {
+                    eprintln!(
+                        "the recording up to the failure ({} frames) is in {}",
+                        log.frames,
+                        log.path.display()
+                    );
+                }
+                return Err(e.into());
+            }
+        };
+        if let Some(e) = record_error {
+            return Err(e).context("recording failed");
+        }
         substeps += u64::from(report.substeps);
         bar.inc(1);
     }
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
+    let log = recorder.map(|r| r.finish()).transpose()?;
     let summary = Summary::of(&name, &world, steps, substeps, dt, wall, &max);
     if args.json {
-        emit_json(&summary.json())
+        let mut json = summary.json();
+        if let Some(log) = &log {
+            json["record"] = serde_json::json!({
+                "path": log.path,
+                "frames": log.frames,
+                "bytes": log.bytes,
+            });
+        }
+        emit_json(&json)
     } else {
-        emit(&summary.text())
+        let mut text = summary.text();
+        if let Some(log) = &log {
+            text.push_str(&format!(
+                "recorded           {} frames, {} to {}\n",
+                log.frames,
+                human_bytes(log.bytes),
+                log.path.display()
+            ));
+        }
+        emit(&text)
+    }
+}
+
+/// `1234567` -> `"1.2 MB (1234567 bytes)"`.
+pub fn human_bytes(bytes: u64) -> String {
+    let units = [("GB", 1e9), ("MB", 1e6), ("kB", 1e3)];
+    let b = bytes as f64;
+    match units.iter().find(|(_, s)| b >= *s) {
+        Some((u, s)) => format!("{:.1} {u} ({bytes} bytes)", b / s),
+        None => format!("{bytes} bytes"),
     }
 }
 

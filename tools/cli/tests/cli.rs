@@ -12,10 +12,17 @@ fn lavender(args: &[&str]) -> std::process::Output {
 #[test]
 fn run_prints_a_json_summary_with_real_numbers() {
     let out = lavender(&["run", "pendulum", "--steps", "60", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["steps"], 60);
-    assert_eq!(v["substeps"], 240, "1/60 s frames are four 1/240 s substeps");
+    assert_eq!(
+        v["substeps"], 240,
+        "1/60 s frames are four 1/240 s substeps"
+    );
     assert_eq!(v["worst_joint"], "hinge");
     // A single decoupled hinge is held to f32 rounding (measured 6e-8 m).
     assert!(v["max_anchor_error"].as_f64().unwrap() < 1e-6);
@@ -32,9 +39,19 @@ fn run_without_a_scene_runs_the_default_chain() {
 
 #[test]
 fn text_summary_names_the_worst_joint() {
-    let out = lavender(&["run", "chain", "--steps", "10", "--velocity-iterations", "4"]);
+    let out = lavender(&[
+        "run",
+        "chain",
+        "--steps",
+        "10",
+        "--velocity-iterations",
+        "4",
+    ]);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("max anchor error") && text.contains("chain.joint"), "{text}");
+    assert!(
+        text.contains("max anchor error") && text.contains("chain.joint"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -42,7 +59,10 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
     let out = lavender(&["run", "no-such-scene"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("no-such-scene") && err.contains("lavender scenes"), "{err}");
+    assert!(
+        err.contains("no-such-scene") && err.contains("lavender scenes"),
+        "{err}"
+    );
     let out = lavender(&["run", "pendulum", "--dt", "-1"]);
     assert_eq!(out.status.code(), Some(2));
     let dir = std::env::temp_dir().join("lavender-cli-test-bad.toml");
@@ -54,20 +74,33 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
 
 #[test]
 fn help_explains_with_examples() {
-    for cmd in [vec!["--help"], vec!["run", "--help"], vec!["tutorial", "--help"]] {
+    for cmd in [
+        vec!["--help"],
+        vec!["run", "--help"],
+        vec!["tutorial", "--help"],
+    ] {
         let out = lavender(&cmd);
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains("Examples:"), "{cmd:?}: {text}");
     }
     let out = lavender(&["--version"]);
-    assert!(String::from_utf8(out.stdout).unwrap().contains("target features"));
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("target features"));
 }
 
 #[test]
 fn scenes_and_tutorial_list() {
     let out = lavender(&["scenes"]);
     let text = String::from_utf8(out.stdout).unwrap();
-    for name in ["pendulum", "chain", "grid", "limited-revolute", "fixed-stack", "prismatic-slider"] {
+    for name in [
+        "pendulum",
+        "chain",
+        "grid",
+        "limited-revolute",
+        "fixed-stack",
+        "prismatic-slider",
+    ] {
         assert!(text.contains(name), "{text}");
     }
     let out = lavender(&["tutorial", "constraints", "--list"]);

@@ -1,0 +1,301 @@
+//! Recording overhead on the 100 x 100 revolute chain scene (100 chains of 100 links: 10,100
+//! bodies, 10,000 joints, default settings, 1/60 s frames of 4 substeps), and scrub speed.
+//!
+//! `cargo bench --bench record` prints, from one run:
+//!
+//! * `overhead`: one world stepped without recording and an identical world stepped while
+//!   recording every substep to a `.lvlog`, frame after frame in alternation so that both see the same machine state; the ratio of the summed step times
+//!   recorded/unrecorded (and the median of the per-pair ratios, robust to other load on
+//!   the machine), the time per recorded frame and the write bandwidth reached (log bytes /
+//!   time spent in `Recorder::record` on the stepping thread, and log bytes / recorded run
+//!   time); `default` is `RecordOptions::default()` (recording thread, keyframes every
+//!   frame), the others are the alternatives measured against it;
+//! * `breakdown`: the pieces of a recorded substep, timed alone;
+//! * `scrub`: the time per GB of the log for the timeline (footer index only), the spike
+//!   finder (every frame's residual columns) and the worst joints (every frame), on the log
+//!   just written;
+//! * criterion's own timings of one frame, unrecorded and recorded.
+//!
+//! `LAVENDER_BENCH_FRAMES` (default 60) sets the frames of the overhead run; the log of 60
+//! frames is about 260 MB and is deleted afterwards.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, Criterion};
+use lavender::engine::{ChainSpec, Scene, Vec3, World};
+use lavender::replay::recorder::{RecordOptions, Recorder};
+use lavender::replay::{scrub, LogReader, WriterOptions};
+
+/// The 100 x 100 revolute chain scene: 100 horizontal chains of 100 links, 0.5 m apart in z.
+fn chains_scene() -> Scene {
+    let mut scene = Scene {
+        description: "100 x 100 revolute chain".into(),
+        ..Scene::default()
+    };
+    scene.chains = (0..100)
+        .map(|i| {
+            ChainSpec::new(
+                format!("chain{i}"),
+                100,
+                Vec3::new(0.0, 0.0, 0.5 * i as f32),
+            )
+        })
+        .collect();
+    scene
+}
+
+struct Overhead {
+    frames: u64,
+    unrecorded: Duration,
+    recorded: Duration,
+    in_record: Duration,
+    bytes: u64,
+    /// recorded/unrecorded time of each adjacent pair of frames.
+    pair_ratios: Vec<f64>,
+}
+
+/// Steps two identical worlds frame by frame in alternation, recording one of them.
+fn overhead(path: &Path, frames: u64, options: RecordOptions) -> Overhead {
+    let scene = chains_scene();
+    let dt = scene.frame_dt();
+    let mut plain = scene.build().unwrap();
+    let mut recorded_world = scene.build().unwrap();
+    let mut rec = Recorder::create_with(path, &scene, &recorded_world, dt, options).unwrap();
+    // Warm-up: one frame each (page faults of the solver's buffers).
+    plain.step(dt).unwrap();
+    recorded_world.step(dt).unwrap();
+    let mut out = Overhead {
+        frames,
+        unrecorded: Duration::ZERO,
+        recorded: Duration::ZERO,
+        in_record: Duration::ZERO,
+        bytes: 0,
+        pair_ratios: Vec::new(),
+    };
+    for _ in 0..frames {
+        let t = Instant::now();
+        plain.step(dt).unwrap();
+        let unrecorded = t.elapsed();
+        out.unrecorded += unrecorded;
+        let t = Instant::now();
+        let mut in_record = Duration::ZERO;
+        recorded_world
+            .step_observed(dt, |w, info| {
+                let r = Instant::now();
+                rec.record(w, info).unwrap();
+                in_record += r.elapsed();
+            })
+            .unwrap();
+        out.recorded += t.elapsed();
+        out.in_record += in_record;
+        out.pair_ratios
+            .push(t.elapsed().as_secs_f64() / unrecorded.as_secs_f64());
+    }
+    assert_eq!(plain.state_hash(), recorded_world.state_hash());
+    let t = Instant::now();
+    out.bytes = rec.finish().unwrap().bytes;
+    out.recorded += t.elapsed();
+    out
+}
+
+fn report_overhead(label: &str, o: &Overhead) {
+    let ratio = o.recorded.as_secs_f64() / o.unrecorded.as_secs_f64();
+    let mut pairs = o.pair_ratios.clone();
+    pairs.sort_by(f64::total_cmp);
+    let median = pairs[pairs.len() / 2];
+    println!(
+        "record/{label}: {} frames ({} substeps) of the 100x100 chain: unrecorded {:.2} ms/frame, \
+         recorded {:.2} ms/frame, ratio recorded/unrecorded = {ratio:.3} ({:+.1} %; median of \
+         per-frame-pair ratios {median:.3}), time in \
+         Recorder::record {:.2} ms/frame, log {:.1} MB ({:.2} MB/frame), write bandwidth {:.2} GB/s \
+         (bytes / time in record), {:.2} GB/s over the recorded run",
+        o.frames,
+        o.frames * 4,
+        o.unrecorded.as_secs_f64() * 1e3 / o.frames as f64,
+        o.recorded.as_secs_f64() * 1e3 / o.frames as f64,
+        (ratio - 1.0) * 100.0,
+        o.in_record.as_secs_f64() * 1e3 / o.frames as f64,
+        o.bytes as f64 / 1e6,
+        o.bytes as f64 / 1e6 / o.frames as f64,
+        o.bytes as f64 / o.in_record.as_secs_f64() / 1e9,
+        o.bytes as f64 / o.recorded.as_secs_f64() / 1e9,
+    );
+}
+
+fn report_scrub(path: &Path) {
+    let bytes = std::fs::metadata(path).unwrap().len() as f64;
+    let gb = bytes / 1e9;
+    // SAFETY: the bench's own file, not modified while read.
+    let open = || unsafe { LogReader::open(path) }.unwrap();
+    let t = Instant::now();
+    let reader = open();
+    let timeline = scrub::timeline(&reader);
+    let t_timeline = t.elapsed().as_secs_f64();
+    let reader = open();
+    let t = Instant::now();
+    let spikes = scrub::spikes(&reader, &scrub::SpikeParams::default()).unwrap();
+    let t_spikes = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let worst = scrub::worst_joints(&reader, 10).unwrap();
+    let t_worst = t.elapsed().as_secs_f64();
+    println!(
+        "scrub: {:.1} MB log, {} frames: open + timeline (footer index) {:.4} s = {:.3} s/GB; \
+         spikes (validates and reads every frame) {:.3} s = {:.2} s/GB ({} spikes); worst joints \
+         {:.3} s = {:.2} s/GB ({} listed)",
+        bytes / 1e6,
+        timeline.len(),
+        t_timeline,
+        t_timeline / gb,
+        t_spikes,
+        t_spikes / gb,
+        spikes.len(),
+        t_worst,
+        t_worst / gb,
+        worst.len()
+    );
+}
+
+/// Where the recording time goes, per substep (the pieces `Recorder::record` calls).
+fn report_breakdown(dir: &Path) {
+    let scene = chains_scene();
+    let dt = scene.frame_dt();
+    let mut world = scene.build().unwrap();
+    for _ in 0..5 {
+        world.step(dt).unwrap();
+    }
+    let n = 50u32;
+    let time = |f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        t.elapsed().as_secs_f64() * 1e3 / f64::from(n)
+    };
+    let (mut poses, mut vels) = (Vec::new(), Vec::new());
+    let gather =
+        time(&mut || lavender::replay::recorder::gather_bodies(&world, &mut poses, &mut vels));
+    let mut sink = 0u64;
+    let hash = time(&mut || sink ^= world.state_hash());
+    let xxh3 = time(&mut || {
+        sink ^= lavender::replay::recorder::state_hash(&poses, &vels, world.solver_state())
+    });
+    let mut e = 0.0;
+    let energy = time(&mut || e += world.total_energy());
+    let energy_ours = time(&mut || e += lavender::replay::recorder::total_energy(&world));
+    let header = lavender::replay::recorder::header_for(&scene, &world, dt);
+    let path = dir.join("breakdown.lvlog");
+    let mut w = lavender::replay::LogWriter::create(&path, &header).unwrap();
+    let mut substep = 0u64;
+    let mut append = |solver: bool| {
+        substep += 1;
+        w.append(&lavender::replay::FrameInput {
+            substep,
+            time: substep as f64,
+            poses: &poses,
+            velocities: &vels,
+            diagnostics: world.constraint_data(),
+            solver_state: solver.then(|| world.solver_state()),
+            total_energy: e,
+            state_hash: sink,
+        })
+        .unwrap();
+    };
+    let append_key = time(&mut || append(true));
+    let append_plain = time(&mut || append(false));
+    drop(w);
+    let frame_bytes = (std::fs::metadata(&path).unwrap().len() as f64) / (2.0 * f64::from(n));
+    // The diagnostics after every substep: `step` refreshes them once per frame,
+    // `step_observed` after every substep (a recorder needs them), in alternation.
+    let (mut plain, mut observed) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..10 {
+        let t = Instant::now();
+        world.step(dt).unwrap();
+        plain += t.elapsed();
+        let t = Instant::now();
+        world.step_observed(dt, |_, _| {}).unwrap();
+        observed += t.elapsed();
+    }
+    let per_substep = |d: Duration| d.as_secs_f64() * 1e3 / 40.0;
+    let t = Instant::now();
+    for _ in 0..n {
+        world.sync();
+    }
+    let sync = t.elapsed().as_secs_f64() * 1e3 / f64::from(n);
+    println!(
+        "record/breakdown per substep: step {:.3} ms, step_observed with an empty observer \
+         {:.3} ms (per-substep diagnostics; World::sync alone {sync:.3} ms), gather poses+velocities {gather:.3} ms, \
+         World::state_hash (FNV, not used) {hash:.3} ms, recorder::state_hash (xxh3) {xxh3:.3} ms, \
+         World::total_energy (not used) {energy:.3} ms, recorder::total_energy (allocating \
+         wrapper of the recorder's energy) {energy_ours:.3} ms, LogWriter::append with solver \
+         state {append_key:.3} ms, without {append_plain:.3} ms (writer throughput {:.2} GB/s \
+         on {:.2} MB frames)",
+        per_substep(plain),
+        per_substep(observed),
+        frame_bytes / (0.5 * (append_key + append_plain) * 1e-3) / 1e9,
+        frame_bytes / 1e6,
+    );
+}
+
+fn criterion_frames(c: &mut Criterion) {
+    let scene = chains_scene();
+    let dt = scene.frame_dt();
+    let dir = tempfile::tempdir().unwrap();
+    let mut group = c.benchmark_group("chain100x100_frame");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(8));
+    let mut world: World = scene.build().unwrap();
+    group.bench_function("unrecorded", |b| b.iter(|| world.step(dt).unwrap()));
+    let mut world: World = scene.build().unwrap();
+    let path = dir.path().join("criterion.lvlog");
+    let mut rec = Some(Recorder::create(&path, &scene, &world, dt).unwrap());
+    let mut frames = 0u32;
+    group.bench_function("recorded", |b| {
+        b.iter(|| {
+            // Start a new file every 64 frames so the bench does not fill the disk.
+            frames += 1;
+            if frames.checked_rem(64) == Some(0) {
+                rec.take().unwrap().finish().unwrap();
+                rec = Some(Recorder::create(&path, &scene, &world, dt).unwrap());
+            }
+            rec.as_mut().unwrap().step(&mut world, dt).unwrap()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, criterion_frames);
+
+fn main() {
+    let frames: u64 = std::env::var("LAVENDER_BENCH_FRAMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let path = dir.path().join("chain100x100.lvlog");
+    report_breakdown(dir.path());
+    let default = overhead(&path, frames, RecordOptions::default());
+    report_overhead("default", &default);
+    report_scrub(&path);
+    for (label, threaded, background, keyframe_every) in [
+        ("caller_thread", false, false, 1),
+        ("caller_thread_background_write", false, true, 1),
+        ("threaded_keyframes_every_16", true, false, 16),
+    ] {
+        let options = RecordOptions {
+            keyframe_every,
+            threaded,
+            writer: WriterOptions {
+                background,
+                ..WriterOptions::default()
+            },
+        };
+        report_overhead(label, &overhead(&path, frames, options));
+    }
+    drop(dir);
+    if std::env::args().any(|a| a == "--skip-criterion") {
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -1,0 +1,474 @@
+//! Lane types: the only module that knows the SIMD width.
+//!
+//! A joint kernel is written once over a [`Lane`] type `L` and reads like the scalar math:
+//! `L = f32` is the scalar reference path (one joint at a time), `L = Wide` (8 lanes of f32 from
+//! the `wide` crate) solves eight joints of a batch at once. Every operation the kernels use
+//! (`+ - * /`, `sqrt`, compare, select) is exact IEEE-754 single precision in both
+//! instantiations and no operation crosses lanes, so each active lane of the wide path computes
+//! bit for bit what the scalar path computes for that joint, and a padded lane can reach the
+//! bodies only through the scatter of the kernels' velocities, which skips it (a lane is
+//! written only if it is real and its body dynamic, see [`WriteMask`]).
+//!
+//! The instruction set is the build's: `wide` uses AVX when the whole build has
+//! `target-feature=+avx` (e.g. `RUSTFLAGS="-C target-cpu=native"`), two SSE2 halves otherwise.
+//! No fused multiply-add is used, so the results do not depend on FMA availability either.
+
+use glam::{Mat3, Quat, Vec3};
+use std::fmt::Debug;
+use std::marker::PhantomData;
+use std::ops::{Add, Mul, Neg, Sub};
+
+/// The wide lane type: 8 lanes of f32.
+pub type Wide = wide::f32x8;
+
+/// Lanes of the wide path (the batch width of the schedule).
+pub const WIDE_LANES: usize = 8;
+
+/// A set of `WIDTH` f32 lanes with lane-wise, exactly rounded arithmetic.
+pub trait Lane:
+    Copy
+    + Debug
+    + Send
+    + Sync
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Neg<Output = Self>
+{
+    /// A lane-wise boolean.
+    type Mask: Copy;
+    /// One `u32` per lane (joint or body indices).
+    type Indices: Copy + Debug + Default + Send + Sync + AsRef<[u32]> + AsMut<[u32]>;
+    /// One [`SolverVelocity`] per lane.
+    type Block: Copy + Default + AsRef<[SolverVelocity]> + AsMut<[SolverVelocity]>;
+    /// Number of lanes.
+    const WIDTH: usize;
+    /// Every lane `x`.
+    fn splat(x: f32) -> Self;
+    /// Lane `i`.
+    fn lane(&self, i: usize) -> f32;
+    /// Sets lane `i`.
+    fn set_lane(&mut self, i: usize, x: f32);
+    /// Lane-wise `self > other` (false where either is NaN).
+    fn gt(self, other: Self) -> Self::Mask;
+    /// Lane-wise `if mask { a } else { b }`.
+    fn select(mask: Self::Mask, a: Self, b: Self) -> Self;
+    /// Transposes one velocity per lane into the eight components, each across the lanes.
+    fn transpose_in(block: &Self::Block) -> [Self; 8];
+    /// The inverse of [`Lane::transpose_in`].
+    fn transpose_out(components: [Self; 8]) -> Self::Block;
+}
+
+/// A body's velocity as the kernels load it: linear x, y, z, angular x, y, z and two unused
+/// lanes, 32 bytes aligned, so that gathering eight bodies is eight aligned loads and one
+/// 8 x 8 transpose (instead of 48 scalar loads and lane inserts).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C, align(32))]
+pub struct SolverVelocity(pub [f32; 8]);
+
+impl SolverVelocity {
+    /// From linear and angular velocity.
+    #[inline(always)]
+    pub fn new(linear: Vec3, angular: Vec3) -> Self {
+        SolverVelocity([
+            linear.x, linear.y, linear.z, angular.x, angular.y, angular.z, 0.0, 0.0,
+        ])
+    }
+    /// Linear velocity.
+    #[inline(always)]
+    pub fn linear(&self) -> Vec3 {
+        Vec3::new(self.0[0], self.0[1], self.0[2])
+    }
+    /// Angular velocity.
+    #[inline(always)]
+    pub fn angular(&self) -> Vec3 {
+        Vec3::new(self.0[3], self.0[4], self.0[5])
+    }
+}
+
+impl Lane for f32 {
+    type Mask = bool;
+    type Indices = [u32; 1];
+    type Block = [SolverVelocity; 1];
+    const WIDTH: usize = 1;
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn lane(&self, _i: usize) -> f32 {
+        *self
+    }
+    #[inline(always)]
+    fn set_lane(&mut self, _i: usize, x: f32) {
+        *self = x;
+    }
+    #[inline(always)]
+    fn gt(self, other: Self) -> bool {
+        self > other
+    }
+    #[inline(always)]
+    fn select(mask: bool, a: Self, b: Self) -> Self {
+        if mask {
+            a
+        } else {
+            b
+        }
+    }
+    #[inline(always)]
+    fn transpose_in(block: &[SolverVelocity; 1]) -> [f32; 8] {
+        block[0].0
+    }
+    #[inline(always)]
+    fn transpose_out(components: [f32; 8]) -> [SolverVelocity; 1] {
+        [SolverVelocity(components)]
+    }
+}
+
+/// A lane mask of the wide type (all bits set where true), kept apart from the float lanes.
+#[derive(Debug, Clone, Copy)]
+pub struct WideMask(Wide);
+
+impl Lane for Wide {
+    type Mask = WideMask;
+    type Indices = [u32; WIDE_LANES];
+    type Block = [SolverVelocity; WIDE_LANES];
+    const WIDTH: usize = WIDE_LANES;
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        Wide::splat(x)
+    }
+    #[inline(always)]
+    fn lane(&self, i: usize) -> f32 {
+        self.as_array()[i]
+    }
+    #[inline(always)]
+    fn set_lane(&mut self, i: usize, x: f32) {
+        self.as_mut_array()[i] = x;
+    }
+    #[inline(always)]
+    fn gt(self, other: Self) -> WideMask {
+        WideMask(self.simd_gt(other))
+    }
+    #[inline(always)]
+    fn select(mask: WideMask, a: Self, b: Self) -> Self {
+        mask.0.select(a, b)
+    }
+    #[inline(always)]
+    fn transpose_in(block: &[SolverVelocity; WIDE_LANES]) -> [Wide; 8] {
+        Wide::transpose(block.map(|v| Wide::new(v.0)))
+    }
+    #[inline(always)]
+    fn transpose_out(components: [Wide; 8]) -> [SolverVelocity; WIDE_LANES] {
+        Wide::transpose(components).map(|v| SolverVelocity(v.to_array()))
+    }
+}
+
+/// A 3-vector of lanes (`Vec3x8` for the wide type, a plain vector for `f32`).
+#[derive(Debug, Clone, Copy)]
+pub struct V3<L> {
+    /// x lanes.
+    pub x: L,
+    /// y lanes.
+    pub y: L,
+    /// z lanes.
+    pub z: L,
+}
+
+/// The wide 3-vector.
+pub type Vec3x8 = V3<Wide>;
+
+impl<L: Lane> V3<L> {
+    /// Every lane zero.
+    #[inline(always)]
+    pub fn zero() -> Self {
+        let z = L::splat(0.0);
+        V3 { x: z, y: z, z }
+    }
+    /// Lane `i` as a glam vector.
+    #[inline(always)]
+    pub fn lane(&self, i: usize) -> Vec3 {
+        Vec3::new(self.x.lane(i), self.y.lane(i), self.z.lane(i))
+    }
+    /// Sets lane `i`.
+    #[inline(always)]
+    pub fn set_lane(&mut self, i: usize, v: Vec3) {
+        self.x.set_lane(i, v.x);
+        self.y.set_lane(i, v.y);
+        self.z.set_lane(i, v.z);
+    }
+    /// `x x' + y y' + z z'`, in that order (as glam's scalar `Vec3::dot`).
+    #[inline(always)]
+    pub fn dot(self, o: Self) -> L {
+        self.x * o.x + self.y * o.y + self.z * o.z
+    }
+    /// Every component times the lanes `s`.
+    #[inline(always)]
+    pub fn scale(self, s: L) -> Self {
+        V3 {
+            x: self.x * s,
+            y: self.y * s,
+            z: self.z * s,
+        }
+    }
+}
+
+impl<L: Lane> Add for V3<L> {
+    type Output = Self;
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        V3 {
+            x: self.x + o.x,
+            y: self.y + o.y,
+            z: self.z + o.z,
+        }
+    }
+}
+
+impl<L: Lane> Sub for V3<L> {
+    type Output = Self;
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        V3 {
+            x: self.x - o.x,
+            y: self.y - o.y,
+            z: self.z - o.z,
+        }
+    }
+}
+
+/// The velocities of the two bodies of each lane's joint, gathered for a kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct PairVelocities<L> {
+    /// Linear velocity of A.
+    pub linear_a: V3<L>,
+    /// Angular velocity of A.
+    pub angular_a: V3<L>,
+    /// Linear velocity of B.
+    pub linear_b: V3<L>,
+    /// Angular velocity of B.
+    pub angular_b: V3<L>,
+}
+
+/// Which bodies of a batch a kernel may write: bit `i` for lane `i`. A lane's body is written
+/// only if the lane is real (not padding) and the body is dynamic, so that no two lanes of one
+/// colour ever write the same body.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteMask {
+    /// Lanes whose body A is written.
+    pub a: u16,
+    /// Lanes whose body B is written.
+    pub b: u16,
+}
+
+/// A slice of body quantities that the batches of one colour read and write concurrently.
+///
+/// It is a raw view: the schedule guarantees that within one colour no two joints share a
+/// dynamic body and kernels write dynamic bodies only (see [`WriteMask`]), so concurrent tasks
+/// write disjoint elements, and the elements they read but others write do not exist (a task
+/// reads only its own joints' bodies; static and kinematic bodies are never written during a
+/// colour). `debug_assert`s check the indices.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shared<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: `Shared` is a `&mut [T]` split across tasks by index; the coloring invariant above
+// (tested in `schedule::tests` and by the thread-count determinism tests) keeps writes disjoint.
+unsafe impl<T: Send> Send for Shared<'_, T> {}
+// SAFETY: as above; no element is written by one task while another reads it.
+unsafe impl<T: Send> Sync for Shared<'_, T> {}
+
+impl<'a, T: Copy> Shared<'a, T> {
+    pub(crate) fn new(slice: &'a mut [T]) -> Self {
+        Shared {
+            ptr: slice.as_mut_ptr(),
+            len: slice.len(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Reads element `i`.
+    ///
+    /// # Safety
+    /// `i < len`, and no other task writes element `i` during this colour.
+    #[inline(always)]
+    pub(crate) unsafe fn get(&self, i: usize) -> T {
+        debug_assert!(i < self.len);
+        // SAFETY: in bounds (caller), and not written concurrently (caller).
+        unsafe { *self.ptr.add(i) }
+    }
+
+    /// Writes element `i`.
+    ///
+    /// # Safety
+    /// `i < len`, and no other task reads or writes element `i` during this colour.
+    #[inline(always)]
+    pub(crate) unsafe fn set(&self, i: usize, v: T) {
+        debug_assert!(i < self.len);
+        // SAFETY: in bounds (caller), and exclusively owned by this task (caller).
+        unsafe { *self.ptr.add(i) = v }
+    }
+}
+
+/// The body velocities the kernels touch, shared between the tasks of one colour.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyAccess<'a> {
+    pub velocities: Shared<'a, SolverVelocity>,
+}
+
+impl BodyAccess<'_> {
+    /// Gathers the velocities of bodies `a[i]`, `b[i]` into lane `i`.
+    ///
+    /// # Safety
+    /// The indices are in bounds and, during this colour, the bodies are written by no other
+    /// task (the coloring invariant).
+    #[inline(always)]
+    pub(crate) unsafe fn gather_velocities<L: Lane>(
+        &self,
+        a: &L::Indices,
+        b: &L::Indices,
+    ) -> PairVelocities<L> {
+        // SAFETY: the caller's contract.
+        let (linear_a, angular_a) = unsafe { self.gather(a) };
+        // SAFETY: the caller's contract.
+        let (linear_b, angular_b) = unsafe { self.gather(b) };
+        PairVelocities {
+            linear_a,
+            angular_a,
+            linear_b,
+            angular_b,
+        }
+    }
+
+    /// # Safety
+    /// As [`BodyAccess::gather_velocities`].
+    #[inline(always)]
+    unsafe fn gather<L: Lane>(&self, idx: &L::Indices) -> (V3<L>, V3<L>) {
+        let mut block = L::Block::default();
+        for (slot, &k) in block.as_mut().iter_mut().zip(idx.as_ref()) {
+            // SAFETY: the caller's contract.
+            *slot = unsafe { self.velocities.get(k as usize) };
+        }
+        let [lx, ly, lz, ax, ay, az, _, _] = L::transpose_in(&block);
+        (
+            V3 {
+                x: lx,
+                y: ly,
+                z: lz,
+            },
+            V3 {
+                x: ax,
+                y: ay,
+                z: az,
+            },
+        )
+    }
+
+    /// Writes lane `i` back to bodies `a[i]`, `b[i]` where `write` allows it.
+    ///
+    /// # Safety
+    /// As [`BodyAccess::gather_velocities`]; `write` selects only dynamic bodies of real lanes.
+    #[inline(always)]
+    pub(crate) unsafe fn scatter_velocities<L: Lane>(
+        &self,
+        v: &PairVelocities<L>,
+        a: &L::Indices,
+        b: &L::Indices,
+        write: WriteMask,
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.scatter(&v.linear_a, &v.angular_a, a, write.a);
+            self.scatter(&v.linear_b, &v.angular_b, b, write.b);
+        }
+    }
+
+    /// # Safety
+    /// As [`BodyAccess::scatter_velocities`].
+    #[inline(always)]
+    unsafe fn scatter<L: Lane>(
+        &self,
+        linear: &V3<L>,
+        angular: &V3<L>,
+        idx: &L::Indices,
+        mask: u16,
+    ) {
+        let zero = L::splat(0.0);
+        let block = L::transpose_out([
+            linear.x, linear.y, linear.z, angular.x, angular.y, angular.z, zero, zero,
+        ]);
+        for (i, (v, &k)) in block.as_ref().iter().zip(idx.as_ref()).enumerate() {
+            if mask & (1 << i) != 0 {
+                // SAFETY: the caller's contract.
+                unsafe { self.velocities.set(k as usize, *v) };
+            }
+        }
+    }
+}
+
+/// Poses and mass properties shared by the tasks of one colour during projection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PoseAccess<'a> {
+    pub position: Shared<'a, Vec3>,
+    pub rotation: Shared<'a, Quat>,
+    pub inv_mass: &'a [f32],
+    pub inv_inertia: &'a [Mat3],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wide_lanes_compute_what_the_scalar_lanes_compute() {
+        let xs: [f32; 8] = [1.5, -2.25, 1e-30, 3.0e7, -0.0, 0.1, 7.0, -1e-3];
+        let ys: [f32; 8] = [0.3, 4.0, -1e-20, 2.5, 1.0, -0.7, 1e9, 5.0];
+        let (x, y) = (Wide::new(xs), Wide::new(ys));
+        let v = (x * y + x - y) * -(x - y * y);
+        let s = <Wide as Lane>::select(Lane::gt(x, y), x, y);
+        for i in 0..8 {
+            let (a, b) = (xs[i], ys[i]);
+            let scalar = (a * b + a - b) * -(a - b * b);
+            assert_eq!(v.lane(i).to_bits(), scalar.to_bits(), "lane {i}");
+            assert_eq!(
+                s.lane(i).to_bits(),
+                <f32 as Lane>::select(Lane::gt(a, b), a, b).to_bits(),
+                "lane {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn scatter_skips_masked_lanes_and_transposes_round_trip() {
+        let mut v: Vec<SolverVelocity> = (0..4)
+            .map(|i| SolverVelocity::new(Vec3::splat(i as f32), Vec3::splat(10.0 + i as f32)))
+            .collect();
+        let access = BodyAccess {
+            velocities: Shared::new(&mut v),
+        };
+        let mut idx_a = [0u32; WIDE_LANES];
+        let mut idx_b = [0u32; WIDE_LANES];
+        idx_a[0] = 1;
+        idx_b[0] = 2;
+        idx_a[1] = 3;
+        // SAFETY: single task, indices in bounds.
+        unsafe {
+            let mut p = access.gather_velocities::<Wide>(&idx_a, &idx_b);
+            assert_eq!(p.linear_a.lane(0), Vec3::splat(1.0));
+            assert_eq!(p.angular_a.lane(1), Vec3::splat(13.0));
+            assert_eq!(p.angular_b.lane(0), Vec3::splat(12.0));
+            p.linear_a = V3::zero();
+            p.linear_b = V3::zero();
+            access.scatter_velocities::<Wide>(&p, &idx_a, &idx_b, WriteMask { a: 0b1, b: 0 });
+        }
+        let linear: Vec<Vec3> = v.iter().map(SolverVelocity::linear).collect();
+        assert_eq!(
+            linear,
+            vec![Vec3::ZERO, Vec3::ZERO, Vec3::splat(2.0), Vec3::splat(3.0)]
+        );
+        assert_eq!(v[1].angular(), Vec3::splat(11.0));
+    }
+}

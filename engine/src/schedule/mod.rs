@@ -1,0 +1,394 @@
+//! The schedule: which joints are solved together, never how they are solved.
+//!
+//! Built from the scene alone (body kinds, joint bodies, types and limits, in insertion order),
+//! never from the thread count or the solver path's timing, so that every run of a scene
+//! solves the same rows in the same order:
+//!
+//! - [`coloring`]: a greedy graph coloring of the joints such that no two joints of one colour
+//!   share a dynamic body (static and kinematic bodies are never written by the solver, so
+//!   they do not conflict). Joints that find no free colour among [`coloring::MAX_COLORS`] go
+//!   to an overflow set, solved serially by the scalar kernels after the colours (Box2D v3's
+//!   scheme).
+//! - batches: inside a colour, joints of the same signature (type and whether a limit row
+//!   exists) are packed into batches of the lane width, the last one padded. A limit row's
+//!   activity changes from substep to substep, so it is a lane mask inside the batch (an
+//!   inactive row has zero Jacobian and zero effective mass, which makes it neutral), not a
+//!   batch key: the batches never need rebuilding while the scene is unchanged.
+//! - [`islands`]: connected components of dynamic bodies through joints.
+//!
+//! Colours run in order; the batches of one colour touch disjoint dynamic bodies, so they may
+//! run in any order or in parallel with bitwise the same result.
+
+pub mod coloring;
+pub mod islands;
+
+use crate::bodies::BodyKind;
+use crate::joints::JointKind;
+use std::ops::Range;
+
+pub use coloring::{Coloring, MAX_COLORS, OVERFLOW};
+pub use islands::Islands;
+
+/// A batch: up to `width` joints of one colour and one signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batch {
+    /// Joint type of every lane.
+    pub kind: JointKind,
+    /// Whether the joints have a limit (and so a unilateral row in slot 5).
+    pub limited: bool,
+    /// Its joints: `Schedule::order[start..start + len]`.
+    pub start: u32,
+    /// Real lanes (the rest are padding).
+    pub len: u32,
+}
+
+/// Colours, batches, overflow and islands of a scene.
+#[derive(Debug, Clone, Default)]
+pub struct Schedule {
+    /// Lane width the batches were packed for (1: scalar path).
+    pub width: usize,
+    /// The coloring.
+    pub coloring: Coloring,
+    /// Joint indices in solve order: colour by colour, batch by batch.
+    pub order: Vec<u32>,
+    /// All batches of the colours, colour by colour.
+    pub batches: Vec<Batch>,
+    /// `batches[colors[c].clone()]` are colour `c`'s batches.
+    pub colors: Vec<Range<usize>>,
+    /// Overflow joints (solved serially, in joint order, after the colours).
+    pub overflow: Vec<u32>,
+    /// Connected components of the dynamic bodies.
+    pub islands: Islands,
+    /// Joint indices grouped by island, in joint order inside an island (a joint belongs to
+    /// the island of its dynamic body or bodies).
+    pub island_joints: Vec<u32>,
+    /// `island_joints[island_ranges[i].clone()]` are island `i`'s joints.
+    pub island_ranges: Vec<Range<usize>>,
+    /// The islands of at most [`SERIAL_PROJECTION_MAX_JOINTS`] joints (ranges into
+    /// `island_joints`): projected one island per task, in joint order.
+    pub serial_islands: Vec<Range<usize>>,
+    /// Joints of the larger islands by colour: `projection_joints[projection_colors[c]]`,
+    /// then their overflow joints, `projection_overflow`.
+    pub projection_joints: Vec<u32>,
+    /// See `projection_joints`.
+    pub projection_colors: Vec<Range<usize>>,
+    /// Overflow joints of the larger islands, projected serially after the colours.
+    pub projection_overflow: Vec<u32>,
+}
+
+/// Islands with at most this many joints are projected serially in joint order (one task per
+/// island); larger ones by colours, so that one big island still uses every thread.
+///
+/// Serial projection is the better solver (a sweep along a chain carries a correction from
+/// end to end in one pass; see `Solver::project`), colours the parallel one. The shipped
+/// scenes and a 100-link chain sit far below the threshold; the 100 x 100 benchmark grid
+/// (19,701 joints) above it.
+pub const SERIAL_PROJECTION_MAX_JOINTS: usize = 4096;
+
+/// The row signature that separates batches: joint type, then whether a limit exists.
+fn signature(kind: JointKind, limited: bool) -> u8 {
+    let k = match kind {
+        JointKind::Revolute => 0,
+        JointKind::Spherical => 1,
+        JointKind::Fixed => 2,
+        JointKind::Prismatic => 3,
+    };
+    k * 2 + u8::from(limited)
+}
+
+/// Counting sort of the joints by island, stable (joint order inside an island).
+fn group_by_island(
+    islands: &Islands,
+    body_kinds: &[BodyKind],
+    joint_bodies: &[(u32, u32)],
+) -> (Vec<u32>, Vec<Range<usize>>) {
+    let island_of_joint: Vec<usize> = joint_bodies
+        .iter()
+        .map(|&(a, b)| {
+            let body = if body_kinds[a as usize] == BodyKind::Dynamic {
+                a
+            } else {
+                b
+            };
+            islands.island_of[body as usize] as usize
+        })
+        .collect();
+    let mut start = vec![0usize; islands.count + 1];
+    for &i in &island_of_joint {
+        start[i + 1] += 1;
+    }
+    for i in 0..islands.count {
+        start[i + 1] += start[i];
+    }
+    let ranges = (0..islands.count).map(|i| start[i]..start[i + 1]).collect();
+    let mut joints = vec![0u32; joint_bodies.len()];
+    for (j, &i) in island_of_joint.iter().enumerate() {
+        joints[start[i]] = j as u32;
+        start[i] += 1;
+    }
+    (joints, ranges)
+}
+
+impl Schedule {
+    /// Builds the schedule for `width` lanes from the bodies' kinds and, per joint, its two
+    /// bodies, type and whether it has a limit.
+    pub fn build(
+        width: usize,
+        body_kinds: &[BodyKind],
+        joint_bodies: &[(u32, u32)],
+        joint_kinds: &[JointKind],
+        limited: &[bool],
+    ) -> Schedule {
+        assert!(width >= 1);
+        let coloring = Coloring::build(body_kinds, joint_bodies);
+        let islands = Islands::build(body_kinds, joint_bodies);
+        let mut per_color: Vec<Vec<u32>> = vec![Vec::new(); coloring.color_count()];
+        let mut overflow = Vec::new();
+        for (j, &c) in coloring.color_of.iter().enumerate() {
+            if c == OVERFLOW {
+                overflow.push(j as u32);
+            } else {
+                per_color[c as usize].push(j as u32);
+            }
+        }
+        let mut order = Vec::with_capacity(joint_bodies.len());
+        let mut batches = Vec::new();
+        let mut colors = Vec::with_capacity(per_color.len());
+        for mut joints in per_color {
+            // Stable: joint order inside a signature.
+            joints.sort_by_key(|&j| signature(joint_kinds[j as usize], limited[j as usize]));
+            let first = batches.len();
+            let mut i = 0;
+            while i < joints.len() {
+                let j0 = joints[i] as usize;
+                let sig = signature(joint_kinds[j0], limited[j0]);
+                let mut n = 0;
+                while n < width
+                    && i + n < joints.len()
+                    && signature(
+                        joint_kinds[joints[i + n] as usize],
+                        limited[joints[i + n] as usize],
+                    ) == sig
+                {
+                    n += 1;
+                }
+                batches.push(Batch {
+                    kind: joint_kinds[j0],
+                    limited: limited[j0],
+                    start: order.len() as u32,
+                    len: n as u32,
+                });
+                order.extend_from_slice(&joints[i..i + n]);
+                i += n;
+            }
+            colors.push(first..batches.len());
+        }
+        let (island_joints, island_ranges) = group_by_island(&islands, body_kinds, joint_bodies);
+        let mut serial_islands = Vec::new();
+        let mut large = vec![false; joint_bodies.len()];
+        for range in &island_ranges {
+            if range.len() <= SERIAL_PROJECTION_MAX_JOINTS {
+                serial_islands.push(range.clone());
+            } else {
+                for &j in &island_joints[range.clone()] {
+                    large[j as usize] = true;
+                }
+            }
+        }
+        let mut projection_joints = Vec::new();
+        let mut projection_colors = Vec::new();
+        let mut by_color: Vec<Vec<u32>> = vec![Vec::new(); coloring.color_count()];
+        let mut projection_overflow = Vec::new();
+        for (j, &c) in coloring.color_of.iter().enumerate() {
+            if !large[j] {
+                continue;
+            }
+            if c == OVERFLOW {
+                projection_overflow.push(j as u32);
+            } else {
+                by_color[c as usize].push(j as u32);
+            }
+        }
+        for joints in by_color {
+            let start = projection_joints.len();
+            projection_joints.extend(joints);
+            if projection_joints.len() > start {
+                projection_colors.push(start..projection_joints.len());
+            }
+        }
+        Schedule {
+            width,
+            coloring,
+            order,
+            batches,
+            colors,
+            overflow,
+            islands,
+            island_joints,
+            island_ranges,
+            serial_islands,
+            projection_joints,
+            projection_colors,
+            projection_overflow,
+        }
+    }
+
+    /// Joints of batch `b`.
+    pub fn joints_of(&self, b: &Batch) -> &[u32] {
+        &self.order[b.start as usize..(b.start + b.len) as usize]
+    }
+
+    /// Number of colours in use.
+    pub fn color_count(&self) -> usize {
+        self.colors.len()
+    }
+
+    /// Fraction of batch lanes that are padding, in `[0, 1)`.
+    pub fn padding_fraction(&self) -> f64 {
+        let lanes = self.batches.len() * self.width;
+        if lanes == 0 {
+            return 0.0;
+        }
+        1.0 - self.order.len() as f64 / lanes as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use BodyKind::{Dynamic, Static};
+
+    /// A chain: static anchor 0, links 1..=n, joint i between i and i + 1.
+    fn chain(n: usize) -> (Vec<BodyKind>, Vec<(u32, u32)>) {
+        let mut kinds = vec![Static];
+        kinds.extend(std::iter::repeat_n(Dynamic, n));
+        let joints = (0..n as u32).map(|i| (i, i + 1)).collect();
+        (kinds, joints)
+    }
+
+    fn check_invariant(kinds: &[BodyKind], joints: &[(u32, u32)], s: &Schedule) {
+        for range in &s.colors {
+            let mut seen = std::collections::HashSet::new();
+            for b in &s.batches[range.clone()] {
+                assert!(b.len as usize <= s.width && b.len > 0);
+                for &j in s.joints_of(b) {
+                    let (a, bb) = joints[j as usize];
+                    for body in [a, bb] {
+                        if kinds[body as usize] == Dynamic {
+                            assert!(seen.insert(body), "body {body} twice in one colour");
+                        }
+                    }
+                }
+            }
+        }
+        let mut all: Vec<u32> = s.order.iter().chain(&s.overflow).copied().collect();
+        all.sort();
+        assert_eq!(all, (0..joints.len() as u32).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_chain_takes_two_colours_and_no_colour_shares_a_dynamic_body() {
+        let (kinds, joints) = chain(100);
+        let n = joints.len();
+        let s = Schedule::build(
+            8,
+            &kinds,
+            &joints,
+            &vec![JointKind::Revolute; n],
+            &vec![false; n],
+        );
+        assert_eq!(s.color_count(), 2);
+        assert!(s.overflow.is_empty());
+        check_invariant(&kinds, &joints, &s);
+    }
+
+    #[test]
+    fn large_islands_are_projected_by_colours_small_ones_serially() {
+        let (mut kinds, mut joints) = chain(SERIAL_PROJECTION_MAX_JOINTS + 1);
+        // A second, small chain.
+        let base = kinds.len() as u32;
+        kinds.push(Static);
+        kinds.extend(std::iter::repeat_n(Dynamic, 3));
+        joints.extend((0..3).map(|i| (base + i, base + i + 1)));
+        let n = joints.len();
+        let s = Schedule::build(
+            8,
+            &kinds,
+            &joints,
+            &vec![JointKind::Revolute; n],
+            &vec![false; n],
+        );
+        assert_eq!(s.serial_islands.len(), 1);
+        assert_eq!(s.serial_islands[0].len(), 3);
+        assert_eq!(s.projection_colors.len(), 2);
+        assert_eq!(s.projection_joints.len(), SERIAL_PROJECTION_MAX_JOINTS + 1);
+        for range in &s.projection_colors {
+            let c = s.coloring.color_of[s.projection_joints[range.start] as usize];
+            assert!(s.projection_joints[range.clone()]
+                .iter()
+                .all(|&j| s.coloring.color_of[j as usize] == c));
+        }
+    }
+
+    #[test]
+    fn a_hub_body_overflows_past_the_reserved_colours() {
+        // One dynamic hub with MAX_COLORS + 5 spokes: the last 5 cannot get a colour.
+        let spokes = MAX_COLORS + 5;
+        let mut kinds = vec![Dynamic];
+        kinds.extend(std::iter::repeat_n(Dynamic, spokes));
+        let joints: Vec<(u32, u32)> = (1..=spokes as u32).map(|i| (0, i)).collect();
+        let n = joints.len();
+        let s = Schedule::build(
+            8,
+            &kinds,
+            &joints,
+            &vec![JointKind::Spherical; n],
+            &vec![false; n],
+        );
+        assert_eq!(
+            s.overflow,
+            (MAX_COLORS as u32..spokes as u32).collect::<Vec<_>>()
+        );
+        check_invariant(&kinds, &joints, &s);
+    }
+
+    #[test]
+    fn static_bodies_do_not_conflict() {
+        // Ten pendulums hanging from one static body: one colour.
+        let mut kinds = vec![Static];
+        kinds.extend(std::iter::repeat_n(Dynamic, 10));
+        let joints: Vec<(u32, u32)> = (1..=10).map(|i| (0, i)).collect();
+        let s = Schedule::build(8, &kinds, &joints, &[JointKind::Revolute; 10], &[false; 10]);
+        assert_eq!(s.color_count(), 1);
+        assert_eq!(s.batches.len(), 2);
+        assert_eq!((s.batches[0].len, s.batches[1].len), (8, 2));
+    }
+
+    #[test]
+    fn signatures_never_share_a_batch() {
+        let (kinds, joints) = chain(40);
+        let kinds_j: Vec<JointKind> = (0..40)
+            .map(|i| {
+                if i % 3 == 0 {
+                    JointKind::Spherical
+                } else {
+                    JointKind::Revolute
+                }
+            })
+            .collect();
+        let limited: Vec<bool> = (0..40).map(|i| i % 5 == 0).collect();
+        let s = Schedule::build(8, &kinds, &joints, &kinds_j, &limited);
+        for b in &s.batches {
+            for &j in s.joints_of(b) {
+                assert_eq!(kinds_j[j as usize], b.kind);
+                assert_eq!(limited[j as usize], b.limited);
+            }
+        }
+        check_invariant(&kinds, &joints, &s);
+        assert_eq!(s.island_ranges, vec![0..40]);
+        assert_eq!(s.island_joints, (0..40).collect::<Vec<u32>>());
+        // The coloring does not depend on the width.
+        let s1 = Schedule::build(1, &kinds, &joints, &kinds_j, &limited);
+        assert_eq!(s1.coloring, s.coloring);
+    }
+}

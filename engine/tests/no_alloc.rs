@@ -1,0 +1,95 @@
+//! A steady-state step allocates nothing: a counting global allocator, in its own test binary
+//! so that it counts no other test's allocations.
+
+use lavender_engine::{GridSpec, JointKind, Scene, Settings, SolverPath};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; it only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's contract is System's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const STEPS: usize = 200;
+
+fn scene() -> Scene {
+    let mut scene = Scene::builtin("limited-revolute").unwrap();
+    let chain = Scene::builtin("chain").unwrap();
+    scene.chains = chain.chains;
+    scene.grids.push(GridSpec {
+        name: "grid".into(),
+        rows: 10,
+        cols: 10,
+        spacing: 0.1,
+        origin: [0.0, 5.0, 0.0],
+        mass: 0.1,
+        joint: JointKind::Spherical,
+    });
+    scene
+}
+
+/// One test (not several) so that no other test thread allocates while this one counts.
+#[test]
+fn steady_state_steps_do_not_allocate() {
+    let scene = scene();
+    // (threads, path): serial runs on this thread; 2 threads use the world's own rayon pool.
+    for (threads, path) in [
+        (1, SolverPath::Wide),
+        (1, SolverPath::Scalar),
+        (2, SolverPath::Wide),
+        (0, SolverPath::Wide),
+    ] {
+        let settings = Settings {
+            threads,
+            solver_path: path,
+            ..scene.settings()
+        };
+        let mut world = scene.build_with(settings).unwrap();
+        // The first steps build the schedule, the batches, the pool and the scratch buffers
+        // (and let rayon's work queues grow to their high-water mark).
+        for _ in 0..10 {
+            world.step(scene.frame_dt()).unwrap();
+        }
+        ALLOCATIONS.store(0, Ordering::SeqCst);
+        COUNTING.store(true, Ordering::SeqCst);
+        for _ in 0..STEPS {
+            world.step(scene.frame_dt()).unwrap();
+        }
+        COUNTING.store(false, Ordering::SeqCst);
+        let n = ALLOCATIONS.load(Ordering::SeqCst);
+        // Serial: nothing. Parallel: the step enters the pool once, through rayon's injector
+        // (a crossbeam queue that allocates one block per 63 entries, freeing the old one);
+        // the engine itself allocates nothing.
+        let allowed = if threads == 1 { 0 } else { STEPS.div_ceil(63) };
+        eprintln!("{threads} threads, {path:?}: {n} allocations in {STEPS} steps");
+        assert!(
+            n <= allowed,
+            "{n} allocations in {STEPS} steps ({threads} threads, {path:?})"
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! Resuming a recorded run from any substep, reproducing the original frames bit for bit.
+//!
+//! The world is rebuilt from the header's scene TOML (which holds every setting the run
+//! used and its frame `dt`), then the poses, velocities, warm-start impulses and clock of the
+//! nearest keyframe at or before the requested substep are restored (through
+//! `World::restore_body_states`, which sets the bits exactly; `set_body_pose` re-normalises). If that keyframe is
+//! earlier, the substeps in between are re-run. The world's state hash must then equal the
+//! one recorded for the requested substep, or resuming fails (a different engine build, or
+//! a log whose scene cannot be rebuilt exactly).
+//!
+//! Substeps inside a frame. A frame of `dt` runs `n` substeps of `h = dt / n`, and the state
+//! after a substep (poses, velocities, impulses) fully determines the next one; stepping the
+//! world by `h` runs exactly one substep of length `h` (checked: `substeps_for(h) == 1`).
+//! So a run resumed mid-frame first completes the current frame one substep at a time and
+//! then continues with whole frames: the substeps are the same computations as in the
+//! original run, and no engine API beyond `World::step` is needed.
+
+use lavender_engine::{Scene, SubstepInfo, World};
+
+use std::path::Path;
+
+use crate::error::{ReplayError, Result};
+use crate::format::Header;
+use crate::reader::{FrameView, LogReader};
+use crate::recorder::{world_state_hash, RecordOptions, Recorder};
+
+/// A world rebuilt from a log and restored to the state after one of its substeps.
+#[derive(Debug)]
+pub struct Resumed {
+    /// The scene, as recorded in the header (every setting written out).
+    pub scene: Scene,
+    /// The world, in the state after substep [`from_substep`](Resumed::from_substep).
+    pub world: World,
+    /// Frame time step of the original run, s.
+    pub dt: f32,
+    /// Substeps per frame.
+    pub substeps_per_frame: u32,
+    /// The substep whose end state was restored.
+    pub from_substep: u64,
+    /// The keyframe the state came from (equal to `from_substep` when it is a keyframe).
+    pub keyframe_substep: Option<u64>,
+    /// Substeps re-run between the keyframe (or the start) and `from_substep`.
+    pub replayed: u64,
+    /// The original run's header.
+    pub header: Header,
+}
+
+fn restore_frame(world: &mut World, f: &FrameView<'_>, solver: &[f32]) -> Result<()> {
+    world.restore_body_states(f.poses(), f.velocities())?;
+    world.set_solver_state(solver)?;
+    world.set_clock(f.time(), f.substep() + 1);
+    Ok(())
+}
+
+/// Nearest frame-boundary substeps around `substep` (the last substeps of frames).
+fn boundaries(substep: u64, n: u64) -> (Option<u64>, u64) {
+    let before = ((substep + 1) / n * n).checked_sub(1);
+    let after = ((substep + 1).div_ceil(n)) * n - 1;
+    (before, after)
+}
+
+/// Rebuilds the run recorded in `reader` and restores it to the state after `from_substep`.
+pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
+    let header = reader.header();
+    if header.scene.is_empty() {
+        return Err(ReplayError::Resume(
+            "the log's header holds no scene (it was not written by a Lavender recorder); \
+             record with `lavender run SCENE --record run.lvlog`"
+                .into(),
+        ));
+    }
+    let scene = Scene::from_toml_str(&header.scene, "the log header's scene")?;
+    let mut world = scene.build()?;
+    if world.body_count() != header.body_count || world.joint_count() != header.joint_count {
+        return Err(ReplayError::Resume(format!(
+            "the header's scene builds {} bodies and {} joints but the log has {} and {}",
+            world.body_count(),
+            world.joint_count(),
+            header.body_count,
+            header.joint_count
+        )));
+    }
+    let dt = header.world.dt as f32;
+    let n = world.settings().substeps_for(dt);
+    let h = dt / n as f32;
+    let single = world.settings().substeps_for(h);
+    let Some(target) = reader.index_of_substep(from_substep) else {
+        let (first, last) = match (reader.index().first(), reader.index().last()) {
+            (Some(a), Some(b)) => (a.summary.substep, b.summary.substep),
+            _ => return Err(ReplayError::Resume("the log has no frames".into())),
+        };
+        return Err(ReplayError::Resume(format!(
+            "substep {from_substep} is not in the log, which records substeps {first} to {last}"
+        )));
+    };
+    let at_boundary = (from_substep + 1).checked_rem(u64::from(n)) == Some(0);
+    if !at_boundary && single != 1 {
+        let (before, after) = boundaries(from_substep, u64::from(n));
+        let nearest = match before {
+            Some(b) => format!("substep {b} or {after}"),
+            None => format!("substep {after}"),
+        };
+        return Err(ReplayError::Resume(format!(
+            "substep {from_substep} is inside a frame and a lone substep of {h} s cannot be \
+             run exactly with these settings; resume from a frame boundary: {nearest}"
+        )));
+    }
+
+    // Start from the last keyframe at or before the target, else from the scene's start.
+    let (start_substep, keyframe_substep) = match reader.last_keyframe_at_or_before(target) {
+        Some(k) => {
+            let f = reader.frame(k)?;
+            let solver = f.solver_state().expect("a keyframe carries solver state");
+            restore_frame(&mut world, &f, solver)?;
+            if world_state_hash(&world) != f.state_hash() {
+                return Err(ReplayError::Resume(format!(
+                    "restoring substep {} did not reproduce its recorded state hash \
+                     ({:#018x} recorded, {:#018x} restored); the engine cannot restore this \
+                     state exactly",
+                    f.substep(),
+                    f.state_hash(),
+                    world_state_hash(&world)
+                )));
+            }
+            (f.substep() + 1, Some(f.substep()))
+        }
+        None if reader.index()[0].summary.substep == 0 => (0, None),
+        None => {
+            return Err(ReplayError::Resume(format!(
+                "no frame at or before substep {from_substep} carries solver state, and the \
+                 log does not start at substep 0; record with keyframes (the default)"
+            )))
+        }
+    };
+    let mut replayed = 0;
+    let mut substep = start_substep;
+    while substep <= from_substep {
+        world.step(h)?;
+        substep += 1;
+        replayed += 1;
+    }
+    let f = reader.frame(target)?;
+    if world_state_hash(&world) != f.state_hash() {
+        return Err(ReplayError::Resume(format!(
+            "re-running substeps {start_substep}..={from_substep} did not reproduce the \
+             recorded state hash of substep {from_substep}; the log was recorded by a \
+             different engine build ({} {}, this is {} {})",
+            reader.header().engine_version,
+            reader.header().target_features,
+            lavender_engine::VERSION,
+            lavender_engine::target_features()
+        )));
+    }
+    Ok(Resumed {
+        scene,
+        world,
+        dt,
+        substeps_per_frame: n,
+        from_substep,
+        keyframe_substep,
+        replayed,
+        header: header.clone(),
+    })
+}
+
+impl Resumed {
+    /// A recorder for the continued run, under the original run's header (same scene hash,
+    /// names and settings), so that `diff` compares the two logs directly.
+    pub fn recorder(&self, path: impl AsRef<Path>, options: RecordOptions) -> Result<Recorder> {
+        Recorder::create_with_header(path, &self.header, &self.world, options)
+    }
+
+    /// Substep length, s.
+    pub fn substep_dt(&self) -> f32 {
+        self.dt / self.substeps_per_frame as f32
+    }
+
+    /// Substeps left to complete the frame the resumed substep is in (0 at a boundary).
+    pub fn substeps_to_frame_boundary(&self) -> u32 {
+        let n = u64::from(self.substeps_per_frame);
+        ((n - (self.world.substeps_done() % n)) % n) as u32
+    }
+
+    /// Continues the run for `frames` frames (completing the current frame first counts as
+    /// one), calling `observer` after every substep like [`World::step_observed`]. Returns
+    /// the number of substeps run.
+    pub fn run(
+        &mut self,
+        frames: u64,
+        mut observer: impl FnMut(&World, SubstepInfo) -> Result<()>,
+    ) -> Result<u64> {
+        let mut first_error: Option<ReplayError> = None;
+        let mut substeps = 0u64;
+        let mut frames_left = frames;
+        let partial = self.substeps_to_frame_boundary();
+        if partial > 0 && frames_left > 0 {
+            let h = self.substep_dt();
+            for _ in 0..partial {
+                self.world.step_observed(h, |w, info| {
+                    if first_error.is_none() {
+                        first_error = observer(w, info).err();
+                    }
+                })?;
+            }
+            substeps += u64::from(partial);
+            frames_left -= 1;
+        }
+        for _ in 0..frames_left {
+            if first_error.is_some() {
+                break;
+            }
+            let r = self.world.step_observed(self.dt, |w, info| {
+                if first_error.is_none() {
+                    first_error = observer(w, info).err();
+                }
+            })?;
+            substeps += u64::from(r.substeps);
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(substeps),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundaries_name_the_frame_ends_around_a_substep() {
+        // 4 substeps per frame: frames end at substeps 3, 7, 11, ...
+        assert_eq!(boundaries(5, 4), (Some(3), 7));
+        assert_eq!(boundaries(1, 4), (None, 3));
+        assert_eq!(boundaries(7, 4), (Some(7), 7));
+    }
+}

@@ -1,0 +1,80 @@
+"""Log.spikes and Log.diff give the same results as ``lavender scrub --spikes`` and
+``lavender diff`` (skipped when the command-line binary has not been built:
+``cargo build --release -p lavender-cli``)."""
+
+import json
+import math
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+import lavender
+from conftest import hinge_scene
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def cli():
+    for candidate in (
+        os.environ.get("LAVENDER_BIN"),
+        REPO / "target" / "release" / "lavender",
+        REPO / "target" / "debug" / "lavender",
+        shutil.which("lavender"),
+    ):
+        if candidate and pathlib.Path(candidate).is_file():
+            return str(candidate)
+    pytest.skip("the lavender binary is not built (cargo build --release -p lavender-cli)")
+
+
+def run_json(*args):
+    done = subprocess.run([cli(), *map(str, args)], capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def kicked_log(path, at, velocity=0.0):
+    sim = hinge_scene(gravity=(0, -9.81, 0)).build(position_iterations=0)
+    h = sim.settings["max_substep"]
+    sim.record(path)
+    for k in range(100):
+        if k == at:
+            p, q = sim.body_pose("arm")
+            sim.set_body_pose("arm", p + [0.0, 0.04, 0.0], q)
+            if velocity:
+                sim.set_body_velocity("arm", angular=[0, 0, velocity])
+        sim.step(h)
+    sim.stop_recording()
+    return lavender.Log(path)
+
+
+def same_number(a, b):
+    return (a is None and (b is None or math.isnan(b))) or a == pytest.approx(b, rel=1e-6)
+
+
+def test_spikes_match_lavender_scrub(tmp_path):
+    log = kicked_log(tmp_path / "k.lvlog", at=40)
+    for options, kwargs in (([], {}), (["--k", "4", "--threshold", "1e-4", "--window", "8"],
+                                       dict(k=4, abs_threshold=1e-4, window=8))):
+        expected = run_json("scrub", log.path, "--spikes", "--json", *options)
+        got = log.spikes(**kwargs)
+        assert expected["frames"] == len(log)
+        assert len(got) == len(expected["spikes"]) > 0
+        for g, e in zip(got, expected["spikes"]):
+            assert (g["substep"], g["joint"], g["column"]) == (e["substep"], e["joint"], e["column"])
+            assert same_number(e["value"], g["value"]) and same_number(e["baseline"], g["baseline"])
+
+
+def test_diff_matches_lavender_diff(tmp_path):
+    a = kicked_log(tmp_path / "a.lvlog", at=40)
+    b = kicked_log(tmp_path / "b.lvlog", at=40, velocity=1e-3)
+    for options, kwargs in (([], {}), (["--atol", "1e-4"], dict(atol=1e-4))):
+        expected = run_json("diff", a.path, b.path, "--json", *options)
+        got = a.diff(b, **kwargs)
+        for key in ("identical", "first_divergent_substep", "where", "frames_compared",
+                    "frames_a", "frames_b", "scene_hash_mismatch"):
+            assert got[key] == expected[key], key
+        assert got["max_deviation"]["value"] == pytest.approx(expected["max_deviation"]["value"])
+        assert got["max_deviation"]["substep"] == expected["max_deviation"]["substep"]

@@ -1,0 +1,311 @@
+"""Recording from a Sim and reading the run back through lavender.Log."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+import lavender
+from conftest import hinge_scene
+
+
+def record_substeps(sim, path, substeps, before_substep=None):
+    """Records ``substeps`` single-substep frames; returns what the Sim reported after each.
+    ``before_substep(k, sim)`` runs before substep k."""
+    h = sim.settings["max_substep"]
+    sim.record(path)
+    seen = []
+    for k in range(substeps):
+        if before_substep is not None:
+            before_substep(k, sim)
+        assert sim.step(h) == 1
+        seen.append(
+            dict(
+                substep=sim.substeps_done - 1,
+                time=sim.time,
+                diagnostics=sim.constraint_data(),
+                poses=sim.poses(),
+                velocities=sim.velocities(),
+                energy=sim.total_energy(),
+                hash=sim.state_hash(),
+            )
+        )
+    summary = sim.stop_recording()
+    assert summary["frames"] == substeps and summary["path"] == str(path)
+    return seen
+
+
+def test_recorded_run_equals_what_the_sim_reported_at_each_substep(tmp_path):
+    path = tmp_path / "chain.lvlog"
+    sim = lavender.Sim("chain")
+    seen = record_substeps(sim, path, 60)
+    log = lavender.Log(path)
+    assert len(log) == 60 and log.finished and log.recovery is None
+    assert log.joint_names == sim.joint_names and log.body_names == sim.body_names
+    assert log.header["world"]["velocity_iterations"] == sim.settings["velocity_iterations"]
+    for i, s in enumerate(seen):
+        frame = log[i]
+        assert (frame.index, frame.substep, frame.time) == (i, s["substep"], s["time"])
+        assert frame.state_hash == s["hash"] and frame.total_energy == s["energy"]
+        np.testing.assert_array_equal(frame.diagnostics, s["diagnostics"])
+        np.testing.assert_array_equal(frame.poses, s["poses"])
+        np.testing.assert_array_equal(frame.velocities, s["velocities"])
+        np.testing.assert_array_equal(log.diagnostics(i), s["diagnostics"])
+    np.testing.assert_array_equal(log.substeps(), [s["substep"] for s in seen])
+    np.testing.assert_array_equal(log.times(), [s["time"] for s in seen])
+    for column in range(8):
+        np.testing.assert_array_equal(
+            log.column(5, column), [s["diagnostics"][5, column] for s in seen]
+        )
+    np.testing.assert_array_equal(
+        log.column("chain.joint7", "anchor_error_norm"), [s["diagnostics"][7, 3] for s in seen]
+    )
+    np.testing.assert_array_equal(log.body_poses("chain.link3"), [s["poses"][4] for s in seen])
+    np.testing.assert_array_equal(log.body_velocities(-1), [s["velocities"][-1] for s in seen])
+    summaries = log.summaries()
+    np.testing.assert_array_equal(
+        summaries["anchor_error"], [s["diagnostics"][:, 3].max() for s in seen]
+    )
+    np.testing.assert_array_equal(
+        summaries["anchor_error_joint"], [s["diagnostics"][:, 3].argmax() for s in seen]
+    )
+    assert not summaries["non_finite"].any()
+    np.testing.assert_array_equal(summaries["total_energy"], [s["energy"] for s in seen])
+
+
+def test_multi_substep_frames_and_access_by_substep_and_time(tmp_path):
+    path = tmp_path / "pendulum.lvlog"
+    sim = lavender.Sim("pendulum")  # 1/60 s frames: 4 substeps each
+    sim.record(path)
+    ends = []
+    for _ in range(10):
+        assert sim.step() == 4
+        ends.append((sim.substeps_done - 1, sim.time, sim.constraint_data()))
+    del sim  # closes the recording
+    log = lavender.Log(path)
+    assert len(log) == 40 and log.finished
+    for substep, t, data in ends:
+        frame = log.frame_at_substep(substep)
+        assert frame.time == t
+        np.testing.assert_array_equal(frame.diagnostics, data)
+        assert log.frame_at_time(t).substep == substep
+        assert log.frame_at_time(t + 1e-4).substep == substep  # the last frame at or before
+    assert log[-1].substep == 39 and log.frame(-40).substep == 0
+    assert [f.substep for f in log][:3] == [0, 1, 2]
+    assert log[0].has_solver_state and log[0].solver_state.shape == (6,)
+    with pytest.raises(IndexError):
+        log[40]
+    with pytest.raises(ValueError, match="substep 99"):
+        log.frame_at_substep(99)
+    with pytest.raises(ValueError, match="before"):
+        log.frame_at_time(0.0)
+    with pytest.raises(ValueError, match="joint"):
+        log.column(3, 0)
+    with pytest.raises(ValueError, match="column"):
+        log.column(0, 8)
+    with pytest.raises(ValueError, match="no diagnostic column"):
+        log.column(0, "speed")
+
+
+def test_frame_arrays_are_read_in_place_and_keep_the_log_alive(tmp_path):
+    path = tmp_path / "p.lvlog"
+    sim = lavender.Sim("pendulum")
+    sim.record(path)
+    sim.run(0.1)
+    sim.stop_recording()
+    log = lavender.Log(path)
+    frame = log[3]
+    diagnostics, poses = frame.diagnostics, frame.poses
+    expected = log.column(0, 7)[3]
+    assert not diagnostics.flags.writeable and not diagnostics.flags.owndata
+    with pytest.raises(ValueError):
+        diagnostics.flags.writeable = True
+    del log, frame
+    assert diagnostics[0, 7] == expected and poses.shape == (2, 7)
+
+
+def test_recording_over_an_open_log_leaves_the_reader_intact(tmp_path):
+    path = tmp_path / "again.lvlog"
+    first = lavender.Sim("pendulum")
+    first.record(path)
+    first.run(0.2)
+    first.stop_recording()
+    old = lavender.Log(path)
+    old_diagnostics = old[-1].diagnostics
+    expected = old_diagnostics.copy()
+    second = lavender.Sim("chain")
+    second.record(path)  # replaces the file while `old` maps it
+    second.run(0.1)
+    second.stop_recording()
+    np.testing.assert_array_equal(old_diagnostics, expected)
+    assert len(old) == 48 and lavender.Log(path).joint_count == 100
+
+
+def test_spike_planted_at_a_known_substep_is_found(tmp_path):
+    path = tmp_path / "spike.lvlog"
+    planted = 57
+    # No projection: the kick shows in the diagnostics after its substep.
+    sim = hinge_scene().build(position_iterations=0)
+
+    def kick(k, sim):
+        if k == planted:
+            position, rotation = sim.body_pose("arm")
+            sim.set_body_pose("arm", position + [0.0, 0.05, 0.0], rotation)
+
+    seen = record_substeps(sim, path, 120, kick)
+    log = lavender.Log(path)
+    spikes = log.spikes()
+    assert spikes, "the kick is found"
+    first = spikes[0]
+    assert first["substep"] == seen[planted]["substep"] == planted
+    assert (first["joint"], first["joint_name"]) == (0, "hinge")
+    assert (first["column"], first["column_name"]) == (3, "anchor_error_norm")
+    assert first["value"] == pytest.approx(seen[planted]["diagnostics"][0, 3])
+    assert first["value"] > 0.01 and first["baseline"] < 1e-3
+    assert first["time"] == pytest.approx(seen[planted]["time"])
+    assert all(s["substep"] >= planted for s in spikes)
+    # The same finder with a column subset, by name.
+    only = log.spikes(columns=["anchor_error_norm"])
+    assert [s["substep"] for s in only] == [planted]
+    assert log.spikes(k=1e9) == []
+    worst = log.worst_joints(1)
+    assert worst[0]["name"] == "hinge" and worst[0]["anchor_error_substep"] == planted
+    with pytest.raises(ValueError):
+        log.spikes(columns=[9])
+
+
+def test_diff_finds_the_first_divergent_substep(tmp_path):
+    a, b, c = (tmp_path / f"{n}.lvlog" for n in "abc")
+    for path in (a, b):
+        record_substeps(hinge_scene(gravity=(0, -9.81, 0)).build(), path, 50)
+
+    def nudge(k, sim):
+        if k == 30:
+            sim.set_body_velocity("arm", angular=[0.0, 0.0, 1e-3])
+
+    record_substeps(hinge_scene(gravity=(0, -9.81, 0)).build(), c, 50, nudge)
+    la, lb, lc = lavender.Log(a), lavender.Log(b), lavender.Log(c)
+    same = la.diff(lb)
+    assert same["identical"] and same["first_divergent_substep"] is None
+    assert same["frames_compared"] == 50 and same["max_deviation"]["value"] == 0.0
+    report = la.diff(lc)
+    assert not report["identical"] and report["first_divergent_substep"] == 30
+    assert report["where"]["kind"] in ("body", "joint")
+    assert report["max_deviation"]["value"] > 0.0
+    assert la.diff(lc, atol=1.0)["identical"]
+    other = tmp_path / "other.lvlog"
+    record_substeps(lavender.Sim("pendulum"), other, 5)
+    with pytest.raises(ValueError, match="different scenes"):
+        la.diff(lavender.Log(other))
+    forced = la.diff(lavender.Log(other), force=True)
+    assert forced["scene_hash_mismatch"]
+
+
+def test_a_torn_or_damaged_log_is_an_exception_not_a_crash(tmp_path):
+    path = tmp_path / "whole.lvlog"
+    record_substeps(lavender.Sim("pendulum"), path, 20)
+    data = path.read_bytes()
+    torn = tmp_path / "torn.lvlog"
+    torn.write_bytes(data[: len(data) // 2])
+    log = lavender.Log(torn)
+    assert not log.finished and log.recovery["dropped_bytes"] > 0
+    assert 0 < len(log) < 20
+    _ = log[-1].diagnostics
+    damaged = tmp_path / "damaged.lvlog"
+    flipped = bytearray(data)
+    middle = len(data) // 2
+    flipped[middle : middle + 8] = b"\xff" * 8
+    damaged.write_bytes(bytes(flipped))
+    broken = lavender.Log(damaged)
+    with pytest.raises(OSError, match="corrupt"):
+        for i in range(len(broken)):
+            broken[i].diagnostics
+    with pytest.raises(OSError, match="not a Lavender log"):
+        (tmp_path / "text.lvlog").write_text("hello")
+        lavender.Log(tmp_path / "text.lvlog")
+    with pytest.raises(FileNotFoundError):
+        lavender.Log(tmp_path / "missing.lvlog")
+
+
+def test_resume_reproduces_the_recorded_frames(tmp_path):
+    path = tmp_path / "r.lvlog"
+    sim = lavender.Sim("pendulum")
+    sim.record(path)
+    sim.run(0.5)
+    sim.stop_recording()
+    log = lavender.Log(path)
+    resumed = log.resume(15)  # the end of the fourth 4-substep frame
+    assert resumed.substeps_done == 16 and resumed.state_hash() == log.frame_at_substep(15).state_hash
+    for _ in range(3):
+        resumed.step()
+        assert resumed.state_hash() == log.frame_at_substep(resumed.substeps_done - 1).state_hash
+    with pytest.raises(ValueError):
+        log.resume(10_000)
+
+
+def test_record_errors(tmp_path):
+    sim = lavender.Sim("pendulum")
+    with pytest.raises(OSError):
+        sim.record(tmp_path / "no" / "such" / "dir" / "x.lvlog")
+    assert sim.recording is None and sim.stop_recording() is None
+    sim.record(tmp_path / "x.lvlog")
+    assert sim.recording == str(tmp_path / "x.lvlog")
+    with pytest.raises(ValueError, match="already recording"):
+        sim.record(tmp_path / "y.lvlog")
+    with pytest.raises(ValueError, match="while recording"):
+        sim.set_settings(velocity_iterations=3)
+    sim.step()
+    assert sim.stop_recording()["frames"] == 4
+
+
+def test_hdf5_export_and_recording_match_the_log(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    log_path, direct, exported = tmp_path / "run.lvlog", tmp_path / "direct.h5", tmp_path / "exp.h5"
+    for path in (log_path, direct):
+        record_substeps(lavender.Sim("chain"), path, 30)
+    log = lavender.Log(log_path)
+    summary = log.export_hdf5(exported)
+    assert summary["frames"] == 30
+    for path in (direct, exported):
+        with h5py.File(path, "r") as f:
+            np.testing.assert_array_equal(f["substep"][:], log.substeps())
+            np.testing.assert_array_equal(f["time"][:], log.times())
+            diagnostics = f["joints/diagnostics"][:]
+            assert diagnostics.shape == (30, log.joint_count, 8)
+            for i in (0, 17, 29):
+                np.testing.assert_array_equal(diagnostics[i], log[i].diagnostics)
+                np.testing.assert_array_equal(f["bodies/pose"][i], log[i].poses)
+                np.testing.assert_array_equal(f["bodies/velocity"][i], log[i].velocities)
+            np.testing.assert_array_equal(f["summary/total_energy"][:], log.summaries()["total_energy"])
+    every = log.export_hdf5(tmp_path / "every.h5", from_substep=10, to_substep=19, every=3)
+    assert every["frames"] == 4
+    with h5py.File(tmp_path / "every.h5", "r") as f:
+        np.testing.assert_array_equal(f["substep"][:], [10, 13, 16, 19])
+
+
+def test_recording_to_a_device_never_unlinks_it():
+    import os
+    import stat
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    sim = lavender.Sim("pendulum")
+    with pytest.raises(OSError, match="/dev/full"):
+        sim.record("/dev/full")
+        sim.run(1.0)
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    assert sim.recording is None
+
+
+def test_a_failed_step_ends_the_recording_with_a_readable_log(tmp_path):
+    path = tmp_path / "nan.lvlog"
+    sim = hinge_scene(gravity=(0, -9.81, 0)).build()
+    sim.record(path)
+    sim.step(1 / 60)
+    sim.set_body_velocity("arm", linear=[3e38, 3e38, 0])
+    with pytest.raises(lavender.NonFiniteError, match="recording to .* stopped"):
+        sim.step(1 / 60)
+    assert sim.recording is None
+    log = lavender.Log(path)
+    assert log.finished and len(log) >= 4
+    assert np.isfinite(log[len(log) - 1].poses).all()

@@ -1,0 +1,210 @@
+"""lavender.Sim: construction, settings, state access and errors."""
+
+import pathlib
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import lavender
+from conftest import hinge_scene
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+PENDULUM = REPO / "data" / "scenes" / "pendulum.toml"
+
+
+def test_every_way_to_name_a_scene_builds_the_same_world():
+    by_name = lavender.Sim("pendulum")
+    by_path = lavender.Sim(PENDULUM)
+    by_str_path = lavender.Sim(str(PENDULUM))
+    by_toml = lavender.Sim.from_toml(PENDULUM.read_text())
+    by_dict = lavender.Sim(
+        {
+            "description": "one revolute pendulum released from 0.1 rad",
+            "world": {"dt": 1 / 60},
+            "body": [
+                {"name": "pivot", "kind": "static"},
+                {
+                    "name": "bob",
+                    "position": np.array([0.09983342, -0.99500417, 0.0]),
+                    "rotation": [0.0, 0.0, 0.04997917, 0.99875026],
+                    "mass": 1.0,
+                    "box": (0.05, 0.05, 0.05),
+                },
+            ],
+            "joint": [
+                {
+                    "name": "hinge",
+                    "kind": "revolute",
+                    "body_a": "pivot",
+                    "body_b": "bob",
+                    "anchor_b": [0.0, 1.0, 0.0],
+                    "axis": [0.0, 0.0, 1.0],
+                    "reference_rotation": [0.0, 0.0, 0.0, 1.0],
+                }
+            ],
+        }
+    )
+    sims = [by_name, by_path, by_str_path, by_toml]
+    for sim in sims:
+        sim.run(0.5)
+    hashes = {sim.state_hash() for sim in sims}
+    assert len(hashes) == 1
+    assert by_dict.body_names == ["pivot", "bob"] and by_dict.joint_names == ["hinge"]
+    for name in lavender.shipped_scenes():
+        assert lavender.Sim(name).body_count > 0
+
+
+def test_settings_are_keyword_arguments():
+    sim = lavender.Sim(
+        "pendulum",
+        dt=1 / 120,
+        velocity_iterations=16,
+        position_iterations=0,
+        max_substep=1 / 480,
+        gravity=[0, -1, 0],
+        error_reduction=0.1,
+        warm_starting=False,
+    )
+    s = sim.settings
+    assert (s["velocity_iterations"], s["position_iterations"], s["warm_starting"]) == (16, 0, False)
+    assert s["gravity"] == pytest.approx([0, -1, 0])
+    assert sim.frame_dt == pytest.approx(1 / 120)
+    assert sim.step() == 4 and sim.substeps_for(1 / 60) == 8
+    sim.set_settings(velocity_iterations=4, dt=1 / 60)
+    assert sim.settings["velocity_iterations"] == 4 and sim.step() == 8
+    with pytest.raises(ValueError, match="velocity_iterations"):
+        sim.set_settings(velocity_iterations=0)
+    assert sim.settings["velocity_iterations"] == 4, "unchanged on error"
+
+
+def test_threads_and_solver_path_give_identical_runs():
+    hashes = set()
+    for threads in (1, 2):
+        for path in ("wide", "scalar"):
+            sim = lavender.Sim("chain", threads=threads, solver_path=path)
+            assert (sim.settings["threads"], sim.settings["solver_path"]) == (threads, path)
+            sim.run(0.25)
+            hashes.add(sim.state_hash())
+    assert len(hashes) == 1
+    with pytest.raises(ValueError, match="solver_path"):
+        lavender.Sim("chain", solver_path="simd")
+    with pytest.raises(ValueError, match="threads"):
+        lavender.Sim("chain", threads=-2)
+    with pytest.raises(TypeError, match="velocity_iteration"):
+        lavender.Sim("chain", velocity_iteration=3)
+
+
+def test_bodies_and_velocities_as_arrays():
+    sim = lavender.Sim("pendulum")
+    assert sim.positions().shape == (2, 3) and sim.rotations().shape == (2, 4)
+    assert sim.poses().shape == (2, 7) and sim.velocities().shape == (2, 6)
+    sim.set_body_velocity("bob", linear=[1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(sim.linear_velocities()[1], [1, 2, 3])
+    sim.set_body_velocity(1, angular=[0.0, 0.0, 0.5])
+    v, w = sim.body_velocity("bob")
+    np.testing.assert_array_equal(v, [1, 2, 3])
+    np.testing.assert_array_equal(w, [0, 0, 0.5])
+    np.testing.assert_array_equal(sim.angular_velocities()[1], [0, 0, 0.5])
+    sim.set_body_pose(-1, position=[0.0, -1.0, 0.0], rotation=[0, 0, 0, 1])
+    np.testing.assert_array_equal(sim.poses()[1], [0, -1, 0, 0, 0, 0, 1])
+    np.testing.assert_array_equal(sim.velocities()[1], [1, 2, 3, 0, 0, 0.5])
+
+
+def test_joint_forces_hold_the_pendulum_up():
+    sim = lavender.Sim("pendulum", dt=1 / 240)
+    sim.set_body_pose("bob", [0.0, -1.0, 0.0], [0, 0, 0, 1])
+    sim.set_body_velocity("bob", [0, 0, 0], [0, 0, 0])
+    sim.step()
+    forces = sim.joint_forces()
+    assert set(forces) == {"force_on_b", "force_on_a", "torque_on_b", "torque_on_a"}
+    assert forces["force_on_b"].shape == (1, 3)
+    # Hanging at rest, the hinge carries the bob's weight: m g = 9.81 N upwards.
+    assert forces["force_on_b"][0, 1] == pytest.approx(9.81, rel=1e-3)
+    np.testing.assert_allclose(forces["force_on_a"], -forces["force_on_b"])
+
+
+@pytest.mark.parametrize(
+    "make, error, match",
+    [
+        (lambda: lavender.Sim("no-such-scene"), ValueError, "shipped scenes: pendulum"),
+        (lambda: lavender.Sim("missing/dir/scene.toml"), FileNotFoundError, "cannot read"),
+        (lambda: lavender.Sim(pathlib.Path("/nonexistent.toml")), OSError, "nonexistent"),
+        (lambda: lavender.Sim({"body": [{"name": "a", "mass": -1.0}]}), ValueError, "mass"),
+        (lambda: lavender.Sim({"bodies": []}), ValueError, "unknown field"),
+        (lambda: lavender.Sim.from_toml("[[body]]\nname = 3"), ValueError, "scene <string>"),
+        (lambda: lavender.Sim("pendulum", velocity_iterations=-1), ValueError, "velocity_iterations"),
+        (lambda: lavender.Sim("pendulum", max_substep=0.0), ValueError, "max_substep"),
+        (lambda: lavender.Sim("pendulum", gravity=[0, 1]), ValueError, "gravity"),
+        (lambda: lavender.Sim("pendulum").step(-1.0), ValueError, "time step"),
+        (lambda: lavender.Sim("pendulum").step(float("nan")), ValueError, "time step"),
+        (lambda: lavender.Sim("pendulum").set_body_pose("nobody", [0, 0, 0]), ValueError, "nobody"),
+        (lambda: lavender.Sim("pendulum").set_body_pose(5, [0, 0, 0]), ValueError, "out of range"),
+        (lambda: lavender.Sim("pendulum").set_body_pose(1, [0, 0, 0], [0, 0, 0, 0]), ValueError, "bob"),
+        (lambda: lavender.Sim("pendulum").set_body_pose(1, [float("inf"), 0, 0]), ValueError, "bob"),
+        (lambda: lavender.Sim("pendulum").set_body_velocity("pivot", [1, 0, 0]), ValueError, "static"),
+        (lambda: lavender.Sim(42), TypeError, "scene"),
+    ],
+)
+def test_bad_input_raises_with_the_engine_message(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+def test_non_finite_step_is_an_exception_and_rolls_back():
+    sim = hinge_scene(gravity=(0, -9.81, 0)).build()
+    sim.step(1 / 60)
+    before = sim.state_hash()
+    sim.set_body_velocity("arm", linear=[3e38, 3e38, 0])
+    with pytest.raises(lavender.NonFiniteError, match="arm"):
+        sim.step(1 / 60)
+    assert issubclass(lavender.NonFiniteError, ValueError)
+    assert sim.state_hash() != before  # the velocity change stays; the step was undone
+    assert np.isfinite(sim.positions()).all()
+
+
+def test_step_releases_the_gil():
+    sim = lavender.Sim("grid")
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=count)
+    thread.start()
+    time.sleep(0.01)
+    t0 = time.perf_counter()
+    sim.run(0.5)
+    t1 = time.perf_counter()
+    stop.set()
+    thread.join()
+    during = [t for t in ticks if t0 < t < t1]
+    assert t1 - t0 > 0.05, "the run is long enough to observe"
+    assert len(during) >= 3, f"the other thread ran {len(during)} times in {t1 - t0:.3f} s"
+
+
+def test_ctrl_c_stops_a_long_run():
+    import _thread
+
+    sim = lavender.Sim("grid")
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        sim.run(10_000.0)  # hours of stepping unless interrupted
+    timer.cancel()
+    assert time.perf_counter() - t0 < 5.0
+    assert 0 < sim.time < 10_000.0
+    sim.step()  # the Sim is still usable
+
+
+def test_help_explains():
+    assert "zero-copy" in lavender.Sim.constraint_data.__doc__
+    assert "scene" in lavender.Sim.__doc__
+    assert lavender.Sim.__module__ == "lavender"
+    assert "copy=True" in lavender.Sim.constraint_data.__text_signature__
+    assert "lavender" in repr(lavender.Sim("pendulum"))

@@ -1,0 +1,186 @@
+//! One timed run: a scene on one engine, path and thread count, at 60 Hz frames of 4 substeps.
+//!
+//! Timing covers `World::step` only (the step includes refreshing the diagnostics once per
+//! frame); the max anchor error is read from the diagnostics after every frame, outside the
+//! timed region, for both engines (Rapier's poses are copied into a Lavender world with the same
+//! joints and measured with the same diagnostics code).
+
+use crate::scenes::BenchScene;
+use crate::Result;
+use lavender_engine::{Settings, SolverPath, World};
+use std::time::Instant;
+
+/// Frame time step, s (60 Hz).
+pub const FRAME_DT: f32 = 1.0 / 60.0;
+/// Substeps per frame (the 1/240 s substep cap at 60 Hz).
+pub const SUBSTEPS: u32 = 4;
+
+/// How to run a scene.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunConfig {
+    /// Scalar reference or wide path.
+    pub path: SolverPath,
+    /// Worker threads (1: serial; the engine's `Settings::threads`).
+    pub threads: u32,
+    /// Timed frames.
+    pub frames: u32,
+    /// Velocity passes per substep (Rapier: PGS iterations per substep).
+    pub velocity_iterations: u32,
+    /// Position passes per substep (Rapier: stabilisation iterations per substep).
+    pub position_iterations: u32,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        let s = Settings::default();
+        RunConfig {
+            path: SolverPath::Wide,
+            threads: 1,
+            frames: 60,
+            velocity_iterations: s.velocity_iterations,
+            position_iterations: s.position_iterations,
+        }
+    }
+}
+
+impl RunConfig {
+    /// The engine settings of this configuration.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            max_substep: FRAME_DT / SUBSTEPS as f32,
+            velocity_iterations: self.velocity_iterations,
+            position_iterations: self.position_iterations,
+            threads: self.threads,
+            solver_path: self.path,
+            ..Settings::default()
+        }
+    }
+}
+
+/// One measured row (one JSON line of `lavender bench --json`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchRow {
+    /// Scene name.
+    pub scene: String,
+    /// `"lavender"` or `"rapier3d"`.
+    pub engine: &'static str,
+    /// `"wide"` or `"scalar"` (Rapier: `"wide"` when built with its SIMD feature, else
+    /// `"scalar"`).
+    pub path: &'static str,
+    /// Lanes per batch.
+    pub simd_width: usize,
+    /// Target features of this build.
+    pub target_features: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Bodies.
+    pub bodies: usize,
+    /// Joints.
+    pub joints: usize,
+    /// Substeps per frame.
+    pub substeps: u32,
+    /// Velocity passes (Rapier: PGS iterations) per substep.
+    pub velocity_iterations: u32,
+    /// Position passes (Rapier: stabilisation iterations) per substep.
+    pub position_iterations: u32,
+    /// Timed frames.
+    pub frames: u32,
+    /// Mean wall time of one 60 Hz frame, ms.
+    pub ms_per_step: f64,
+    /// `ms_per_step / (joints * substeps)`, ns.
+    pub ns_per_joint_substep: f64,
+    /// Row solves per second: active rows x velocity passes x 2 (velocity and bias) x
+    /// substeps per frame, over the frame time (Lavender only).
+    pub row_solves_per_second: Option<f64>,
+    /// Solver and joint storage per joint, bytes (Lavender only).
+    pub bytes_per_joint: Option<usize>,
+    /// Body storage per body, bytes (Lavender only).
+    pub bytes_per_body: Option<usize>,
+    /// Largest anchor error norm over every joint and frame, m.
+    pub max_anchor_error: f32,
+}
+
+impl BenchRow {
+    /// The row as a JSON object.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "scene": self.scene,
+            "engine": self.engine,
+            "path": self.path,
+            "simd_width": self.simd_width,
+            "target_features": self.target_features,
+            "threads": self.threads,
+            "bodies": self.bodies,
+            "joints": self.joints,
+            "substeps": self.substeps,
+            "velocity_iterations": self.velocity_iterations,
+            "position_iterations": self.position_iterations,
+            "frames": self.frames,
+            "ms_per_step": self.ms_per_step,
+            "ns_per_joint_substep": self.ns_per_joint_substep,
+            "row_solves_per_second": self.row_solves_per_second,
+            "bytes_per_joint": self.bytes_per_joint,
+            "bytes_per_body": self.bytes_per_body,
+            "max_anchor_error": self.max_anchor_error,
+        })
+    }
+}
+
+/// Largest anchor error norm of the world's current diagnostics, m.
+pub fn max_anchor_error(world: &World) -> f32 {
+    world
+        .constraint_data()
+        .iter()
+        .map(|row| row[lavender_engine::diagnostics::ANCHOR_ERROR_NORM])
+        .fold(0.0, f32::max)
+}
+
+/// Runs `scene` on Lavender with `config`: one untimed frame (it builds the schedule and the
+/// batches), then `config.frames` timed frames.
+pub fn run_lavender(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> {
+    let mut world = scene.build(config.settings())?;
+    let mut max_error = max_anchor_error(&world);
+    world.step(FRAME_DT)?;
+    max_error = max_error.max(max_anchor_error(&world));
+    let mut seconds = 0.0;
+    for _ in 0..config.frames {
+        let start = Instant::now();
+        world.step(FRAME_DT)?;
+        seconds += start.elapsed().as_secs_f64();
+        max_error = max_error.max(max_anchor_error(&world));
+    }
+    let frames = config.frames.max(1);
+    let per_step = seconds / f64::from(frames);
+    let memory = world.memory_report();
+    let threads = match config.threads {
+        0 => rayon::current_num_threads(),
+        n => n as usize,
+    };
+    let rows = world.active_row_count() as f64;
+    Ok(BenchRow {
+        scene: scene.name().to_string(),
+        engine: "lavender",
+        path: config.path.name(),
+        simd_width: match config.path {
+            SolverPath::Wide => lavender_engine::lanes::WIDE_LANES,
+            SolverPath::Scalar => 1,
+        },
+        target_features: lavender_engine::target_features(),
+        threads,
+        bodies: world.body_count(),
+        joints: world.joint_count(),
+        substeps: SUBSTEPS,
+        velocity_iterations: config.velocity_iterations,
+        position_iterations: config.position_iterations,
+        frames,
+        ms_per_step: per_step * 1e3,
+        ns_per_joint_substep: per_step * 1e9
+            / (world.joint_count().max(1) as f64 * f64::from(SUBSTEPS)),
+        row_solves_per_second: Some(
+            rows * f64::from(config.velocity_iterations) * 2.0 * f64::from(SUBSTEPS) / per_step,
+        ),
+        bytes_per_joint: Some(memory.bytes_per_joint),
+        bytes_per_body: Some(memory.bytes_per_body),
+        max_anchor_error: max_error,
+    })
+}

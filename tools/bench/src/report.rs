@@ -1,0 +1,109 @@
+//! Tables, JSON lines and plots of measured rows.
+
+use crate::measure::BenchRow;
+use crate::{BenchError, Result};
+use lavender_tutorial::plot::{color, line_charts, Corner, LineChart, Series};
+use std::path::{Path, PathBuf};
+
+/// A fixed-width text table of rows.
+pub fn table(rows: &[BenchRow]) -> String {
+    let mut out = format!(
+        "{:<12} {:<9} {:<6} {:>4} {:>7} {:>8} {:>10} {:>12} {:>12} {:>10} {:>8} {:>11}\n",
+        "scene",
+        "engine",
+        "path",
+        "simd",
+        "threads",
+        "joints",
+        "ms/step",
+        "ns/joint/sub",
+        "Mrow-solve/s",
+        "iters v/p",
+        "B/joint",
+        "max err m"
+    );
+    for r in rows {
+        out += &format!(
+            "{:<12} {:<9} {:<6} {:>4} {:>7} {:>8} {:>10.3} {:>12.1} {:>12} {:>10} {:>8} {:>11.3e}\n",
+            r.scene,
+            r.engine,
+            r.path,
+            r.simd_width,
+            r.threads,
+            r.joints,
+            r.ms_per_step,
+            r.ns_per_joint_substep,
+            r.row_solves_per_second
+                .map(|x| format!("{:.1}", x / 1e6))
+                .unwrap_or_else(|| "-".into()),
+            format!("{}/{}", r.velocity_iterations, r.position_iterations),
+            r.bytes_per_joint
+                .map(|b| b.to_string())
+                .unwrap_or_else(|| "-".into()),
+            r.max_anchor_error,
+        );
+    }
+    out
+}
+
+/// `base.ms_per_step / other.ms_per_step`: how many times faster `other` is.
+pub fn speedup(base: &BenchRow, other: &BenchRow) -> f64 {
+    base.ms_per_step / other.ms_per_step
+}
+
+/// Named series of rows (one line of a plot each).
+pub type NamedSeries = Vec<(String, Vec<BenchRow>)>;
+
+/// The scaling plot: ns per joint per substep against log10(joints), one line per series.
+pub fn scaling_plot(stem: &Path, series: &NamedSeries) -> Result<Vec<PathBuf>> {
+    let chart = LineChart {
+        title: "chain scene: cost per joint and substep against size".into(),
+        x_label: "log10(joints)".into(),
+        y_label: "ns per joint per substep".into(),
+        series: series
+            .iter()
+            .enumerate()
+            .map(|(i, (name, rows))| {
+                let points = rows
+                    .iter()
+                    .map(|r| ((r.joints as f64).log10(), r.ns_per_joint_substep))
+                    .collect();
+                Series::new(name.clone(), points, color(i))
+            })
+            .collect(),
+        log_floor: None,
+        legend: Corner::UpperRight,
+    };
+    line_charts(stem, &[chart], (900, 560)).map_err(|e| BenchError::Plot(e.to_string()))
+}
+
+/// The accuracy-versus-cost plot: one panel per scene, max anchor error (log) against ms per
+/// step, one line per engine through its iteration settings.
+pub fn accuracy_cost_plot(
+    stem: &Path,
+    panels: &[(String, NamedSeries)],
+) -> Result<Vec<PathBuf>> {
+    let charts: Vec<LineChart> = panels
+        .iter()
+        .map(|(scene, series)| LineChart {
+            title: format!("{scene}: max anchor error against time per 60 Hz step"),
+            x_label: "ms per step".into(),
+            y_label: "max anchor error, m".into(),
+            series: series
+                .iter()
+                .enumerate()
+                .map(|(i, (name, rows))| {
+                    let points = rows
+                        .iter()
+                        .map(|r| (r.ms_per_step, f64::from(r.max_anchor_error)))
+                        .collect();
+                    Series::new(name.clone(), points, color(i))
+                })
+                .collect(),
+            log_floor: Some(1e-7),
+            legend: Corner::UpperRight,
+        })
+        .collect();
+    let height = 460 * charts.len().max(1) as u32;
+    line_charts(stem, &charts, (900, height)).map_err(|e| BenchError::Plot(e.to_string()))
+}

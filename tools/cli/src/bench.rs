@@ -1,0 +1,96 @@
+//! `lavender bench`: the benchmark suite of `lavender-bench`, printed as tables or JSON lines.
+
+use crate::output::{emit, emit_json};
+use anyhow::Context;
+use lavender_bench::scenes::BenchScene;
+use lavender_bench::suite::{run_suite, SuiteOptions};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Benchmark the solver: per scene (chain, grid, fixed-stack, mixed) the wide path and the
+/// scalar reference on one thread and the wide path on N threads; the chain at 1k to 100k
+/// joints (1M with --full); with --peer, rapier3d at matched settings and an
+/// accuracy-versus-cost sweep. 60 Hz frames, 4 substeps, fixed iteration counts.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
+)]
+pub struct Args {
+    /// Scenes to run: chain, grid, fixed-stack, mixed (default: all).
+    scenes: Vec<String>,
+    /// One JSON object per measured row instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Add rapier3d at matched settings and the accuracy-versus-cost sweep.
+    #[arg(long)]
+    peer: bool,
+    /// Threads of the multi-threaded rows (default 2; the other rows use 1).
+    #[arg(long, default_value_t = 2)]
+    threads: u32,
+    /// A short run: 5 frames per row, scaling at 1k and 10k joints.
+    #[arg(long)]
+    quick: bool,
+    /// Add the 1M-joint chain to the scaling series (slow: minutes, about 1 GB).
+    #[arg(long)]
+    full: bool,
+    /// Timed frames per row (default 30, --quick 5).
+    #[arg(long)]
+    frames: Option<u32>,
+    /// Skip the scaling series.
+    #[arg(long)]
+    no_scaling: bool,
+    /// Directory for the PNG plots.
+    #[arg(long, default_value = "out/bench")]
+    plot_dir: PathBuf,
+}
+
+pub fn main(args: Args) -> anyhow::Result<()> {
+    let mut options = SuiteOptions::new(args.quick, args.full);
+    if !args.scenes.is_empty() {
+        options.scenes = args
+            .scenes
+            .iter()
+            .map(|name| BenchScene::by_name(name))
+            .collect::<Result<_, _>>()?;
+    }
+    if args.threads == 0 {
+        anyhow::bail!("--threads must be at least 1");
+    }
+    options.threads = args.threads;
+    options.frames = args.frames.unwrap_or(options.frames);
+    options.peer = args.peer;
+    options.scaling = !args.no_scaling;
+    options.plot_dir = args.plot_dir;
+    if args.peer && !lavender_bench::PEER_BUILT {
+        return Err(lavender_bench::BenchError::PeerNotBuilt.into());
+    }
+    let verbose = std::io::stderr().is_terminal();
+    let json = args.json;
+    let report = run_suite(&options, &mut |section, row| {
+        if json {
+            let mut value = row.json();
+            value["section"] = section.into();
+            // A closed pipe exits inside emit; other errors surface at the end.
+            let _ = emit_json(&value);
+        } else if verbose {
+            eprintln!(
+                "  {section}: {} {} {} x{} threads: {:.2} ms/step",
+                row.scene, row.engine, row.path, row.threads, row.ms_per_step
+            );
+        }
+    })
+    .context("benchmark failed")?;
+    if !json {
+        let mut text = format!(
+            "lavender {} (target features {})\n\n{}",
+            lavender_engine::VERSION,
+            lavender_engine::target_features(),
+            report.text
+        );
+        for plot in &report.plots {
+            text += &format!("wrote {}\n", plot.display());
+        }
+        emit(&text)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! `lavender export`: copy a run log (or part of it) to HDF5.
+
+use crate::output::{emit, emit_json, progress};
+use crate::run::human_bytes;
+use anyhow::{bail, Context};
+use lavender_replay::h5::{export, ExportRange};
+use std::path::PathBuf;
+
+/// Export a run log to HDF5 for h5py, MATLAB or pandas: /time, /substep, /bodies/pose
+/// (N x B x 7), /bodies/velocity (N x B x 6), /joints/diagnostics (N x J x 8), /summary/*,
+/// with names, columns, units, settings, scene hash and engine version as attributes.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  lavender export run.lvlog run.h5\n  lavender export run.lvlog part.h5 --from 1000 --to 2000 --every 4\n  h5dump -H run.h5                         lists the layout\n  python3 -c \"import h5py; f = h5py.File('run.h5'); print(f['joints/diagnostics'].shape)\""
+)]
+pub struct Args {
+    /// The run log to read (written by `lavender run --record`).
+    log: PathBuf,
+    /// The HDF5 file to write (replaced if it exists).
+    output: PathBuf,
+    /// First substep to export (inclusive).
+    #[arg(long, default_value_t = 0)]
+    from: u64,
+    /// Last substep to export (inclusive; default: the last one).
+    #[arg(long)]
+    to: Option<u64>,
+    /// Export every K-th frame of the range, starting with its first.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    every: u64,
+    /// Print what was written as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn main(args: Args) -> anyhow::Result<()> {
+    if args.every == 0 {
+        bail!("--every must be at least 1");
+    }
+    let to = args.to.unwrap_or(u64::MAX);
+    if to < args.from {
+        bail!("--to {to} is before --from {}", args.from);
+    }
+    let reader = crate::scrub::open_log(&args.log)?;
+    let bar = progress(reader.len() as u64, "exporting");
+    let range = ExportRange {
+        from: args.from,
+        to,
+        every: args.every,
+    };
+    let summary = export(&reader, &args.output, range, |done| {
+        bar.set_position(done as u64)
+    })
+    .with_context(|| {
+        format!(
+            "exporting {} to {}",
+            args.log.display(),
+            args.output.display()
+        )
+    })?;
+    bar.finish_and_clear();
+    if args.json {
+        emit_json(&serde_json::json!({
+            "path": summary.path,
+            "frames": summary.frames,
+            "bytes": summary.bytes,
+        }))
+    } else {
+        emit(&format!(
+            "exported {} frames to {}: {}\n",
+            summary.frames,
+            summary.path.display(),
+            human_bytes(summary.bytes)
+        ))
+    }
+}

@@ -1,0 +1,588 @@
+//! `lavender scrub`: the residual timeline of a run, its worst joints, one frame's table, the
+//! early spikes, a live tail of a log being written, and a plot.
+
+use crate::output::{emit, emit_json, progress};
+use anyhow::{bail, Context};
+use lavender_replay::format::DIAGNOSTIC_COLUMNS;
+use lavender_replay::scrub::{self, Spike, SpikeParams, TimelinePoint};
+use lavender_replay::LogReader;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Scrub a run log: a timeline of the per-substep largest residuals, the worst joints, one
+/// frame's diagnostics (`--at`, `--time`), the early residual spikes (`--spikes`: the earliest
+/// substeps where a joint's residual jumps above its own rolling median + MAD baseline and an
+/// absolute threshold, or turns non-finite), a live tail (`--follow`) and a plot (`--plot`).
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\"}]}\n  lavender scrub run.lvlog --at 1234           frame 1234's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow"
+)]
+pub struct Args {
+    /// The run log (written by `lavender run --record`; may still be being written).
+    log: PathBuf,
+    /// Print the diagnostics of the frame recording this substep, sorted by residual.
+    #[arg(long, conflicts_with = "time", value_name = "SUBSTEP")]
+    at: Option<u64>,
+    /// Print the diagnostics of the last frame at or before this time (s).
+    #[arg(long, value_name = "SECONDS")]
+    time: Option<f64>,
+    /// Rows of the frame table and of the worst-joints list.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    top: usize,
+    /// List the early residual spikes, earliest first.
+    #[arg(long)]
+    spikes: bool,
+    /// Robust score above the rolling median, in scaled MADs, that makes a spike.
+    #[arg(long, default_value_t = 8.0, value_name = "K")]
+    k: f32,
+    /// Residuals at or below this are never spikes (m or rad).
+    #[arg(long, default_value_t = 1e-3, value_name = "X")]
+    threshold: f32,
+    /// Substeps in the rolling baseline.
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    window: usize,
+    /// Follow a log being written: print spikes as they happen until the writer finishes
+    /// (or Ctrl-C).
+    #[arg(long, conflicts_with_all = ["at", "time", "plot"])]
+    follow: bool,
+    /// Draw the timeline with the spikes marked to this PNG (or .svg) file.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Print JSON: `{"frames", "spikes": [...]}` (plus the worst joints, or the frame with
+    /// `--at`/`--time`).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Opens a log for reading, saying on stderr what recovery dropped.
+pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
+    // SAFETY: Lavender's writers only ever append to a log, and `LogReader::open`'s contract
+    // (no truncation or in-place modification while mapped) holds for logs written by
+    // Lavender. A user who truncates the file while this command runs breaks the contract;
+    // the command is short-lived and documents that logs are append-only.
+    let reader = unsafe { LogReader::open(path) }
+        .with_context(|| format!("cannot read the log {}", path.display()))?;
+    if let Some(rec) = reader.recovery() {
+        eprintln!(
+            "note: {}: {}; recovered {} complete frames, dropped {} bytes",
+            path.display(),
+            rec.reason,
+            reader.len(),
+            rec.dropped_bytes
+        );
+    }
+    Ok(reader)
+}
+
+fn params(args: &Args) -> SpikeParams {
+    SpikeParams {
+        k: args.k,
+        abs_threshold: args.threshold,
+        window: args.window.max(1),
+        ..SpikeParams::default()
+    }
+}
+
+pub fn main(args: Args) -> anyhow::Result<()> {
+    if args.follow {
+        return follow(&args);
+    }
+    let reader = open_log(&args.log)?;
+    if reader.is_empty() {
+        bail!("{} holds no frames yet", args.log.display());
+    }
+    if args.at.is_some() || args.time.is_some() {
+        return frame_table(&reader, &args);
+    }
+    let bar = progress(reader.len() as u64, "scanning frames");
+    let mut finder = scrub::SpikeFinder::new(&reader, &params(&args))?;
+    let mut spikes = Vec::new();
+    for end in (0..reader.len())
+        .step_by(1024)
+        .skip(1)
+        .chain([reader.len()])
+    {
+        finder.scan_until(&reader, end, &mut spikes)?;
+        bar.set_position(end as u64);
+    }
+    bar.finish_and_clear();
+    let timeline = scrub::timeline(&reader);
+    if let Some(plot) = &args.plot {
+        draw(plot, &reader, &timeline, &spikes)?;
+        eprintln!("plot written to {}", plot.display());
+    }
+    if args.spikes {
+        return if args.json {
+            emit_json(&serde_json::json!({ "frames": reader.len(), "spikes": spikes }))
+        } else {
+            emit(&spikes_text(&reader, &spikes))
+        };
+    }
+    let worst = scrub::worst_joints(&reader, args.top)?;
+    if args.json {
+        return emit_json(&serde_json::json!({
+            "frames": reader.len(),
+            "spikes": spikes,
+            "worst_joints": worst,
+            "recovery": reader.recovery(),
+        }));
+    }
+    let h = reader.header();
+    let last = timeline.last().expect("non-empty");
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} frames (substeps {}..={}, t = {:.4}..{:.4} s), {} bodies, {} joints, engine {} ({})",
+        args.log.display(),
+        reader.len(),
+        timeline[0].substep,
+        last.substep,
+        timeline[0].time,
+        last.time,
+        h.body_count,
+        h.joint_count,
+        h.engine_version,
+        h.target_features
+    );
+    let width = 72;
+    for (name, unit, get) in [
+        (
+            "max anchor error",
+            "m",
+            (|p: &TimelinePoint| p.max_anchor_error) as fn(&TimelinePoint) -> f32,
+        ),
+        ("max angular error", "rad", |p| p.max_angular_error),
+        ("max limit violation", "", |p| p.max_limit_violation),
+    ] {
+        let values: Vec<f32> = timeline.iter().map(get).collect();
+        let peak = values
+            .iter()
+            .copied()
+            .fold(0.0f32, |a, b| if b.is_nan() || b > a { b } else { a });
+        let _ = writeln!(out, "\n{name} (peak {peak:.3e} {unit}, log scale)");
+        if values.iter().all(|&v| v == 0.0) {
+            let _ = writeln!(out, "  (zero at every substep)");
+        } else {
+            let _ = writeln!(out, "  {}", sparkline(&values, width));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  {:<w$}{:>10.4} s",
+        format!("{:.4} s", timeline[0].time),
+        last.time,
+        w = width - 10
+    );
+    let _ = writeln!(out, "\nworst joints (by peak anchor error):");
+    let _ = writeln!(
+        out,
+        "  {:<24} {:>12} {:>9} {:>12} {:>9} {:>12} {:>9}",
+        "joint", "anchor m", "@substep", "angular rad", "@substep", "limit", "@substep"
+    );
+    for w in &worst {
+        let _ = writeln!(
+            out,
+            "  {:<24} {:>12.3e} {:>9} {:>12.3e} {:>9} {:>12.3e} {:>9}{}",
+            w.name,
+            w.peak_anchor_error,
+            w.anchor_error_substep,
+            w.peak_angular_error,
+            w.angular_error_substep,
+            w.peak_limit_violation,
+            w.limit_violation_substep,
+            w.first_non_finite_substep
+                .map(|s| format!("  non-finite from substep {s}"))
+                .unwrap_or_default()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{} spike(s){}",
+        spikes.len(),
+        if spikes.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the first at substep {} (t = {:.4} s); `--spikes` lists them",
+                spikes[0].substep, spikes[0].time
+            )
+        }
+    );
+    emit(&out)
+}
+
+/// A one-line chart of `values` on a log scale, `width` cells, the maximum of each bucket
+/// (non-finite buckets drawn as `!`).
+pub fn sparkline(values: &[f32], width: usize) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    if values.is_empty() {
+        return String::new();
+    }
+    let width = width.min(values.len()).max(1);
+    let buckets: Vec<f32> = (0..width)
+        .map(|b| {
+            let (lo, hi) = (
+                b * values.len() / width,
+                ((b + 1) * values.len() / width).max(b * values.len() / width + 1),
+            );
+            values[lo..hi]
+                .iter()
+                .copied()
+                .fold(f32::NEG_INFINITY, |a, v| {
+                    if !v.is_finite() || a.is_nan() {
+                        f32::NAN
+                    } else {
+                        a.max(v)
+                    }
+                })
+        })
+        .collect();
+    let logs: Vec<f32> = buckets
+        .iter()
+        .filter(|v| v.is_finite() && **v > 0.0)
+        .map(|v| v.log10())
+        .collect();
+    let (lo, hi) = logs
+        .iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    buckets
+        .iter()
+        .map(|&v| {
+            if v.is_nan() {
+                '!'
+            } else if v <= 0.0 || logs.is_empty() {
+                ' '
+            } else if hi - lo < 1e-6 {
+                BARS[3]
+            } else {
+                let t = (v.log10() - lo) / (hi - lo);
+                BARS[((t * 7.0).round() as usize).min(7)]
+            }
+        })
+        .collect()
+}
+
+fn spikes_text(reader: &LogReader, spikes: &[Spike]) -> String {
+    let h = reader.header();
+    let mut out = format!(
+        "{} spike(s) in {} frames, earliest first\n",
+        spikes.len(),
+        reader.len()
+    );
+    if spikes.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{:>9} {:>11}  {:<24} {:<18} {:>12} {:>12}",
+        "substep", "time s", "joint", "column", "value", "baseline"
+    );
+    for s in spikes {
+        let _ = writeln!(
+            out,
+            "{:>9} {:>11.5}  {:<24} {:<18} {:>12.4e} {:>12.4e}",
+            s.substep,
+            s.time,
+            h.joint_name(s.joint as usize),
+            DIAGNOSTIC_COLUMNS[s.column as usize],
+            s.value,
+            s.baseline
+        );
+    }
+    out
+}
+
+fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
+    let index = match (args.at, args.time) {
+        (Some(s), _) => reader.index_of_substep(s).with_context(|| {
+            let idx = reader.index();
+            format!(
+                "substep {s} is not in the log (it records substeps {} to {})",
+                idx[0].summary.substep,
+                idx[idx.len() - 1].summary.substep
+            )
+        })?,
+        (None, Some(t)) => reader.index_at_time(t).with_context(|| {
+            format!(
+                "time {t} s precedes the first frame (t = {} s)",
+                reader.index()[0].summary.time
+            )
+        })?,
+        (None, None) => unreachable!("checked by the caller"),
+    };
+    let f = reader.frame(index)?;
+    let h = reader.header();
+    let residual = |r: &[f32; 8]| {
+        let m = r[3].max(r[4]).max(r[5]);
+        if r[3..6].iter().any(|v| v.is_nan()) {
+            f32::INFINITY
+        } else {
+            m
+        }
+    };
+    let mut rows: Vec<(usize, [f32; 8])> = f.diagnostic_rows().enumerate().collect();
+    rows.sort_by(|a, b| {
+        residual(&b.1)
+            .total_cmp(&residual(&a.1))
+            .then(a.0.cmp(&b.0))
+    });
+    rows.truncate(args.top);
+    if args.json {
+        let joints: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(j, r)| {
+                let mut o = serde_json::Map::new();
+                o.insert("joint".into(), (*j).into());
+                o.insert("name".into(), h.joint_name(*j).into());
+                for (c, name) in DIAGNOSTIC_COLUMNS.iter().enumerate() {
+                    o.insert((*name).into(), serde_json::json!(r[c]));
+                }
+                serde_json::Value::Object(o)
+            })
+            .collect();
+        return emit_json(&serde_json::json!({
+            "frames": reader.len(),
+            "frame": {
+                "substep": f.substep(),
+                "time": f.time(),
+                "total_energy": f.total_energy(),
+                "state_hash": f.state_hash(),
+                "joints": joints,
+            }
+        }));
+    }
+    let mut out = format!(
+        "substep {} (t = {:.6} s), total energy {:.6} J; {} of {} joints by residual \
+         (largest of anchor error, angular error, limit violation)\n",
+        f.substep(),
+        f.time(),
+        f.total_energy(),
+        rows.len(),
+        h.joint_count
+    );
+    let _ = writeln!(
+        out,
+        "{:<24} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
+        "joint",
+        "err.x m",
+        "err.y m",
+        "err.z m",
+        "|err| m",
+        "ang rad",
+        "limit",
+        "speed m/s",
+        "coord"
+    );
+    for (j, r) in &rows {
+        let _ = write!(out, "{:<24}", h.joint_name(*j));
+        for v in r {
+            let _ = write!(out, " {v:>11.3e}");
+        }
+        out.push('\n');
+    }
+    emit(&out)
+}
+
+fn follow(args: &Args) -> anyhow::Result<()> {
+    let mut reader = open_log(&args.log)?;
+    let mut finder = scrub::SpikeFinder::new(&reader, &params(args))?;
+    let mut found = Vec::new();
+    let mut printed = 0usize;
+    loop {
+        // Each frame is judged once, as it arrives.
+        finder.scan(&reader, &mut found)?;
+        for s in &found[printed..] {
+            if args.json {
+                emit_json(&serde_json::to_value(s)?)?;
+            } else {
+                emit(&format!(
+                    "spike at substep {} (t = {:.5} s): {} {} = {:.4e} (baseline {:.4e})\n",
+                    s.substep,
+                    s.time,
+                    reader.header().joint_name(s.joint as usize),
+                    DIAGNOSTIC_COLUMNS[s.column as usize],
+                    s.value,
+                    s.baseline
+                ))?;
+            }
+        }
+        if printed != found.len() || finder.frames_seen() == reader.len() {
+            printed = found.len();
+            if !args.json {
+                eprint!("\r{} frames read, {} spike(s)   ", reader.len(), printed);
+            }
+        }
+        if reader.is_finished() {
+            if !args.json {
+                eprintln!(
+                    "\nthe log is finished: {} frames, {} spike(s)",
+                    reader.len(),
+                    printed
+                );
+            }
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        reader.refresh()?;
+    }
+}
+
+fn draw(
+    path: &Path,
+    reader: &LogReader,
+    timeline: &[TimelinePoint],
+    spikes: &[Spike],
+) -> anyhow::Result<()> {
+    use plotters::prelude::*;
+    lavender_tutorial::plot::register_fonts().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let svg = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    let finite = timeline
+        .iter()
+        .flat_map(|p| {
+            [
+                p.max_anchor_error,
+                p.max_angular_error,
+                p.max_limit_violation,
+            ]
+        })
+        .filter(|v| v.is_finite());
+    let y_hi = finite.clone().map(lg).fold(-9.0f64, f64::max).ceil() + 0.5;
+    // Zeros cannot be shown on a log axis: they sit at the floor, which is only lowered as far
+    // as the smallest positive value needs (at most to 1e-9).
+    let y_lo = finite
+        .filter(|&v| v > 0.0)
+        .map(lg)
+        .fold(0.0f64, f64::min)
+        .floor()
+        .max(-9.0);
+    let (t0, t1) = (
+        timeline[0].time,
+        timeline[timeline.len() - 1]
+            .time
+            .max(timeline[0].time + 1e-9),
+    );
+    let title = format!(
+        "{}: per-substep max residuals, {} spike(s) marked",
+        reader
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        spikes.len()
+    );
+    let chart = Chart {
+        title,
+        timeline,
+        spikes,
+        x: (t0, t1),
+        y: (y_lo, y_hi),
+    };
+    if svg {
+        chart.render(SVGBackend::new(path, (1200, 500)).into_drawing_area())
+    } else {
+        chart.render(BitMapBackend::new(path, (1200, 500)).into_drawing_area())
+    }
+    .with_context(|| format!("drawing {}", path.display()))
+}
+
+struct Chart<'a> {
+    title: String,
+    timeline: &'a [TimelinePoint],
+    spikes: &'a [Spike],
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+/// A timeline curve: legend label, the value it plots, its colour.
+type Series = (
+    &'static str,
+    fn(&TimelinePoint) -> f32,
+    plotters::style::RGBColor,
+);
+
+/// log10 of a residual, floored at 1e-9 (zeros cannot be shown on a log axis).
+fn lg(v: f32) -> f64 {
+    f64::from(v).max(1e-9).log10()
+}
+
+impl Chart<'_> {
+    fn render<DB: plotters::prelude::DrawingBackend>(
+        &self,
+        root: plotters::drawing::DrawingArea<DB, plotters::coord::Shift>,
+    ) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        use plotters::prelude::*;
+        let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("{e}");
+        let series: [Series; 3] = [
+            (
+                "max anchor error (m)",
+                |p| p.max_anchor_error,
+                lavender_tutorial::plot::color(0),
+            ),
+            (
+                "max angular error (rad)",
+                |p| p.max_angular_error,
+                lavender_tutorial::plot::color(1),
+            ),
+            (
+                "max limit violation",
+                |p| p.max_limit_violation,
+                lavender_tutorial::plot::color(2),
+            ),
+        ];
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(self.title.as_str(), ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(self.x.0..self.x.1, self.y.0..self.y.1)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc("residual")
+            .y_label_formatter(&|v| format!("1e{v:.0}"))
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (name, get, color) in series {
+            chart
+                .draw_series(LineSeries::new(
+                    self.timeline.iter().map(|p| (p.time, lg(get(p)))),
+                    color.stroke_width(1),
+                ))
+                .map_err(|e| err(&e))?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+        }
+        let red = RGBColor(200, 0, 0);
+        let top = self.y.1 - 0.25;
+        chart
+            .draw_series(self.spikes.iter().map(|s| {
+                let y = if s.value.is_finite() {
+                    lg(s.value)
+                } else {
+                    top
+                };
+                Circle::new((s.time, y), 4, red.stroke_width(2))
+            }))
+            .map_err(|e| err(&e))?
+            .label("spike onset")
+            .legend(move |(x, y)| Circle::new((x + 8, y), 4, red.stroke_width(2)));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,212 @@
+//! `lavender run --record`, `scrub`, `diff`, `resume` and `export` as a user runs them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn lavender(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = lavender(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lavender-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn record_then_diff_resume_and_scrub() {
+    let dir = scratch("record");
+    let a = dir.join("a.lvlog");
+    let text = ok(&["run", "chain", "--duration", "1", "--record", s(&a)]);
+    let size = std::fs::metadata(&a).unwrap().len();
+    assert!(
+        text.contains(&format!("{size} bytes")) && text.contains(s(&a)),
+        "the run says where the log went and its size: {text}"
+    );
+
+    // The same run twice: identical, exit 0.
+    let b = dir.join("b.lvlog");
+    ok(&["run", "chain", "--duration", "1", "--record", s(&b)]);
+    let out = lavender(&["diff", s(&a), s(&b), "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["identical"], true);
+    assert!(v["first_divergent_substep"].is_null() && v["where"].is_null());
+
+    // Other settings diverge: exit 1, naming where.
+    let c = dir.join("c.lvlog");
+    ok(&[
+        "run",
+        "chain",
+        "--duration",
+        "1",
+        "--velocity-iterations",
+        "4",
+        "--record",
+        s(&c),
+    ]);
+    let out = lavender(&["diff", s(&a), s(&c), "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["identical"], false);
+    assert_eq!(v["first_divergent_substep"], 0);
+    assert_eq!(v["where"]["kind"], "body");
+    assert!(v["where"]["name"]
+        .as_str()
+        .unwrap()
+        .starts_with("chain.link"));
+    assert!(v["max_deviation"]["value"].as_f64().unwrap() > 0.0);
+
+    // Another scene: unusable input (exit 2) unless --force.
+    let p = dir.join("p.lvlog");
+    ok(&["run", "pendulum", "--duration", "0.1", "--record", s(&p)]);
+    let out = lavender(&["diff", s(&a), s(&p)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
+    let out = lavender(&["diff", s(&a), s(&p), "--force"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "different shapes cannot be compared"
+    );
+    let out = lavender(&["diff", s(&a), s(&dir.join("missing.lvlog"))]);
+    assert_eq!(out.status.code(), Some(2));
+
+    // Resume inside a frame and compare: identical over the common substeps.
+    let r = dir.join("r.lvlog");
+    let text = ok(&["resume", s(&a), "--from", "101", "--record", s(&r)]);
+    assert!(text.contains("after substep 101"), "{text}");
+    let out = lavender(&["diff", s(&a), s(&r), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!(v["first_common_substep"], 102);
+    assert_eq!(v["frames_compared"], 240 - 102);
+    let out = lavender(&["resume", s(&a), "--from", "100000"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("substeps 0 to 239"));
+
+    // Scrub: timeline, one frame, spikes as JSON.
+    let text = ok(&["scrub", s(&a)]);
+    assert!(
+        text.contains("worst joints") && text.contains("240 frames"),
+        "{text}"
+    );
+    let text = ok(&["scrub", s(&a), "--at", "120", "--top", "3"]);
+    assert!(
+        text.contains("substep 120") && text.matches("chain.joint").count() == 3,
+        "{text}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["scrub", s(&a), "--spikes", "--json"])).unwrap();
+    assert_eq!(v["frames"], 240);
+    assert!(v["spikes"].is_array());
+    let png = dir.join("t.png");
+    ok(&["scrub", s(&a), "--plot", s(&png)]);
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    // Follow on a finished log prints what it finds and stops.
+    ok(&["scrub", s(&a), "--follow"]);
+
+    // Export a range to HDF5.
+    let h5 = dir.join("a.h5");
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "export",
+        s(&a),
+        s(&h5),
+        "--from",
+        "10",
+        "--to",
+        "49",
+        "--every",
+        "2",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(v["frames"], 20);
+    assert!(std::fs::read(&h5).unwrap().starts_with(b"\x89HDF"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_foreign_file_is_a_clear_error() {
+    let dir = scratch("foreign");
+    let f = dir.join("notes.txt");
+    std::fs::write(&f, "not a log at all").unwrap();
+    for cmd in ["scrub", "export"] {
+        let mut args = vec![cmd, s(&f)];
+        if cmd == "export" {
+            args.push("out.h5");
+        }
+        let out = lavender(&args);
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("not a Lavender log"), "{cmd}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replay_subcommands_have_help_with_examples() {
+    for cmd in ["scrub", "diff", "resume", "export"] {
+        let text = ok(&[cmd, "--help"]);
+        assert!(text.contains("Examples:"), "{cmd}: {text}");
+    }
+    assert!(ok(&["run", "--help"]).contains("--record"));
+}
+
+#[test]
+fn follow_tails_a_log_while_it_is_written() {
+    let dir = scratch("follow");
+    let log = dir.join("live.lvlog");
+    let mut run = Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .args(["run", "chain", "--duration", "30", "--record", s(&log)])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the header to be written.
+    let t = std::time::Instant::now();
+    while std::fs::metadata(&log).map_or(true, |m| m.len() < 64) {
+        assert!(t.elapsed().as_secs() < 30, "the run never created its log");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let follow = lavender(&["scrub", s(&log), "--follow", "--json"]);
+    assert!(run.wait().unwrap().success());
+    assert!(
+        follow.status.success(),
+        "{}",
+        String::from_utf8_lossy(&follow.stderr)
+    );
+    // One JSON spike per line, then (on stderr) the end of the log.
+    let lines: Vec<serde_json::Value> = String::from_utf8(follow.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let whole: serde_json::Value =
+        serde_json::from_str(&ok(&["scrub", s(&log), "--spikes", "--json"])).unwrap();
+    assert_eq!(whole["frames"], 7200);
+    assert_eq!(
+        serde_json::Value::Array(lines),
+        whole["spikes"],
+        "following finds the same spikes as scrubbing the finished log"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,218 @@
+//! Conversions between Python values and the engine's: vectors, scene dicts, selectors by
+//! name or index, and NumPy arrays (copies and read-only zero-copy views).
+
+use lavender_engine::{Quat, Vec3, COLUMN_COUNT, COLUMN_NAMES};
+use lavender_replay::format::DIAGNOSTIC_COLUMNS;
+use numpy::ndarray::{Array2, ArrayView1, ArrayView2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::errors;
+
+/// `n` floats from a sequence (list, tuple, NumPy array), named `what` in errors.
+pub fn floats<const N: usize>(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[f32; N]> {
+    let values: Vec<f64> = obj.extract().map_err(|_| {
+        errors::value(format!(
+            "{what} must be a sequence of {N} numbers, got {}",
+            describe(obj)
+        ))
+    })?;
+    let array: [f64; N] = values.as_slice().try_into().map_err(|_| {
+        errors::value(format!(
+            "{what} must have {N} components, got {}",
+            values.len()
+        ))
+    })?;
+    Ok(array.map(|v| v as f32))
+}
+
+/// A 3-vector from a sequence.
+pub fn vec3(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec3> {
+    floats::<3>(obj, what).map(Vec3::from)
+}
+
+/// A quaternion `[x, y, z, w]` from a sequence (the engine checks it is unit length).
+pub fn quat(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Quat> {
+    floats::<4>(obj, what).map(Quat::from_array)
+}
+
+/// `repr(obj)` shortened, for error messages.
+pub fn describe(obj: &Bound<'_, PyAny>) -> String {
+    let text = obj
+        .repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "<unprintable>".into());
+    let type_name = obj
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    if text.chars().count() > 60 {
+        format!(
+            "{}... ({type_name})",
+            text.chars().take(57).collect::<String>()
+        )
+    } else {
+        format!("{text} ({type_name})")
+    }
+}
+
+/// A Python value (dicts, lists, tuples, numbers, strings, booleans, None, NumPy arrays and
+/// scalars) as JSON, so that a scene dict goes through the same serde definitions as a scene
+/// file. `path` names the position in errors, e.g. `scene["body"][1]["mass"]`.
+pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::Value> {
+    use serde_json::Value;
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Value::Bool(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        let v: i64 = obj.extract()?;
+        return Ok(Value::from(v));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        let v: f64 = obj.extract()?;
+        return serde_json::Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| {
+                errors::value(format!("{path} = {v}: scene values must be finite numbers"))
+            });
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(s.to_str()?.to_owned()));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut map = serde_json::Map::new();
+        for (k, v) in d.iter() {
+            let key: String = k.extract().map_err(|_| {
+                errors::value(format!(
+                    "{path}: keys must be strings, got {}",
+                    describe(&k)
+                ))
+            })?;
+            let value = to_json(&v, &format!("{path}[{key:?}]"))?;
+            map.insert(key, value);
+        }
+        return Ok(Value::Object(map));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut items = Vec::new();
+        for (i, item) in obj.try_iter()?.enumerate() {
+            items.push(to_json(&item?, &format!("{path}[{i}]"))?);
+        }
+        return Ok(Value::Array(items));
+    }
+    // NumPy arrays and scalars (and anything else with `tolist`, e.g. array-likes).
+    if obj.hasattr("tolist")? {
+        let plain = obj.call_method0("tolist")?;
+        if !plain.is(obj) {
+            return to_json(&plain, path);
+        }
+    }
+    Err(errors::value(format!(
+        "{path}: cannot use {} in a scene; use dicts, lists, numbers, strings and booleans",
+        describe(obj)
+    )))
+}
+
+/// A diagnostic column given by index (0-7) or by name (`"anchor_error_norm"`, also the
+/// log's dotted names such as `"anchor_error.x"`).
+pub fn column_index(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if let Ok(name) = obj.extract::<String>() {
+        return COLUMN_NAMES
+            .iter()
+            .position(|n| *n == name)
+            .or_else(|| DIAGNOSTIC_COLUMNS.iter().position(|n| *n == name))
+            .ok_or_else(|| {
+                errors::value(format!(
+                    "no diagnostic column named {name:?}; the columns are {}",
+                    COLUMN_NAMES.join(", ")
+                ))
+            });
+    }
+    let index: i64 = obj.extract().map_err(|_| {
+        errors::value(format!(
+            "a column is an index 0-7 or a name such as \"anchor_error_norm\", got {}",
+            describe(obj)
+        ))
+    })?;
+    usize::try_from(index)
+        .ok()
+        .filter(|&c| c < COLUMN_COUNT)
+        .ok_or_else(|| {
+            errors::value(format!(
+                "column {index} is out of range: there are {COLUMN_COUNT} columns (0-7)"
+            ))
+        })
+}
+
+/// An index into `names` given as an int (negative counts from the end) or a name.
+pub fn select(obj: &Bound<'_, PyAny>, names: &[String], kind: &str) -> PyResult<usize> {
+    if let Ok(name) = obj.extract::<String>() {
+        return names.iter().position(|n| *n == name).ok_or_else(|| {
+            errors::value(format!(
+                "no {kind} named {name:?} ({} {kind}s)",
+                names.len()
+            ))
+        });
+    }
+    let index: i64 = obj.extract().map_err(|_| {
+        errors::value(format!(
+            "a {kind} is an index or a name, got {}",
+            describe(obj)
+        ))
+    })?;
+    let n = names.len() as i64;
+    let i = if index < 0 { index + n } else { index };
+    if (0..n).contains(&i) {
+        Ok(i as usize)
+    } else {
+        Err(errors::value(format!(
+            "{kind} index {index} is out of range: there are {n} {kind}s"
+        )))
+    }
+}
+
+/// An owned `(rows, N)` float32 array copied from `rows`.
+pub fn copy2<'py, const N: usize>(py: Python<'py>, rows: &[[f32; N]]) -> Bound<'py, PyArray2<f32>> {
+    Array2::from_shape_vec((rows.len(), N), rows.as_flattened().to_vec())
+        .expect("the shape matches the data")
+        .into_pyarray(py)
+}
+
+/// A read-only `(rows, N)` float32 array that reads `rows` in place, with `owner` as its
+/// base object (kept alive by the array).
+///
+/// # Safety
+///
+/// `rows` must live inside memory that `owner` keeps alive and that is neither freed,
+/// reallocated nor written through a path that could race with readers for as long as
+/// `owner` lives. The array cannot be made writeable from Python (its base is not an array
+/// and exposes no buffer), so nothing writes through it.
+pub unsafe fn view2<'py, const N: usize>(
+    rows: &[[f32; N]],
+    owner: Bound<'py, PyAny>,
+) -> Bound<'py, PyArray2<f32>> {
+    let view = ArrayView2::from_shape((rows.len(), N), rows.as_flattened())
+        .expect("the shape matches the data");
+    // SAFETY: forwarded to the caller (see `# Safety`).
+    let array = unsafe { PyArray2::borrow_from_array(&view, owner) };
+    array.readwrite().make_nonwriteable();
+    array
+}
+
+/// A read-only float32 array that reads `values` in place, with `owner` as its base object.
+///
+/// # Safety
+///
+/// As for [`view2`].
+pub unsafe fn view1<'py>(values: &[f32], owner: Bound<'py, PyAny>) -> Bound<'py, PyArray1<f32>> {
+    let view = ArrayView1::from(values);
+    // SAFETY: forwarded to the caller (see `# Safety`).
+    let array = unsafe { PyArray1::borrow_from_array(&view, owner) };
+    array.readwrite().make_nonwriteable();
+    array
+}

@@ -1,0 +1,71 @@
+//! Engine and log errors as Python exceptions, with the library's message unchanged.
+//!
+//! | Rust error | Python exception |
+//! |---|---|
+//! | `EngineError::NonFinite` | `lavender.NonFiniteError` (a `ValueError`) |
+//! | any other `EngineError` (bad setting, body, joint, scene, dt) | `ValueError` |
+//! | `ReplayError::Io` | `OSError`, or its subclass for the OS error kind (`FileNotFoundError`, ...) |
+//! | a file that is not a log, of another major version, corrupt, shrunk; HDF5 | `OSError` |
+//! | `ReplayError::FrameOutOfRange` | `IndexError` |
+//! | every other `ReplayError` (out-of-range joint or column, shape mismatch, ...) | `ValueError` |
+
+use lavender_engine::EngineError;
+use lavender_replay::ReplayError;
+use pyo3::exceptions::{
+    PyFileExistsError, PyFileNotFoundError, PyIndexError, PyIsADirectoryError,
+    PyNotADirectoryError, PyOSError, PyPermissionError, PyValueError,
+};
+use pyo3::PyErr;
+
+pyo3::create_exception!(
+    lavender,
+    NonFiniteError,
+    PyValueError,
+    "A step produced a non-finite position, orientation or velocity.\n\n\
+     The world was rolled back to its state before the step; the message names the body, \
+     the substep and the joints touching the body. A subclass of ValueError: the cause is \
+     almost always an input (masses, inertia, anchors, dt)."
+);
+
+/// An engine error as a Python exception.
+pub fn engine(e: EngineError) -> PyErr {
+    match e {
+        EngineError::NonFinite { .. } => NonFiniteError::new_err(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// An I/O failure of kind `kind` as the matching `OSError` subclass, with `message`.
+pub fn io(kind: std::io::ErrorKind, message: String) -> PyErr {
+    use std::io::ErrorKind as K;
+    match kind {
+        K::NotFound => PyFileNotFoundError::new_err(message),
+        K::PermissionDenied => PyPermissionError::new_err(message),
+        K::AlreadyExists => PyFileExistsError::new_err(message),
+        K::IsADirectory => PyIsADirectoryError::new_err(message),
+        K::NotADirectory => PyNotADirectoryError::new_err(message),
+        _ => PyOSError::new_err(message),
+    }
+}
+
+/// A log error as a Python exception.
+pub fn replay(e: ReplayError) -> PyErr {
+    let message = e.to_string();
+    match e {
+        ReplayError::Io { source, .. } => io(source.kind(), message),
+        ReplayError::NotALog { .. }
+        | ReplayError::UnsupportedVersion { .. }
+        | ReplayError::CorruptHeader { .. }
+        | ReplayError::CorruptFrame { .. }
+        | ReplayError::FileShrank { .. }
+        | ReplayError::Hdf5 { .. } => PyOSError::new_err(message),
+        ReplayError::FrameOutOfRange { .. } => PyIndexError::new_err(message),
+        ReplayError::Engine(inner) => engine(inner),
+        _ => PyValueError::new_err(message),
+    }
+}
+
+/// A `ValueError` with `message`.
+pub fn value(message: impl Into<String>) -> PyErr {
+    PyValueError::new_err(message.into())
+}

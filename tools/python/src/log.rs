@@ -1,0 +1,804 @@
+//! `lavender.Log` and `lavender.Frame`: a recorded run, memory-mapped, with frames and
+//! columns as NumPy arrays (read in place where the layout allows), spike finding and diff.
+
+use std::path::PathBuf;
+
+use lavender_replay::diff::{self, DiffReport, Location, LocationKind, Tolerance};
+use lavender_replay::scrub::{self, SpikeParams};
+use lavender_replay::{h5, resume};
+use lavender_replay::{ColumnMax, FrameView, LogReader};
+use numpy::{PyArray1, PyArray2};
+use pyo3::exceptions::{PyIndexError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::convert;
+use crate::errors;
+use crate::sim::Sim;
+
+/// A recorded run, opened read-only through a memory map.
+///
+/// ``Log(path)`` opens a log written by ``Sim.record`` or ``lavender record``; a log whose
+/// writer was killed opens too (``recovery`` says what was dropped). Frames are one per
+/// substep::
+///
+///     log = lavender.Log("run.lvlog")
+///     len(log), log.joint_names
+///     log[-1].diagnostics           # (joints, 8) float32, read in place from the file
+///     log.column("hinge", "anchor_error_norm")   # one joint's column over time
+///
+/// Arrays read in place (``Frame.diagnostics``, ``poses``, ``velocities``,
+/// ``solver_state``, ``Log.diagnostics``) are read-only and keep the Log alive. While a Log
+/// or any such array exists, the file must not be modified or truncated by another program
+/// (Lavender's own writers only append, and ``Sim.record`` replaces a file by unlinking it
+/// first, which is safe).
+#[pyclass(module = "lavender", name = "Log", frozen)]
+pub struct Log {
+    reader: LogReader,
+}
+
+/// One substep of a recorded run (from ``Log.frame``, ``log[i]``, ``Log.frame_at_substep``
+/// or ``Log.frame_at_time``). Its arrays are read in place from the log's memory map.
+#[pyclass(module = "lavender", name = "Frame", frozen)]
+pub struct Frame {
+    log: Py<Log>,
+    index: usize,
+    substep: u64,
+    time: f64,
+    total_energy: f64,
+    state_hash: u64,
+    has_solver_state: bool,
+}
+
+fn path_arg(obj: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+    obj.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "path must be a str or os.PathLike, got {}",
+            convert::describe(obj)
+        ))
+    })
+}
+
+/// `Some(joint)` as an int, `None` as -1 (for integer arrays).
+fn joint_or_minus_one(j: Option<u32>) -> i64 {
+    j.map_or(-1, i64::from)
+}
+
+impl Log {
+    fn frame_view(&self, index: usize) -> PyResult<FrameView<'_>> {
+        self.reader.frame(index).map_err(errors::replay)
+    }
+
+    /// `index`, where a negative index counts from the end, checked.
+    fn position(&self, index: i64) -> PyResult<usize> {
+        let n = self.reader.len() as i64;
+        let i = if index < 0 { index + n } else { index };
+        if (0..n).contains(&i) {
+            Ok(i as usize)
+        } else {
+            Err(PyIndexError::new_err(format!(
+                "frame {index} is out of range: the log has {n} frames"
+            )))
+        }
+    }
+
+    fn make_frame(slf: &Bound<'_, Self>, index: usize) -> PyResult<Frame> {
+        let f = slf.get().frame_view(index)?;
+        Ok(Frame {
+            log: slf.clone().unbind(),
+            index,
+            substep: f.substep(),
+            time: f.time(),
+            total_energy: f.total_energy(),
+            state_hash: f.state_hash(),
+            has_solver_state: f.has_solver_state(),
+        })
+    }
+
+    fn body(&self, body: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let h = self.reader.header();
+        let names: Vec<String> = (0..h.body_count).map(|i| h.body_name(i)).collect();
+        convert::select(body, &names, "body")
+    }
+
+    /// One row per frame, from `row` (which returns `None` only past the frame's arrays,
+    /// impossible for an index checked against the header, whose counts every frame has).
+    fn rows_over_time<const N: usize>(
+        &self,
+        row: impl Fn(&FrameView<'_>) -> Option<[f32; N]>,
+    ) -> lavender_replay::Result<Vec<[f32; N]>> {
+        (0..self.reader.len())
+            .map(|i| {
+                let f = self.reader.frame(i)?;
+                Ok(row(&f).unwrap_or([f32::NAN; N]))
+            })
+            .collect()
+    }
+
+    fn joint(&self, joint: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let h = self.reader.header();
+        let names: Vec<String> = (0..h.joint_count).map(|j| h.joint_name(j)).collect();
+        convert::select(joint, &names, "joint")
+    }
+}
+
+#[cfg(target_endian = "little")]
+mod in_place {
+    //! On little-endian targets the archived floats are native floats: arrays read the
+    //! memory map in place.
+    use super::*;
+
+    /// # Safety
+    /// `rows` must point into the memory map of `log`'s reader.
+    unsafe fn view<'py, const N: usize>(
+        rows: &[[f32; N]],
+        log: &Bound<'py, Log>,
+    ) -> Bound<'py, PyArray2<f32>> {
+        // SAFETY: the rows lie in the reader's memory map, which lives as long as the Log
+        // object (the array's base); a frozen Log never re-maps or mutates its reader, and
+        // `LogReader::open`'s contract (no truncation or modification of the file) is
+        // documented on `Log`.
+        unsafe { convert::view2(rows, log.clone().into_any()) }
+    }
+
+    pub fn diagnostics<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
+        // SAFETY: `f` was read from `log`'s reader.
+        unsafe { view(f.diagnostics(), log) }
+    }
+
+    pub fn poses<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
+        // SAFETY: as above.
+        unsafe { view(f.poses(), log) }
+    }
+
+    pub fn velocities<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
+        // SAFETY: as above.
+        unsafe { view(f.velocities(), log) }
+    }
+
+    pub fn solver_state<'py>(
+        log: &Bound<'py, Log>,
+        f: &FrameView<'_>,
+    ) -> Option<Bound<'py, PyArray1<f32>>> {
+        // SAFETY: the solver state lies in the reader's memory map, as above.
+        f.solver_state()
+            .map(|s| unsafe { convert::view1(s, log.clone().into_any()) })
+    }
+}
+
+#[cfg(not(target_endian = "little"))]
+mod in_place {
+    //! On big-endian targets the archived little-endian floats must be converted: copies.
+    use super::*;
+    use crate::convert::copy2;
+
+    pub fn diagnostics<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
+        copy2(log.py(), &f.diagnostic_rows().collect::<Vec<_>>())
+    }
+    pub fn poses<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
+        copy2(log.py(), &f.pose_rows().collect::<Vec<_>>())
+    }
+    pub fn velocities<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
+        copy2(log.py(), &f.velocity_rows().collect::<Vec<_>>())
+    }
+    pub fn solver_state<'py>(
+        log: &Bound<'py, Log>,
+        f: &FrameView<'_>,
+    ) -> Option<Bound<'py, PyArray1<f32>>> {
+        let _ = (log, f);
+        None
+    }
+}
+
+fn column_max<'py>(
+    py: Python<'py>,
+    values: &[ColumnMax],
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let v: Vec<f32> = values.iter().map(|c| c.value).collect();
+    let j: Vec<i64> = values.iter().map(|c| joint_or_minus_one(c.joint)).collect();
+    Ok((
+        PyArray1::from_vec(py, v).into_any(),
+        PyArray1::from_vec(py, j).into_any(),
+    ))
+}
+
+fn location<'py>(py: Python<'py>, loc: &Option<Location>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some(loc) = loc else { return Ok(None) };
+    let d = PyDict::new(py);
+    d.set_item(
+        "kind",
+        match loc.kind {
+            LocationKind::Body => "body",
+            LocationKind::Joint => "joint",
+        },
+    )?;
+    d.set_item("index", loc.index)?;
+    d.set_item("name", &loc.name)?;
+    d.set_item("field", &loc.field)?;
+    Ok(Some(d))
+}
+
+fn diff_dict<'py>(py: Python<'py>, r: &DiffReport) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("identical", r.identical)?;
+    d.set_item("first_divergent_substep", r.first_divergent_substep)?;
+    d.set_item("where", location(py, &r.where_)?)?;
+    let max = PyDict::new(py);
+    max.set_item("value", r.max_deviation.value)?;
+    max.set_item("substep", r.max_deviation.substep)?;
+    max.set_item("location", location(py, &r.max_deviation.location)?)?;
+    d.set_item("max_deviation", max)?;
+    d.set_item("frames_compared", r.frames_compared)?;
+    d.set_item("frames_a", r.frames_a)?;
+    d.set_item("frames_b", r.frames_b)?;
+    d.set_item("scene_hash_mismatch", r.scene_hash_mismatch)?;
+    Ok(d)
+}
+
+#[pymethods]
+impl Log {
+    #[new]
+    fn new(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Log> {
+        let path = path_arg(path)?;
+        // SAFETY: `LogReader::open` requires that the file is not truncated or modified while
+        // the reader or anything borrowed from it lives. Lavender's writers only append, and
+        // `Sim.record` unlinks an existing file before creating a new one; the requirement
+        // for other programs is documented on the class.
+        let reader = py
+            .detach(|| unsafe { LogReader::open(&path) })
+            .map_err(errors::replay)?;
+        Ok(Log { reader })
+    }
+
+    fn __len__(&self) -> usize {
+        self.reader.len()
+    }
+
+    fn __getitem__(slf: &Bound<'_, Self>, index: i64) -> PyResult<Frame> {
+        let i = slf.get().position(index)?;
+        Log::make_frame(slf, i)
+    }
+
+    /// Frame ``index`` (0-based position in the log; negative counts from the end). Same as
+    /// ``log[index]``. Raises IndexError when out of range, OSError when the frame is
+    /// corrupt.
+    fn frame(slf: &Bound<'_, Self>, index: i64) -> PyResult<Frame> {
+        Log::__getitem__(slf, index)
+    }
+
+    /// The frame recording global substep ``substep`` (ValueError if the log has none).
+    fn frame_at_substep(slf: &Bound<'_, Self>, substep: u64) -> PyResult<Frame> {
+        let r = &slf.get().reader;
+        let i = r.index_of_substep(substep).ok_or_else(|| {
+            let range = match (r.index().first(), r.index().last()) {
+                (Some(a), Some(b)) => format!(
+                    "it holds substeps {} to {}",
+                    a.summary.substep, b.summary.substep
+                ),
+                _ => "it is empty".into(),
+            };
+            errors::value(format!(
+                "the log has no frame for substep {substep}: {range}"
+            ))
+        })?;
+        Log::make_frame(slf, i)
+    }
+
+    /// The last frame at or before ``time`` seconds (ValueError if ``time`` precedes the
+    /// first frame or is NaN).
+    fn frame_at_time(slf: &Bound<'_, Self>, time: f64) -> PyResult<Frame> {
+        let r = &slf.get().reader;
+        let i = r.index_at_time(time).ok_or_else(|| {
+            let first = r
+                .index()
+                .first()
+                .map_or("the log is empty".to_string(), |m| {
+                    format!("the first frame is at {} s", m.summary.time)
+                });
+            errors::value(format!("no frame at or before t = {time} s: {first}"))
+        })?;
+        Log::make_frame(slf, i)
+    }
+
+    /// The ``(joints, 8)`` diagnostics of frame ``index``, read in place (read-only). Same
+    /// as ``log[index].diagnostics``.
+    fn diagnostics<'py>(slf: &Bound<'py, Self>, index: i64) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let log = slf.get();
+        let f = log.frame_view(log.position(index)?)?;
+        Ok(in_place::diagnostics(slf, &f))
+    }
+
+    /// One joint's diagnostic column over the whole log, a float32 array with one value per
+    /// frame (pair it with ``substeps()`` or ``times()``). ``joint`` is a name or index,
+    /// ``column`` an index 0-7 or a name from ``lavender.COLUMN_NAMES``. Validates every
+    /// frame on first use; the GIL is released while reading.
+    fn column<'py>(
+        &self,
+        py: Python<'py>,
+        joint: &Bound<'py, PyAny>,
+        column: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let j = self.joint(joint)?;
+        let c = convert::column_index(column)?;
+        let reader = &self.reader;
+        let values = py
+            .detach(|| {
+                reader
+                    .column(j, c)
+                    .map(|it| it.map(|(_, v)| v).collect::<Vec<f32>>())
+            })
+            .map_err(errors::replay)?;
+        Ok(PyArray1::from_vec(py, values))
+    }
+
+    /// One body's poses over the whole log, a ``(frames, 7)`` float32 array of
+    /// ``[x, y, z, qx, qy, qz, qw]``; ``body`` is a name or index. The GIL is released while
+    /// reading.
+    fn body_poses<'py>(
+        &self,
+        py: Python<'py>,
+        body: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let b = self.body(body)?;
+        let rows = py
+            .detach(|| self.rows_over_time(|f| f.pose(b)))
+            .map_err(errors::replay)?;
+        Ok(convert::copy2(py, &rows))
+    }
+
+    /// One body's velocities over the whole log, a ``(frames, 6)`` float32 array of
+    /// ``[vx, vy, vz, wx, wy, wz]``; ``body`` is a name or index.
+    fn body_velocities<'py>(
+        &self,
+        py: Python<'py>,
+        body: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let b = self.body(body)?;
+        let rows = py
+            .detach(|| self.rows_over_time(|f| f.velocity(b)))
+            .map_err(errors::replay)?;
+        Ok(convert::copy2(py, &rows))
+    }
+
+    /// The substep number of every frame, a uint64 array (from the index: no frame is read).
+    fn substeps<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        PyArray1::from_iter(py, self.reader.summaries().map(|s| s.substep))
+    }
+
+    /// The simulation time after every frame's substep, a float64 array, s.
+    fn times<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_iter(py, self.reader.summaries().map(|s| s.time))
+    }
+
+    /// The per-frame summaries the writer stored, as a dict of arrays with one entry per
+    /// frame: ``substep`` (uint64), ``time``, ``total_energy`` (float64), ``anchor_error``,
+    /// ``angular_error``, ``limit_violation`` (float32: the frame's largest value of columns
+    /// 3, 4, 5) with ``anchor_error_joint``, ``angular_error_joint``,
+    /// ``limit_violation_joint`` (int64: the joint holding it, -1 with no joints),
+    /// ``first_non_finite_joint``, ``first_non_finite_body`` (int64, -1 for none) and
+    /// ``non_finite`` (bool).
+    fn summaries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s: Vec<_> = self.reader.summaries().copied().collect();
+        let d = PyDict::new(py);
+        d.set_item(
+            "substep",
+            PyArray1::from_iter(py, s.iter().map(|x| x.substep)),
+        )?;
+        d.set_item("time", PyArray1::from_iter(py, s.iter().map(|x| x.time)))?;
+        d.set_item(
+            "total_energy",
+            PyArray1::from_iter(py, s.iter().map(|x| x.total_energy)),
+        )?;
+        for (name, get) in [
+            (
+                "anchor_error",
+                (|x| x.anchor_error) as fn(&lavender_replay::FrameSummary) -> ColumnMax,
+            ),
+            ("angular_error", |x| x.angular_error),
+            ("limit_violation", |x| x.limit_violation),
+        ] {
+            let maxima: Vec<ColumnMax> = s.iter().map(get).collect();
+            let (values, joints) = column_max(py, &maxima)?;
+            d.set_item(name, values)?;
+            d.set_item(format!("{name}_joint"), joints)?;
+        }
+        d.set_item(
+            "first_non_finite_joint",
+            PyArray1::from_iter(
+                py,
+                s.iter()
+                    .map(|x| joint_or_minus_one(x.first_non_finite_joint)),
+            ),
+        )?;
+        d.set_item(
+            "first_non_finite_body",
+            PyArray1::from_iter(
+                py,
+                s.iter()
+                    .map(|x| joint_or_minus_one(x.first_non_finite_body)),
+            ),
+        )?;
+        d.set_item(
+            "non_finite",
+            PyArray1::from_iter(py, s.iter().map(|x| x.non_finite)),
+        )?;
+        Ok(d)
+    }
+
+    /// Onsets of residual spikes, earliest first (then by joint, then column): the same
+    /// finder and defaults as ``lavender scrub``. A value is a spike when its robust score
+    /// ``(v - median) / max(1.4826 MAD, rel_floor |median|, abs_floor)`` over the previous
+    /// ``window`` substeps of that joint and column exceeds ``k`` and ``v > abs_threshold``;
+    /// it is reported once, until the score falls below ``k / 2``. Non-finite values are
+    /// always spikes. ``columns`` defaults to 3, 4, 5 (anchor error norm, angular error,
+    /// limit violation); names are accepted. ``k``, ``abs_threshold`` and ``window`` are
+    /// the command's ``--k``, ``--threshold`` and ``--window`` (a window of 0 counts as 1).
+    ///
+    /// Returns a list of dicts: ``substep``, ``time``, ``joint``, ``joint_name``,
+    /// ``column``, ``column_name``, ``value``, ``baseline`` (the median before the onset).
+    #[pyo3(signature = (
+        columns = None,
+        window = 32,
+        min_history = 2,
+        k = 8.0,
+        abs_threshold = 1e-3,
+        rel_floor = 0.05,
+        abs_floor = 1e-6,
+    ))]
+    #[allow(clippy::too_many_arguments)] // the finder's parameters, as keyword arguments
+    fn spikes<'py>(
+        &self,
+        py: Python<'py>,
+        columns: Option<Vec<Bound<'py, PyAny>>>,
+        window: usize,
+        min_history: usize,
+        k: f32,
+        abs_threshold: f32,
+        rel_floor: f32,
+        abs_floor: f32,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let defaults = SpikeParams::default();
+        let columns = match columns {
+            None => defaults.columns,
+            Some(cs) => cs
+                .iter()
+                .map(convert::column_index)
+                .collect::<PyResult<Vec<_>>>()?,
+        };
+        let params = SpikeParams {
+            columns,
+            window,
+            min_history,
+            k,
+            abs_threshold,
+            rel_floor,
+            abs_floor,
+        };
+        let reader = &self.reader;
+        let found = py
+            .detach(|| scrub::spikes(reader, &params))
+            .map_err(errors::replay)?;
+        let header = reader.header();
+        let out = PyList::empty(py);
+        for s in found {
+            let d = PyDict::new(py);
+            d.set_item("substep", s.substep)?;
+            d.set_item("time", s.time)?;
+            d.set_item("joint", s.joint)?;
+            d.set_item("joint_name", header.joint_name(s.joint as usize))?;
+            d.set_item("column", s.column)?;
+            d.set_item(
+                "column_name",
+                lavender_engine::COLUMN_NAMES[s.column as usize],
+            )?;
+            d.set_item("value", s.value)?;
+            d.set_item("baseline", s.baseline)?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
+    /// The ``n`` joints with the largest peak anchor error over the run (joints that went
+    /// non-finite first), as ``lavender scrub`` lists them: dicts with ``joint``, ``name``,
+    /// ``peak_anchor_error``, ``anchor_error_substep``, ``peak_angular_error``,
+    /// ``angular_error_substep``, ``peak_limit_violation``, ``limit_violation_substep``,
+    /// ``first_non_finite_substep``.
+    #[pyo3(signature = (n = 10))]
+    fn worst_joints<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
+        let reader = &self.reader;
+        let worst = py
+            .detach(|| scrub::worst_joints(reader, n))
+            .map_err(errors::replay)?;
+        let out = PyList::empty(py);
+        for w in worst {
+            let d = PyDict::new(py);
+            d.set_item("joint", w.joint)?;
+            d.set_item("name", w.name)?;
+            d.set_item("peak_anchor_error", w.peak_anchor_error)?;
+            d.set_item("anchor_error_substep", w.anchor_error_substep)?;
+            d.set_item("peak_angular_error", w.peak_angular_error)?;
+            d.set_item("angular_error_substep", w.angular_error_substep)?;
+            d.set_item("peak_limit_violation", w.peak_limit_violation)?;
+            d.set_item("limit_violation_substep", w.limit_violation_substep)?;
+            d.set_item("first_non_finite_substep", w.first_non_finite_substep)?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
+    /// Compares this run with ``other`` frame by frame, as ``lavender diff`` does. Values
+    /// agree when ``|a - b| <= atol + rtol * max(|a|, |b|)`` (default: bitwise). Frames
+    /// with equal state hashes are skipped without being read.
+    ///
+    /// Returns a dict: ``identical``, ``first_divergent_substep`` (or None), ``where``
+    /// (the most deviating value in that frame: dict with ``kind``, ``index``, ``name``,
+    /// ``field``; or None), ``max_deviation`` (dict ``value``, ``substep``, ``location``),
+    /// ``frames_compared``, ``frames_a``, ``frames_b``, ``scene_hash_mismatch``.
+    ///
+    /// Raises ValueError when the logs have different body or joint counts, and, unless
+    /// ``force=True``, when they come from different scenes (different scene hashes).
+    #[pyo3(signature = (other, atol = 0.0, rtol = 0.0, force = false))]
+    fn diff<'py>(
+        &self,
+        py: Python<'py>,
+        other: &Bound<'py, Log>,
+        atol: f64,
+        rtol: f64,
+        force: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        if !(atol.is_finite() && atol >= 0.0 && rtol.is_finite() && rtol >= 0.0) {
+            return Err(errors::value(format!(
+                "atol = {atol}, rtol = {rtol}: tolerances must be finite and >= 0"
+            )));
+        }
+        let (a, b) = (&self.reader, &other.get().reader);
+        if !force && a.header().scene_hash != b.header().scene_hash {
+            return Err(errors::value(format!(
+                "the logs come from different scenes (scene hashes {:016x} and {:016x}); \
+                 pass force=True to compare them anyway",
+                a.header().scene_hash,
+                b.header().scene_hash
+            )));
+        }
+        let tol = Tolerance { atol, rtol };
+        let report = py
+            .detach(|| diff::diff(a, b, &tol))
+            .map_err(errors::replay)?;
+        diff_dict(py, &report)
+    }
+
+    /// Copies frames to a new HDF5 file at ``path`` (as ``lavender export`` does): the
+    /// substeps ``from_substep`` to ``to_substep`` (inclusive; default: all), keeping every
+    /// ``every``-th frame. Layout: ``/time``, ``/substep``, ``/bodies/pose`` (N, B, 7),
+    /// ``/bodies/velocity`` (N, B, 6), ``/joints/diagnostics`` (N, J, 8), ``/summary/*``.
+    /// Returns ``{"path", "frames", "bytes"}``. The GIL is released while copying.
+    #[pyo3(signature = (path, from_substep = 0, to_substep = None, every = 1))]
+    fn export_hdf5<'py>(
+        &self,
+        py: Python<'py>,
+        path: &Bound<'py, PyAny>,
+        from_substep: u64,
+        to_substep: Option<u64>,
+        every: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        if every == 0 {
+            return Err(errors::value("every must be at least 1"));
+        }
+        let path = path_arg(path)?;
+        let range = h5::ExportRange {
+            from: from_substep,
+            to: to_substep.unwrap_or(u64::MAX),
+            every,
+        };
+        let reader = &self.reader;
+        let summary = py
+            .detach(|| h5::export(reader, &path, range, |_| {}))
+            .map_err(errors::replay)?;
+        let d = PyDict::new(py);
+        d.set_item("path", summary.path.display().to_string())?;
+        d.set_item("frames", summary.frames)?;
+        d.set_item("bytes", summary.bytes)?;
+        Ok(d)
+    }
+
+    /// A ``Sim`` in the state after ``substep`` of this run: the world is rebuilt from the
+    /// scene in the header (every setting the run used) and restored from the nearest
+    /// keyframe at or before it, re-running the substeps in between; its state hash is
+    /// checked against the log. Stepping it with the run's frame dt (the Sim's default; a
+    /// run resumed mid-frame first needs ``sim.step(sim.frame_dt / n)`` for the substeps
+    /// left in that frame) reproduces the recorded frames bit for bit. ValueError when the
+    /// run cannot be resumed there.
+    fn resume(&self, py: Python<'_>, substep: u64) -> PyResult<Sim> {
+        let reader = &self.reader;
+        let resumed = py
+            .detach(|| resume::resume(reader, substep))
+            .map_err(errors::replay)?;
+        Ok(Sim::from_parts(resumed.world, resumed.scene, resumed.dt))
+    }
+
+    /// The file's path.
+    #[getter]
+    fn path(&self) -> String {
+        self.reader.path().display().to_string()
+    }
+
+    /// The header as a dict: ``body_count``, ``body_names``, ``joint_count``,
+    /// ``joint_names``, ``world`` (dt, max_substep, iterations, gravity), ``scene_hash``,
+    /// ``engine_version``, ``target_features``, ``scene`` (the scene TOML with every
+    /// setting written out).
+    #[getter]
+    fn header<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let text = serde_json::to_string(self.reader.header())
+            .map_err(|e| errors::value(format!("header: {e}")))?;
+        py.import("json")?.call_method1("loads", (text,))
+    }
+
+    /// Body names, in index order (``body<i>`` when the log has none).
+    #[getter]
+    fn body_names(&self) -> Vec<String> {
+        let h = self.reader.header();
+        (0..h.body_count).map(|i| h.body_name(i)).collect()
+    }
+
+    /// Joint names, in index order (``joint<j>`` when the log has none).
+    #[getter]
+    fn joint_names(&self) -> Vec<String> {
+        let h = self.reader.header();
+        (0..h.joint_count).map(|j| h.joint_name(j)).collect()
+    }
+
+    /// Number of bodies in every frame.
+    #[getter]
+    fn body_count(&self) -> usize {
+        self.reader.header().body_count
+    }
+
+    /// Number of joints in every frame.
+    #[getter]
+    fn joint_count(&self) -> usize {
+        self.reader.header().joint_count
+    }
+
+    /// True when the log was closed by its writer (footer present).
+    #[getter]
+    fn finished(&self) -> bool {
+        self.reader.is_finished()
+    }
+
+    /// None for a finished log; otherwise a dict ``{"dropped_bytes", "reason"}`` saying
+    /// what recovery dropped.
+    #[getter]
+    fn recovery<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(r) = self.reader.recovery() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("dropped_bytes", r.dropped_bytes)?;
+        d.set_item("reason", r.reason.to_string())?;
+        Ok(Some(d))
+    }
+
+    /// The file's format version ``(major, minor)``.
+    #[getter]
+    fn version(&self) -> (u16, u16) {
+        self.reader.version()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<lavender.Log {}: {} frames, {} bodies, {} joints{}>",
+            self.reader.path().display(),
+            self.reader.len(),
+            self.reader.header().body_count,
+            self.reader.header().joint_count,
+            if self.reader.is_finished() {
+                ""
+            } else {
+                ", recovered"
+            }
+        )
+    }
+}
+
+#[pymethods]
+impl Frame {
+    /// Position of the frame in the log.
+    #[getter]
+    fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Global substep number.
+    #[getter]
+    fn substep(&self) -> u64 {
+        self.substep
+    }
+
+    /// Simulation time after the substep, s.
+    #[getter]
+    fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Total energy after the substep, J.
+    #[getter]
+    fn total_energy(&self) -> f64 {
+        self.total_energy
+    }
+
+    /// Hash of the full simulation state after the substep.
+    #[getter]
+    fn state_hash(&self) -> u64 {
+        self.state_hash
+    }
+
+    /// True if the frame stores the solver state (a keyframe).
+    #[getter]
+    fn has_solver_state(&self) -> bool {
+        self.has_solver_state
+    }
+
+    /// The ``(joints, 8)`` float32 diagnostics, read in place (read-only).
+    #[getter]
+    fn diagnostics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let log = self.log.bind(py);
+        let f = log.get().frame_view(self.index)?;
+        Ok(in_place::diagnostics(log, &f))
+    }
+
+    /// The ``(bodies, 7)`` float32 poses ``[x, y, z, qx, qy, qz, qw]``, read in place.
+    #[getter]
+    fn poses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let log = self.log.bind(py);
+        let f = log.get().frame_view(self.index)?;
+        Ok(in_place::poses(log, &f))
+    }
+
+    /// The ``(bodies, 6)`` float32 velocities ``[vx, vy, vz, wx, wy, wz]``, read in place.
+    #[getter]
+    fn velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let log = self.log.bind(py);
+        let f = log.get().frame_view(self.index)?;
+        Ok(in_place::velocities(log, &f))
+    }
+
+    /// The solver state (warm-start impulses, 6 per joint) of a keyframe, read in place, or
+    /// None.
+    #[getter]
+    fn solver_state<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray1<f32>>>> {
+        let log = self.log.bind(py);
+        let f = log.get().frame_view(self.index)?;
+        Ok(in_place::solver_state(log, &f))
+    }
+
+    /// The writer's summary of this frame, as a dict (see ``Log.summaries``; here the values
+    /// are scalars and a missing joint is None).
+    #[getter]
+    fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let log = self.log.bind(py);
+        let s = log.get().frame_view(self.index)?.summary();
+        let d = PyDict::new(py);
+        d.set_item("substep", s.substep)?;
+        d.set_item("time", s.time)?;
+        d.set_item("total_energy", s.total_energy)?;
+        for (name, m) in [
+            ("anchor_error", s.anchor_error),
+            ("angular_error", s.angular_error),
+            ("limit_violation", s.limit_violation),
+        ] {
+            d.set_item(name, m.value)?;
+            d.set_item(format!("{name}_joint"), m.joint)?;
+        }
+        d.set_item("first_non_finite_joint", s.first_non_finite_joint)?;
+        d.set_item("first_non_finite_body", s.first_non_finite_body)?;
+        d.set_item("non_finite", s.non_finite)?;
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<lavender.Frame {}: substep {}, t = {:.6} s>",
+            self.index, self.substep, self.time
+        )
+    }
+}

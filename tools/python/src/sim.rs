@@ -1,0 +1,881 @@
+//! `lavender.Sim`: a world built from a scene, stepped from Python, with its diagnostics as
+//! NumPy arrays (copies or a zero-copy view) and optional recording to a log.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use lavender_engine::{BodyId, Scene, Settings, SolverPath, World};
+use lavender_replay::recorder::{RecordOptions, Recorder};
+use numpy::PyArray2;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::convert::{self, copy2, view2};
+use crate::errors;
+
+/// A recording in progress. The recorder sits behind a mutex only to make `Sim` `Sync` (as
+/// every pyclass must be); `&mut Sim` reaches it without locking.
+struct Recording {
+    recorder: Mutex<Recorder>,
+    path: PathBuf,
+}
+
+/// A simulation: a world built from a scene, stepped from Python.
+///
+/// Construct it from a scene file path (``str`` or ``os.PathLike``; a string names a file
+/// when one exists there, otherwise a shipped scene), a shipped scene name (see
+/// ``lavender.shipped_scenes()``), a scene dict with the scene file's structure, a
+/// ``lavender.SceneBuilder``, or nothing (an empty world). Keyword arguments override the
+/// scene's ``[world]`` settings (``dt`` is the default frame step of ``step()``)::
+///
+///     sim = lavender.Sim("pendulum", velocity_iterations=16)
+///     sim.step(1 / 60)
+///     sim.constraint_data()[:, 3]      # anchor error norm of every joint, m
+///
+/// The bodies and joints are fixed when the Sim is built, so the zero-copy view from
+/// ``constraint_data(copy=False)`` stays valid as long as the array lives (the array keeps
+/// the Sim alive).
+#[pyclass(module = "lavender", name = "Sim")]
+pub struct Sim {
+    world: World,
+    scene: Scene,
+    frame_dt: f32,
+    recording: Option<Recording>,
+}
+
+/// The keyword arguments that set solver settings, in the order the docs list them.
+pub(crate) const SETTING_NAMES: [&str; 10] = [
+    "dt",
+    "gravity",
+    "max_substep",
+    "velocity_iterations",
+    "position_iterations",
+    "error_reduction",
+    "projection_factor",
+    "warm_starting",
+    "threads",
+    "solver_path",
+];
+
+/// Settings given as keyword arguments (``**settings``), parsed; the engine validates the
+/// values when they are applied.
+#[derive(Default)]
+struct Overrides {
+    dt: Option<f32>,
+    gravity: Option<lavender_engine::Vec3>,
+    max_substep: Option<f32>,
+    velocity_iterations: Option<u32>,
+    position_iterations: Option<u32>,
+    error_reduction: Option<f32>,
+    projection_factor: Option<f32>,
+    warm_starting: Option<bool>,
+    threads: Option<u32>,
+    solver_path: Option<SolverPath>,
+}
+
+fn bad_setting(name: &'static str, value: &Bound<'_, PyAny>, reason: &'static str) -> PyErr {
+    errors::engine(lavender_engine::EngineError::InvalidSetting {
+        name,
+        value: convert::describe(value),
+        reason,
+    })
+}
+
+fn setting_f32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<f32> {
+    let v: f64 = value
+        .extract()
+        .map_err(|_| bad_setting(name, value, "must be a number"))?;
+    Ok(v as f32)
+}
+
+fn setting_u32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    let v: i64 = value
+        .extract()
+        .map_err(|_| bad_setting(name, value, "must be a whole number"))?;
+    u32::try_from(v).map_err(|_| bad_setting(name, value, "must be a whole number >= 0"))
+}
+
+impl Overrides {
+    /// Parses ``**settings``; an unknown name is a TypeError, as for any Python call.
+    fn parse(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Overrides> {
+        let mut o = Overrides::default();
+        let Some(kwargs) = kwargs else {
+            return Ok(o);
+        };
+        for (key, value) in kwargs.iter() {
+            let key: String = key.extract()?;
+            if value.is_none() {
+                continue;
+            }
+            let v = &value;
+            match key.as_str() {
+                "dt" => o.dt = Some(frame_dt(f64::from(setting_f32("dt", v)?))?),
+                "gravity" => o.gravity = Some(convert::vec3(v, "gravity")?),
+                "max_substep" => o.max_substep = Some(setting_f32("max_substep", v)?),
+                "velocity_iterations" => {
+                    o.velocity_iterations = Some(setting_u32("velocity_iterations", v)?)
+                }
+                "position_iterations" => {
+                    o.position_iterations = Some(setting_u32("position_iterations", v)?)
+                }
+                "error_reduction" => o.error_reduction = Some(setting_f32("error_reduction", v)?),
+                "projection_factor" => {
+                    o.projection_factor = Some(setting_f32("projection_factor", v)?)
+                }
+                "warm_starting" => {
+                    o.warm_starting =
+                        Some(v.extract().map_err(|_| {
+                            bad_setting("warm_starting", v, "must be True or False")
+                        })?)
+                }
+                "threads" => o.threads = Some(setting_u32("threads", v)?),
+                "solver_path" => {
+                    let path: String = v.extract().unwrap_or_default();
+                    o.solver_path = Some(match path.as_str() {
+                        "wide" => SolverPath::Wide,
+                        "scalar" => SolverPath::Scalar,
+                        _ => {
+                            return Err(bad_setting(
+                                "solver_path",
+                                v,
+                                "must be \"wide\" (lane-parallel, the default) or \"scalar\"",
+                            ))
+                        }
+                    })
+                }
+                _ => {
+                    return Err(PyTypeError::new_err(format!(
+                        "unexpected keyword argument {key:?}; the settings are {}",
+                        SETTING_NAMES.join(", ")
+                    )))
+                }
+            }
+        }
+        Ok(o)
+    }
+
+    /// `base` with the overrides applied (validated by the engine when it is used).
+    fn apply(&self, base: Settings) -> Settings {
+        let mut s = base;
+        s.gravity = self.gravity.unwrap_or(s.gravity);
+        s.max_substep = self.max_substep.unwrap_or(s.max_substep);
+        s.velocity_iterations = self.velocity_iterations.unwrap_or(s.velocity_iterations);
+        s.position_iterations = self.position_iterations.unwrap_or(s.position_iterations);
+        s.error_reduction = self.error_reduction.unwrap_or(s.error_reduction);
+        s.projection_factor = self.projection_factor.unwrap_or(s.projection_factor);
+        s.warm_starting = self.warm_starting.unwrap_or(s.warm_starting);
+        s.threads = self.threads.unwrap_or(s.threads);
+        s.solver_path = self.solver_path.unwrap_or(s.solver_path);
+        s
+    }
+}
+
+/// A frame time step, checked as the engine checks it.
+fn frame_dt(dt: f64) -> PyResult<f32> {
+    let dt32 = dt as f32;
+    if dt32.is_finite() && dt32 > 0.0 {
+        Ok(dt32)
+    } else {
+        Err(errors::engine(
+            lavender_engine::EngineError::InvalidTimeStep(dt32),
+        ))
+    }
+}
+
+/// Reads and parses a scene file; I/O failures are `OSError`s, parse errors `ValueError`s.
+fn load_scene_file(path: &Path) -> PyResult<Scene> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        errors::io(
+            e.kind(),
+            format!("scene {origin}: cannot read the file: {e}"),
+        )
+    })?;
+    Scene::from_toml_str(&text, &origin).map_err(errors::engine)
+}
+
+/// The scene described by the constructor's first argument.
+fn scene_from(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Scene> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(Scene::default());
+    };
+    if let Ok(dict) = obj.cast::<PyDict>() {
+        let json = convert::to_json(dict.as_any(), "scene")?;
+        return serde_json::from_value(json).map_err(|e| errors::value(format!("scene dict: {e}")));
+    }
+    if obj.hasattr("to_dict")? && !obj.is_instance_of::<PyString>() {
+        return scene_from(Some(&obj.call_method0("to_dict")?));
+    }
+    let is_str = obj.is_instance_of::<PyString>();
+    let os = obj.py().import("os")?;
+    let text: String = os
+        .call_method1("fspath", (obj,))
+        .and_then(|p| p.extract())
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "a scene is a file path, a shipped scene name, a dict or a SceneBuilder, got {}",
+                convert::describe(obj)
+            ))
+        })?;
+    let path = Path::new(&text);
+    if !is_str || path.is_file() {
+        return load_scene_file(path);
+    }
+    match Scene::builtin(&text) {
+        Ok(scene) => Ok(scene),
+        Err(_) if text.contains(['/', '\\']) || text.ends_with(".toml") => load_scene_file(path),
+        Err(e) => Err(errors::value(format!(
+            "{e}; no file of that name exists either"
+        ))),
+    }
+}
+
+impl Sim {
+    /// A Sim around an existing world (from `resume`): `scene` is what the world was built
+    /// from, `frame_dt` the default step.
+    pub(crate) fn from_parts(world: World, scene: Scene, frame_dt: f32) -> Sim {
+        Sim {
+            world,
+            scene,
+            frame_dt,
+            recording: None,
+        }
+    }
+
+    fn build(scene: Scene, overrides: &Overrides) -> PyResult<Sim> {
+        let settings = overrides.apply(scene.settings());
+        let frame_dt = frame_dt(f64::from(overrides.dt.unwrap_or(scene.frame_dt())))?;
+        let world = scene.build_with(settings).map_err(errors::engine)?;
+        Ok(Sim {
+            world,
+            scene,
+            frame_dt,
+            recording: None,
+        })
+    }
+
+    fn body(&self, body: &Bound<'_, PyAny>) -> PyResult<BodyId> {
+        let i = convert::select(body, self.world.bodies().names(), "body")?;
+        Ok(BodyId(i as u32))
+    }
+
+    /// Steps `frames` frames of `dt` with the GIL released, recording if a recording is on.
+    /// Every `SIGNAL_CHECK` of stepping the GIL is taken back to run signal handlers, so
+    /// Ctrl-C stops a long `run` between two frames.
+    fn advance(&mut self, py: Python<'_>, dt: f32, frames: u64) -> PyResult<u64> {
+        const SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_millis(50);
+        let mut substeps = 0u64;
+        let mut left = frames;
+        let result = loop {
+            let Sim {
+                world, recording, ..
+            } = &mut *self;
+            let mut recorder = recording.as_mut().map(|r| {
+                r.recorder
+                    .get_mut()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+            });
+            let chunk = py.detach(|| -> Result<(u64, u64), (PyErrKind, String, bool)> {
+                let start = std::time::Instant::now();
+                let (mut done, mut subs) = (0u64, 0u64);
+                while done < left && (done == 0 || start.elapsed() < SIGNAL_CHECK) {
+                    let report = match recorder.as_deref_mut() {
+                        None => world.step(dt).map_err(|e| engine_failure(&e))?,
+                        Some(rec) => rec.step(world, dt).map_err(|e| replay_failure(&e))?,
+                    };
+                    done += 1;
+                    subs += u64::from(report.substeps);
+                }
+                Ok((done, subs))
+            });
+            match chunk {
+                Ok((done, subs)) => {
+                    left -= done;
+                    substeps += subs;
+                    if left == 0 {
+                        break Ok(substeps);
+                    }
+                    py.check_signals()?;
+                }
+                Err(failure) => break Err(failure),
+            }
+        };
+        match result {
+            Ok(n) => Ok(n),
+            Err((kind, message, from_recording)) => {
+                let message = if let Some(r) = self.recording.take() {
+                    // A failed step leaves substeps of the rolled-back step in the log and a
+                    // failed write leaves it unusable for appending: either way the recording
+                    // ends here, with a footer so the log opens without recovery.
+                    let ended = match r.recorder.into_inner() {
+                        Ok(rec) => rec.finish().err(),
+                        Err(p) => p.into_inner().finish().err(),
+                    };
+                    let cause = if from_recording {
+                        "writing the log failed"
+                    } else {
+                        "the step failed"
+                    };
+                    match ended {
+                        None => format!(
+                            "{message} (recording to {} stopped because {cause}; the log holds \
+                             the substeps before the failure)",
+                            r.path.display()
+                        ),
+                        Some(e) => format!(
+                            "{message} (recording to {} stopped because {cause}, and closing the \
+                             log failed too: {e})",
+                            r.path.display()
+                        ),
+                    }
+                } else {
+                    message
+                };
+                Err(kind.into_err(message))
+            }
+        }
+    }
+}
+
+/// Which Python exception a failure inside a GIL-free section becomes (the `PyErr` itself is
+/// built after the GIL is taken back).
+#[derive(Clone, Copy)]
+enum PyErrKind {
+    NonFinite,
+    Value,
+    Os(std::io::ErrorKind),
+}
+
+impl PyErrKind {
+    fn into_err(self, message: String) -> PyErr {
+        match self {
+            PyErrKind::NonFinite => errors::NonFiniteError::new_err(message),
+            PyErrKind::Value => errors::value(message),
+            PyErrKind::Os(kind) => errors::io(kind, message),
+        }
+    }
+}
+
+fn engine_failure(e: &lavender_engine::EngineError) -> (PyErrKind, String, bool) {
+    let kind = match e {
+        lavender_engine::EngineError::NonFinite { .. } => PyErrKind::NonFinite,
+        _ => PyErrKind::Value,
+    };
+    (kind, e.to_string(), false)
+}
+
+fn replay_failure(e: &lavender_replay::ReplayError) -> (PyErrKind, String, bool) {
+    use lavender_replay::ReplayError as R;
+    match e {
+        R::Engine(inner) => engine_failure(inner),
+        R::Io { source, .. } => (PyErrKind::Os(source.kind()), e.to_string(), true),
+        _ => (
+            PyErrKind::Os(std::io::ErrorKind::Other),
+            e.to_string(),
+            true,
+        ),
+    }
+}
+
+fn vec3_array<'py>(
+    py: Python<'py>,
+    v: impl ExactSizeIterator<Item = [f32; 3]>,
+) -> Bound<'py, PyArray2<f32>> {
+    copy2(py, &v.collect::<Vec<_>>())
+}
+
+#[pymethods]
+impl Sim {
+    #[new]
+    #[pyo3(
+        signature = (scene = None, **settings),
+        text_signature = "(scene=None, *, dt=None, gravity=None, max_substep=None, \
+                          velocity_iterations=None, position_iterations=None, \
+                          error_reduction=None, projection_factor=None, warm_starting=None, \
+                          threads=None, solver_path=None)"
+    )]
+    fn new(
+        scene: Option<&Bound<'_, PyAny>>,
+        settings: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Sim> {
+        let overrides = Overrides::parse(settings)?;
+        Sim::build(scene_from(scene)?, &overrides)
+    }
+
+    /// A Sim from scene TOML text (the format of ``data/scenes/*.toml``), with the same
+    /// keyword settings as the constructor.
+    #[staticmethod]
+    #[pyo3(
+        signature = (text, **settings),
+        text_signature = "(text, *, dt=None, gravity=None, max_substep=None, \
+                          velocity_iterations=None, position_iterations=None, \
+                          error_reduction=None, projection_factor=None, warm_starting=None, \
+                          threads=None, solver_path=None)"
+    )]
+    fn from_toml(text: &str, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Sim> {
+        let overrides = Overrides::parse(settings)?;
+        let scene = Scene::from_toml_str(text, "<string>").map_err(errors::engine)?;
+        Sim::build(scene, &overrides)
+    }
+
+    /// Advances the world by ``dt`` seconds (default: the scene's frame dt) and refreshes the
+    /// diagnostics. The engine splits the frame into ``ceil(dt / max_substep)`` equal
+    /// substeps. Returns the number of substeps run. The GIL is released while stepping.
+    ///
+    /// Raises ValueError for a bad dt and NonFiniteError (a ValueError) when the state went
+    /// non-finite (the world is rolled back to before the step).
+    #[pyo3(signature = (dt = None))]
+    fn step(&mut self, py: Python<'_>, dt: Option<f64>) -> PyResult<u64> {
+        let dt = match dt {
+            Some(dt) => frame_dt(dt)?,
+            None => self.frame_dt,
+        };
+        self.advance(py, dt, 1)
+    }
+
+    /// Steps ``round(duration / dt)`` frames (defaults: the scene's duration and frame dt)
+    /// with the GIL released (taken back every 50 ms, so that Ctrl-C stops the run between
+    /// two frames). Returns the number of substeps run.
+    #[pyo3(signature = (duration = None, dt = None))]
+    fn run(&mut self, py: Python<'_>, duration: Option<f64>, dt: Option<f64>) -> PyResult<u64> {
+        let dt = match dt {
+            Some(dt) => frame_dt(dt)?,
+            None => self.frame_dt,
+        };
+        let duration = duration.unwrap_or(f64::from(self.scene.duration()));
+        if !(duration.is_finite() && duration >= 0.0) {
+            return Err(errors::value(format!(
+                "duration = {duration}: it must be a finite number of seconds >= 0"
+            )));
+        }
+        let frames = (duration / f64::from(dt)).round() as u64;
+        self.advance(py, dt, frames)
+    }
+
+    /// Refreshes the diagnostics from the current poses and velocities without advancing
+    /// time. (``step``, ``set_body_pose`` and ``set_body_velocity`` already do this.)
+    fn sync(&mut self) {
+        self.world.sync();
+    }
+
+    /// The diagnostics, a ``(joints, 8)`` float32 array: one row per joint, columns as in
+    /// ``lavender.COLUMN_NAMES`` (anchor error x, y, z and norm in m, angular error in rad,
+    /// limit violation, anchor relative speed in m/s, joint coordinate).
+    ///
+    /// With ``copy=True`` (default) an independent copy. With ``copy=False`` a read-only
+    /// zero-copy view of the engine's buffer: it keeps the Sim alive, stays valid as long as
+    /// it exists, and always shows the latest step or sync. Do not read a view while another
+    /// thread steps the same Sim.
+    #[pyo3(signature = (copy = true))]
+    fn constraint_data<'py>(
+        slf: &Bound<'py, Self>,
+        copy: bool,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let py = slf.py();
+        let this = slf.try_borrow()?;
+        let rows = this.world.constraint_data();
+        if copy {
+            return Ok(copy2(py, rows));
+        }
+        // SAFETY: the rows live in the world's diagnostics Vec, inside this Sim object, which
+        // the array keeps alive as its base. The Vec is pushed to only by `World::add_joint`,
+        // which a Sim never calls after it is built (bodies and joints are fixed), and the
+        // World is never replaced, so the buffer is neither moved nor freed while the Sim
+        // lives. Steps write the rows in place; Python only reads them.
+        Ok(unsafe { view2(rows, slf.clone().into_any()) })
+    }
+
+    /// Constraint forces over the last substep, as a dict of ``(joints, 3)`` float32 arrays:
+    /// ``force_on_b`` and ``force_on_a`` (N, world frame), ``torque_on_b`` and
+    /// ``torque_on_a`` (N m, about each body's centre of mass).
+    fn joint_forces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let forces = self.world.joint_forces();
+        let out = PyDict::new(py);
+        out.set_item(
+            "force_on_b",
+            vec3_array(py, forces.iter().map(|f| f.force_on_b.to_array())),
+        )?;
+        out.set_item(
+            "force_on_a",
+            vec3_array(py, forces.iter().map(|f| f.force_on_a().to_array())),
+        )?;
+        out.set_item(
+            "torque_on_b",
+            vec3_array(py, forces.iter().map(|f| f.torque_on_b.to_array())),
+        )?;
+        out.set_item(
+            "torque_on_a",
+            vec3_array(py, forces.iter().map(|f| f.torque_on_a.to_array())),
+        )?;
+        Ok(out)
+    }
+
+    /// Body centres of mass, a ``(bodies, 3)`` float32 array (copy), m.
+    fn positions<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
+        let b = self.world.bodies();
+        vec3_array(py, b.positions().iter().map(|v| v.to_array()))
+    }
+
+    /// Body orientations, a ``(bodies, 4)`` float32 array of unit quaternions ``[x, y, z, w]``.
+    fn rotations<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
+        let rows: Vec<[f32; 4]> = self
+            .world
+            .bodies()
+            .rotations()
+            .iter()
+            .map(|q| q.to_array())
+            .collect();
+        copy2(py, &rows)
+    }
+
+    /// Body linear velocities, a ``(bodies, 3)`` float32 array, m/s.
+    fn linear_velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
+        let b = self.world.bodies();
+        vec3_array(py, b.linear_velocities().iter().map(|v| v.to_array()))
+    }
+
+    /// Body angular velocities (world frame), a ``(bodies, 3)`` float32 array, rad/s.
+    fn angular_velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
+        let b = self.world.bodies();
+        vec3_array(py, b.angular_velocities().iter().map(|v| v.to_array()))
+    }
+
+    /// Poses as a log frame stores them: a ``(bodies, 7)`` float32 array of
+    /// ``[x, y, z, qx, qy, qz, qw]``.
+    fn poses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
+        let (mut poses, mut velocities) = (Vec::new(), Vec::new());
+        lavender_replay::recorder::gather_bodies(&self.world, &mut poses, &mut velocities);
+        copy2(py, &poses)
+    }
+
+    /// Velocities as a log frame stores them: a ``(bodies, 6)`` float32 array of
+    /// ``[vx, vy, vz, wx, wy, wz]``.
+    fn velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
+        let (mut poses, mut velocities) = (Vec::new(), Vec::new());
+        lavender_replay::recorder::gather_bodies(&self.world, &mut poses, &mut velocities);
+        copy2(py, &velocities)
+    }
+
+    /// ``(position, rotation)`` of a body (by name or index): float32 arrays of 3 (m) and
+    /// 4 (quaternion ``[x, y, z, w]``).
+    fn body_pose<'py>(
+        &self,
+        py: Python<'py>,
+        body: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let (p, q) = self
+            .world
+            .body_pose(self.body(body)?)
+            .map_err(errors::engine)?;
+        let np = py.import("numpy")?;
+        Ok((
+            np.call_method1("array", (p.to_array(), "float32"))?,
+            np.call_method1("array", (q.to_array(), "float32"))?,
+        ))
+    }
+
+    /// ``(linear, angular)`` velocity of a body (by name or index): float32 arrays of 3, in
+    /// m/s and rad/s (world frame).
+    fn body_velocity<'py>(
+        &self,
+        py: Python<'py>,
+        body: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let (v, w) = self
+            .world
+            .body_velocity(self.body(body)?)
+            .map_err(errors::engine)?;
+        let np = py.import("numpy")?;
+        Ok((
+            np.call_method1("array", (v.to_array(), "float32"))?,
+            np.call_method1("array", (w.to_array(), "float32"))?,
+        ))
+    }
+
+    /// Moves a body (by name or index) without advancing time and refreshes the diagnostics.
+    /// ``position`` is 3 numbers (m), ``rotation`` a unit quaternion ``[x, y, z, w]``; an
+    /// omitted one keeps its current value.
+    #[pyo3(signature = (body, position = None, rotation = None))]
+    fn set_body_pose(
+        &mut self,
+        body: &Bound<'_, PyAny>,
+        position: Option<&Bound<'_, PyAny>>,
+        rotation: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let id = self.body(body)?;
+        let (p0, q0) = self.world.body_pose(id).map_err(errors::engine)?;
+        let p = position
+            .map(|p| convert::vec3(p, "position"))
+            .transpose()?
+            .unwrap_or(p0);
+        let q = rotation
+            .map(|q| convert::quat(q, "rotation"))
+            .transpose()?
+            .unwrap_or(q0);
+        self.world.set_body_pose(id, p, q).map_err(errors::engine)
+    }
+
+    /// Sets a body's (by name or index) linear (m/s) and angular (rad/s, world frame)
+    /// velocity without advancing time and refreshes the diagnostics; an omitted one keeps
+    /// its current value.
+    #[pyo3(signature = (body, linear = None, angular = None))]
+    fn set_body_velocity(
+        &mut self,
+        body: &Bound<'_, PyAny>,
+        linear: Option<&Bound<'_, PyAny>>,
+        angular: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let id = self.body(body)?;
+        let (v0, w0) = self.world.body_velocity(id).map_err(errors::engine)?;
+        let v = linear
+            .map(|v| convert::vec3(v, "linear"))
+            .transpose()?
+            .unwrap_or(v0);
+        let w = angular
+            .map(|w| convert::vec3(w, "angular"))
+            .transpose()?
+            .unwrap_or(w0);
+        self.world
+            .set_body_velocity(id, v, w)
+            .map_err(errors::engine)
+    }
+
+    /// Changes solver settings (``gravity``, ``max_substep``, ``velocity_iterations``,
+    /// ``position_iterations``, ``error_reduction``, ``projection_factor``,
+    /// ``warm_starting``, ``threads``, ``solver_path``) and the default frame ``dt``.
+    /// Validated first: on error nothing changes. Refused while recording (the log's header
+    /// holds the settings).
+    #[pyo3(
+        signature = (**settings),
+        text_signature = "($self, *, dt=None, gravity=None, max_substep=None, \
+                          velocity_iterations=None, position_iterations=None, \
+                          error_reduction=None, projection_factor=None, warm_starting=None, \
+                          threads=None, solver_path=None)"
+    )]
+    fn set_settings(&mut self, settings: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        if let Some(r) = &self.recording {
+            return Err(errors::value(format!(
+                "cannot change settings while recording to {}: call stop_recording() first",
+                r.path.display()
+            )));
+        }
+        let overrides = Overrides::parse(settings)?;
+        let settings = overrides.apply(*self.world.settings());
+        self.world.set_settings(settings).map_err(errors::engine)?;
+        if let Some(dt) = overrides.dt {
+            self.frame_dt = dt;
+        }
+        Ok(())
+    }
+
+    /// The solver settings as a dict (gravity, max_substep, velocity_iterations,
+    /// position_iterations, error_reduction, projection_factor, warm_starting, threads,
+    /// solver_path) plus the default frame ``dt``.
+    #[getter]
+    fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.world.settings();
+        let d = PyDict::new(py);
+        d.set_item("dt", self.frame_dt)?;
+        d.set_item("gravity", s.gravity.to_array().to_vec())?;
+        d.set_item("max_substep", s.max_substep)?;
+        d.set_item("velocity_iterations", s.velocity_iterations)?;
+        d.set_item("position_iterations", s.position_iterations)?;
+        d.set_item("error_reduction", s.error_reduction)?;
+        d.set_item("projection_factor", s.projection_factor)?;
+        d.set_item("warm_starting", s.warm_starting)?;
+        d.set_item("threads", s.threads)?;
+        d.set_item("solver_path", s.solver_path.name())?;
+        Ok(d)
+    }
+
+    /// How many substeps a frame of ``dt`` seconds runs: ``ceil(dt / max_substep)``.
+    fn substeps_for(&self, dt: f64) -> PyResult<u32> {
+        Ok(self.world.settings().substeps_for(frame_dt(dt)?))
+    }
+
+    /// Starts recording every following substep to ``path``: a Lavender log (``.lvlog``;
+    /// open it with ``lavender.Log``), or HDF5 for ``.h5``/``.hdf5``. Keyframes (the solver
+    /// state, needed to resume) are stored every ``keyframe_every`` frames (0: never).
+    ///
+    /// An existing file at ``path`` is replaced by a new file (unlinked first, so a
+    /// ``lavender.Log`` still reading the old one is unaffected). The recording ends with
+    /// ``stop_recording()`` or when the Sim is garbage-collected; both write the footer.
+    #[pyo3(signature = (path, keyframe_every = 1))]
+    fn record(&mut self, path: &Bound<'_, PyAny>, keyframe_every: u64) -> PyResult<()> {
+        if let Some(r) = &self.recording {
+            return Err(errors::value(format!(
+                "already recording to {}: call stop_recording() first",
+                r.path.display()
+            )));
+        }
+        let path: PathBuf = path.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "path must be a str or os.PathLike, got {}",
+                convert::describe(path)
+            ))
+        })?;
+        // Unlink an existing regular file (never a device, pipe or directory) so that a
+        // `Log` still mapping it keeps reading the old contents instead of faulting on a
+        // truncated mapping.
+        let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
+        if regular {
+            std::fs::remove_file(&path)
+                .map_err(|e| errors::io(e.kind(), format!("replacing {}: {e}", path.display())))?;
+        }
+        let options = RecordOptions {
+            keyframe_every,
+            ..RecordOptions::default()
+        };
+        let recorder =
+            Recorder::create_with(&path, &self.scene, &self.world, self.frame_dt, options)
+                .map_err(errors::replay)?;
+        self.recording = Some(Recording {
+            recorder: Mutex::new(recorder),
+            path,
+        });
+        Ok(())
+    }
+
+    /// Ends the recording: writes the footer index and closes the file. Returns a dict
+    /// ``{"path", "frames", "bytes"}``, or None when not recording.
+    fn stop_recording<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(r) = self.recording.take() else {
+            return Ok(None);
+        };
+        let recorder = r
+            .recorder
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let summary = py.detach(|| recorder.finish()).map_err(errors::replay)?;
+        let d = PyDict::new(py);
+        d.set_item("path", summary.path.display().to_string())?;
+        d.set_item("frames", summary.frames)?;
+        d.set_item("bytes", summary.bytes)?;
+        Ok(Some(d))
+    }
+
+    /// The path being recorded to, or None.
+    #[getter]
+    fn recording(&self) -> Option<String> {
+        self.recording
+            .as_ref()
+            .map(|r| r.path.display().to_string())
+    }
+
+    /// Simulation time, s.
+    #[getter]
+    fn time(&self) -> f64 {
+        self.world.time()
+    }
+
+    /// Substeps completed since the Sim was built.
+    #[getter]
+    fn substeps_done(&self) -> u64 {
+        self.world.substeps_done()
+    }
+
+    /// The default frame dt of ``step()``, s.
+    #[getter]
+    fn frame_dt(&self) -> f32 {
+        self.frame_dt
+    }
+
+    /// The scene's run length (``run()``'s default), s.
+    #[getter]
+    fn duration(&self) -> f32 {
+        self.scene.duration()
+    }
+
+    /// The scene's one-line description.
+    #[getter]
+    fn description(&self) -> &str {
+        &self.scene.description
+    }
+
+    /// Body names, in index order.
+    #[getter]
+    fn body_names(&self) -> Vec<String> {
+        self.world.bodies().names().to_vec()
+    }
+
+    /// Joint names, in index order (the rows of ``constraint_data()``).
+    #[getter]
+    fn joint_names(&self) -> Vec<String> {
+        self.world.joints().names().to_vec()
+    }
+
+    /// Joint kinds (``"revolute"``, ``"spherical"``, ``"fixed"``, ``"prismatic"``), in index
+    /// order.
+    #[getter]
+    fn joint_kinds(&self) -> Vec<&'static str> {
+        self.world
+            .joints()
+            .kinds()
+            .iter()
+            .map(|k| k.name())
+            .collect()
+    }
+
+    /// Number of bodies.
+    #[getter]
+    fn body_count(&self) -> usize {
+        self.world.body_count()
+    }
+
+    /// Number of joints.
+    #[getter]
+    fn joint_count(&self) -> usize {
+        self.world.joint_count()
+    }
+
+    /// Kinetic plus gravitational potential energy of the dynamic bodies, J, computed as
+    /// the recorder computes it for a log frame's ``total_energy`` (equal to the engine's
+    /// ``World::total_energy`` within 1e-7 relative).
+    fn total_energy(&self) -> f64 {
+        lavender_replay::recorder::total_energy(&self.world)
+    }
+
+    /// A 64-bit hash of the full state (poses, velocities, warm-start impulses), the one a
+    /// log frame stores as ``state_hash``: equal states hash equal on every build.
+    fn state_hash(&self) -> u64 {
+        lavender_replay::recorder::world_state_hash(&self.world)
+    }
+
+    /// The scene the Sim was built from, as TOML text (settings overrides not included).
+    fn scene_toml(&self) -> String {
+        self.scene.to_toml_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<lavender.Sim: {} bodies, {} joints, t = {:.6} s, {} substeps{}>",
+            self.world.body_count(),
+            self.world.joint_count(),
+            self.world.time(),
+            self.world.substeps_done(),
+            match &self.recording {
+                Some(r) => format!(", recording to {}", r.path.display()),
+                None => String::new(),
+            }
+        )
+    }
+}
+
+impl Drop for Sim {
+    /// Closes a recording still in progress, so that the log has its footer.
+    fn drop(&mut self) {
+        if let Some(r) = self.recording.take() {
+            let recorder = r
+                .recorder
+                .into_inner()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Err(e) = recorder.finish() {
+                eprintln!(
+                    "lavender: closing the recording {} failed: {e}",
+                    r.path.display()
+                );
+            }
+        }
+    }
+}
