@@ -11,13 +11,13 @@
 //! | solve | [`JointBatch::solve`] | one Gauss-Seidel pass over the joint's rows on the velocities |
 //! | relax bias | [`JointBatch::solve_bias`] | the same on the split (bias) velocities |
 //! | store | [`JointBatch::store`] | impulses for the next warm start, joint forces |
-//! | project | [`Solver::project`] | one non-linear Gauss-Seidel projection of the poses, by island |
+//! | project | [`Solver::project`] | one non-linear Gauss-Seidel projection of the poses: by island in joint order, large islands by colour |
 //!
 //! `warm_start`, `solve` and `solve_bias` are lane-parallel (they are the hot loops: eight
 //! passes each per substep). `prepare` builds each lane's rows with the scalar joint code
 //! (`joints::rows`, trigonometry and a 6x6 Cholesky with data-dependent pivots) lane by lane
-//! inside the batch, and `project` walks islands in joint order (see [`Solver::project`]):
-//! the same code for both paths, so both agree bit for bit.
+//! inside the batch, and `project` walks islands in joint order, or large islands by colour
+//! (see [`Solver::project`]): the same code for both paths, so both agree bit for bit.
 //!
 //! Memory per joint (wide path): one [`JointBatch<Wide>`] is shared by eight joints; see
 //! [`solver_bytes_per_joint`].
@@ -118,6 +118,10 @@ fn slot_masks(kind: JointKind, limited: bool) -> (u8, u8) {
 }
 
 /// The rows of up to `L::WIDTH` joints of one colour and signature.
+///
+/// Byte budget (wide, 8 lanes): 6 row slots x 20 lanes-floats x 32 B = 3,840 B of rows,
+/// 3 x 32 B of indices, 2 x 32 B of inverse masses and a few flags: 4,032 B, 504 B per joint.
+/// A velocity pass streams only the slots of the signature (spherical 3, revolute 5 or 6).
 #[derive(Debug, Clone)]
 pub(crate) struct JointBatch<L: Lane> {
     joints: L::Indices,
@@ -225,8 +229,17 @@ impl<L: Lane> JointBatch<L> {
                 }
                 let row = &mut self.rows[slot];
                 let g = &set.rows[slot];
-                let k = mass.k(g);
-                if !(set.active[slot] && k > MIN_K) {
+                if !set.active[slot] {
+                    row.clear_lane(lane);
+                    continue;
+                }
+                // `PairMass::k`, reusing the products `I^-1 J` that the row stores anyway.
+                let inv_i_angular_a = mass.inv_inertia_a * g.angular_a;
+                let inv_i_angular_b = mass.inv_inertia_b * g.angular_b;
+                let k = (mass.inv_mass_a + mass.inv_mass_b) * g.linear.length_squared()
+                    + g.angular_a.dot(inv_i_angular_a)
+                    + g.angular_b.dot(inv_i_angular_b);
+                if k.is_nan() || k <= MIN_K {
                     row.clear_lane(lane);
                     continue;
                 }
@@ -234,10 +247,8 @@ impl<L: Lane> JointBatch<L> {
                 row.linear.set_lane(lane, g.linear);
                 row.angular_a.set_lane(lane, g.angular_a);
                 row.angular_b.set_lane(lane, g.angular_b);
-                row.inv_i_angular_a
-                    .set_lane(lane, mass.inv_inertia_a * g.angular_a);
-                row.inv_i_angular_b
-                    .set_lane(lane, mass.inv_inertia_b * g.angular_b);
+                row.inv_i_angular_a.set_lane(lane, inv_i_angular_a);
+                row.inv_i_angular_b.set_lane(lane, inv_i_angular_b);
                 row.effective_mass.set_lane(lane, 1.0 / k);
                 let separated = g.unilateral && g.error > 0.0;
                 row.bias.set_lane(

@@ -13,7 +13,8 @@
 //! 6. `integrate_positions`: `x += (v + u) h`, `q += 1/2 [(w + u_w) h, 0] q`, normalised,
 //!    where `u` are the bias velocities, then discarded;
 //! 7. `project_positions`: `position_iterations` passes that move the poses back onto the
-//!    joint manifold, row by row (non-linear Gauss-Seidel);
+//!    joint manifold, joint by joint (non-linear Gauss-Seidel; a joint's decoupled rows are
+//!    applied together);
 //! 8. `check_finite`: a non-finite state rolls the step back and names the body.
 //!
 //! Every stage that touches rows walks the [`crate::schedule`]: colours in order, the batches
@@ -630,11 +631,7 @@ impl World {
         self.run_substeps(dt, Some(&mut |w: &World, info| observer(w, info)))
     }
 
-    fn run_substeps(
-        &mut self,
-        dt: f32,
-        mut observer: Option<&mut Observer>,
-    ) -> Result<StepReport> {
+    fn run_substeps(&mut self, dt: f32, mut observer: Option<&mut Observer>) -> Result<StepReport> {
         if !(dt.is_finite() && dt > 0.0) {
             return Err(EngineError::InvalidTimeStep(dt));
         }

@@ -79,10 +79,7 @@ pub fn scaling_plot(stem: &Path, series: &NamedSeries) -> Result<Vec<PathBuf>> {
 
 /// The accuracy-versus-cost plot: one panel per scene, max anchor error (log) against ms per
 /// step, one line per engine through its iteration settings.
-pub fn accuracy_cost_plot(
-    stem: &Path,
-    panels: &[(String, NamedSeries)],
-) -> Result<Vec<PathBuf>> {
+pub fn accuracy_cost_plot(stem: &Path, panels: &[(String, NamedSeries)]) -> Result<Vec<PathBuf>> {
     let charts: Vec<LineChart> = panels
         .iter()
         .map(|(scene, series)| LineChart {
