@@ -311,26 +311,7 @@ impl<L: Lane> JointBatch<L> {
     /// As [`JointBatch::warm_start`].
     pub(crate) unsafe fn solve(&mut self, access: &BodyAccess) {
         // SAFETY: the caller's contract.
-        let mut v = unsafe { access.gather_velocities::<L>(&self.body_a, &self.body_b) };
-        let zero = L::splat(0.0);
-        let (inv_mass_a, inv_mass_b) = (self.inv_mass_a, self.inv_mass_b);
-        for slot in 0..MAX_ROWS_PER_JOINT {
-            if self.slots & (1 << slot) == 0 {
-                continue;
-            }
-            let r = &mut self.rows[slot];
-            let cdot = Self::velocity_error(&v, r);
-            let delta = -r.effective_mass * (cdot + r.speculative);
-            let old = r.impulse;
-            let mut new = old + delta;
-            if self.unilateral & (1 << slot) != 0 {
-                new = L::select(new.gt(zero), new, zero);
-            }
-            r.impulse = new;
-            apply(&mut v, r, new - old, inv_mass_a, inv_mass_b);
-        }
-        // SAFETY: as above.
-        unsafe { access.scatter_velocities(&v, &self.body_a, &self.body_b, self.write) };
+        unsafe { self.sequential_pass(access, |r| r.speculative, |r| &mut r.impulse) }
     }
 
     /// One pass of the error-reduction solve on the bias velocities `u`:
@@ -340,7 +321,24 @@ impl<L: Lane> JointBatch<L> {
     /// As [`JointBatch::warm_start`], for the bias velocities.
     pub(crate) unsafe fn solve_bias(&mut self, access: &BodyAccess) {
         // SAFETY: the caller's contract.
-        let mut u = unsafe { access.gather_velocities::<L>(&self.body_a, &self.body_b) };
+        unsafe { self.sequential_pass(access, |r| r.bias, |r| &mut r.bias_impulse) }
+    }
+
+    /// The pass both solves share: on the velocities `access` reaches,
+    /// `d = -m_eff (J v + offset)` per active row, accumulated in `accumulated(row)` and
+    /// clamped at 0 for the limit row.
+    ///
+    /// # Safety
+    /// As [`JointBatch::warm_start`].
+    #[inline(always)]
+    unsafe fn sequential_pass(
+        &mut self,
+        access: &BodyAccess,
+        offset: impl Fn(&RowLanes<L>) -> L,
+        accumulated: impl Fn(&mut RowLanes<L>) -> &mut L,
+    ) {
+        // SAFETY: the caller's contract.
+        let mut v = unsafe { access.gather_velocities::<L>(&self.body_a, &self.body_b) };
         let zero = L::splat(0.0);
         let (inv_mass_a, inv_mass_b) = (self.inv_mass_a, self.inv_mass_b);
         for slot in 0..MAX_ROWS_PER_JOINT {
@@ -348,18 +346,18 @@ impl<L: Lane> JointBatch<L> {
                 continue;
             }
             let r = &mut self.rows[slot];
-            let cdot = Self::velocity_error(&u, r);
-            let delta = -r.effective_mass * (cdot + r.bias);
-            let old = r.bias_impulse;
+            let cdot = Self::velocity_error(&v, r);
+            let delta = -r.effective_mass * (cdot + offset(r));
+            let old = *accumulated(r);
             let mut new = old + delta;
             if self.unilateral & (1 << slot) != 0 {
                 new = L::select(new.gt(zero), new, zero);
             }
-            r.bias_impulse = new;
-            apply(&mut u, r, new - old, inv_mass_a, inv_mass_b);
+            *accumulated(r) = new;
+            apply(&mut v, r, new - old, inv_mass_a, inv_mass_b);
         }
-        // SAFETY: as above.
-        unsafe { access.scatter_velocities(&u, &self.body_a, &self.body_b, self.write) };
+        // SAFETY: as above; `write` holds dynamic bodies of real lanes only.
+        unsafe { access.scatter_velocities(&v, &self.body_a, &self.body_b, self.write) };
     }
 
     /// Store: the impulses for the next warm start, and the joint forces (`J^T lambda / h`).
