@@ -367,6 +367,32 @@ pub struct FrameInput<'a> {
     pub state_hash: u64,
 }
 
+impl FrameInput<'_> {
+    /// Checks that the arrays hold one row per body and per joint of the log's header.
+    pub(crate) fn check_shape(
+        &self,
+        body_count: usize,
+        joint_count: usize,
+    ) -> crate::error::Result<()> {
+        let counts = [
+            ("poses", body_count, self.poses.len()),
+            ("velocities", body_count, self.velocities.len()),
+            ("diagnostics", joint_count, self.diagnostics.len()),
+        ];
+        for (field, expected, found) in counts {
+            if expected != found {
+                return Err(crate::error::ReplayError::LengthMismatch {
+                    substep: self.substep,
+                    field,
+                    expected,
+                    found,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The archived form of a frame. The writer serialises it straight from borrowed slices
 /// (no copy into owned vectors); the reader reads `ArchivedFrameRecord` in place.
 #[derive(rkyv::Archive, rkyv::Serialize)]

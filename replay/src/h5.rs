@@ -307,21 +307,7 @@ impl Hdf5Writer {
 
     /// Appends one frame (buffered; a block of frames is written per chunk).
     pub fn append(&mut self, f: &FrameInput<'_>) -> Result<()> {
-        let counts = [
-            ("poses", self.body_count, f.poses.len()),
-            ("velocities", self.body_count, f.velocities.len()),
-            ("diagnostics", self.joint_count, f.diagnostics.len()),
-        ];
-        for (field, expected, found) in counts {
-            if expected != found {
-                return Err(ReplayError::LengthMismatch {
-                    substep: f.substep,
-                    field,
-                    expected,
-                    found,
-                });
-            }
-        }
+        f.check_shape(self.body_count, self.joint_count)?;
         let (prev_substep, prev_time) = self.last.unwrap_or((0, f64::NAN));
         let ordered = self.last.is_none_or(|(s, t)| f.substep > s && f.time >= t);
         if !ordered || !f.time.is_finite() {

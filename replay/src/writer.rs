@@ -174,21 +174,7 @@ impl LogWriter {
     }
 
     fn check(&self, f: &FrameInput<'_>) -> Result<()> {
-        let counts = [
-            ("poses", self.body_count, f.poses.len()),
-            ("velocities", self.body_count, f.velocities.len()),
-            ("diagnostics", self.joint_count, f.diagnostics.len()),
-        ];
-        for (field, expected, found) in counts {
-            if expected != found {
-                return Err(ReplayError::LengthMismatch {
-                    substep: f.substep,
-                    field,
-                    expected,
-                    found,
-                });
-            }
-        }
+        f.check_shape(self.body_count, self.joint_count)?;
         let ordered = match self.index.last() {
             Some(prev) => f.substep > prev.summary.substep && f.time >= prev.summary.time,
             None => true,
