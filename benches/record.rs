@@ -8,23 +8,25 @@
 //!   recorded/unrecorded (and the median of the per-pair ratios, robust to other load on
 //!   the machine), the time per recorded frame and the write bandwidth reached (log bytes /
 //!   time spent in `Recorder::record` on the stepping thread, and log bytes / recorded run
-//!   time); `default` is `RecordOptions::default()` (recording thread, keyframes every
-//!   frame), the others are the alternatives measured against it;
+//!   time); `default` is `RecordOptions::default()` (recording thread, keyframes every 16
+//!   frames, spike index), the others are the alternatives measured against it;
 //! * `breakdown`: the pieces of a recorded substep, timed alone;
-//! * `scrub`: the time per GB of the log for the timeline (footer index only), the spike
-//!   finder (every frame's residual columns) and the worst joints (every frame), on the log
-//!   just written;
+//! * `scrub`: the time per GB of the log for the timeline (footer index only), the spikes
+//!   from the log's spike index (footer only), the same spikes found by scanning every
+//!   frame (what non-default settings cost; the two must be identical) and the worst joints
+//!   (every frame), on the log just written;
 //! * criterion's own timings of one frame, unrecorded and recorded.
 //!
 //! `LAVENDER_BENCH_FRAMES` (default 60) sets the frames of the overhead run; the log of 60
-//! frames is about 260 MB and is deleted afterwards.
+//! frames is about 210 MB and is deleted afterwards. `LAVENDER_BENCH_DIR` sets where the log
+//! is written (default: cargo's target tmp directory, on disk).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, Criterion};
 use lavender::engine::{ChainSpec, Scene, Vec3, World};
-use lavender::replay::recorder::{RecordOptions, Recorder};
+use lavender::replay::recorder::{RecordOptions, Recorder, DEFAULT_KEYFRAME_EVERY};
 use lavender::replay::{scrub, LogReader, WriterOptions};
 
 /// The 100 x 100 revolute chain scene: 100 horizontal chains of 100 links, 0.5 m apart in z.
@@ -126,30 +128,44 @@ fn report_overhead(label: &str, o: &Overhead) {
 fn report_scrub(path: &Path) {
     let bytes = std::fs::metadata(path).unwrap().len() as f64;
     let gb = bytes / 1e9;
+    let params = scrub::SpikeParams::default();
     // SAFETY: the bench's own file, not modified while read.
     let open = || unsafe { LogReader::open(path) }.unwrap();
     let t = Instant::now();
     let reader = open();
     let timeline = scrub::timeline(&reader);
     let t_timeline = t.elapsed().as_secs_f64();
-    let reader = open();
     let t = Instant::now();
-    let spikes = scrub::spikes(&reader, &scrub::SpikeParams::default()).unwrap();
-    let t_spikes = t.elapsed().as_secs_f64();
+    let reader = open();
+    let (indexed, source) = scrub::spikes_with_source(&reader, &params).unwrap();
+    let t_index = t.elapsed().as_secs_f64();
+    assert_eq!(
+        source,
+        scrub::SpikeSource::Index,
+        "the recorder writes a spike index"
+    );
+    let t = Instant::now();
+    let reader = open();
+    let scanned = scrub::scan_spikes(&reader, &params).unwrap();
+    let t_scan = t.elapsed().as_secs_f64();
+    assert_eq!(indexed, scanned, "index and scan disagree");
     let t = Instant::now();
     let worst = scrub::worst_joints(&reader, 10).unwrap();
     let t_worst = t.elapsed().as_secs_f64();
     println!(
         "scrub: {:.1} MB log, {} frames: open + timeline (footer index) {:.4} s = {:.3} s/GB; \
-         spikes (validates and reads every frame) {:.3} s = {:.2} s/GB ({} spikes); worst joints \
-         {:.3} s = {:.2} s/GB ({} listed)",
+         open + spikes from the spike index {:.4} s = {:.3} s/GB; spikes by scanning (validates \
+         and judges every frame; what other settings cost) {:.3} s = {:.2} s/GB ({} spikes, \
+         identical); worst joints {:.3} s = {:.2} s/GB ({} listed)",
         bytes / 1e6,
         timeline.len(),
         t_timeline,
         t_timeline / gb,
-        t_spikes,
-        t_spikes / gb,
-        spikes.len(),
+        t_index,
+        t_index / gb,
+        t_scan,
+        t_scan / gb,
+        scanned.len(),
         t_worst,
         t_worst / gb,
         worst.len()
@@ -183,6 +199,25 @@ fn report_breakdown(dir: &Path) {
     let mut e = 0.0;
     let energy = time(&mut || e += world.total_energy());
     let energy_ours = time(&mut || e += lavender::replay::recorder::total_energy(&world));
+    let frame = lavender::replay::FrameInput {
+        substep: 0,
+        time: 0.0,
+        poses: &poses,
+        velocities: &vels,
+        diagnostics: world.constraint_data(),
+        solver_state: None,
+        total_energy: e,
+        state_hash: sink,
+    };
+    let summary = time(&mut || sink ^= lavender::replay::FrameSummary::compute(&frame).substep);
+    let params = scrub::SpikeParams::default();
+    let mut finder = scrub::SpikeFinder::for_joints(world.joint_count(), &params).unwrap();
+    let mut onsets = Vec::new();
+    let mut s = 0u64;
+    let spike_index = time(&mut || {
+        s += 1;
+        finder.judge_frame(s, s as f64, world.constraint_data(), &mut onsets)
+    });
     let header = lavender::replay::recorder::header_for(&scene, &world, dt);
     let path = dir.join("breakdown.lvlog");
     let mut w = lavender::replay::LogWriter::create(&path, &header).unwrap();
@@ -227,9 +262,11 @@ fn report_breakdown(dir: &Path) {
          {:.3} ms (per-substep diagnostics; World::sync alone {sync:.3} ms), gather poses+velocities {gather:.3} ms, \
          World::state_hash (FNV, not used) {hash:.3} ms, recorder::state_hash (xxh3) {xxh3:.3} ms, \
          World::total_energy (not used) {energy:.3} ms, recorder::total_energy (allocating \
-         wrapper of the recorder's energy) {energy_ours:.3} ms, LogWriter::append with solver \
-         state {append_key:.3} ms, without {append_plain:.3} ms (writer throughput {:.2} GB/s \
-         on {:.2} MB frames)",
+         wrapper of the recorder's energy) {energy_ours:.3} ms, FrameSummary::compute \
+         {summary:.3} ms, spike index (SpikeFinder::judge_frame) {spike_index:.3} ms, \
+         LogWriter::append (summary, spike index, encode, crc32, write) with solver state \
+         {append_key:.3} ms, without {append_plain:.3} ms (writer throughput {:.2} GB/s on \
+         {:.2} MB frames)",
         per_substep(plain),
         per_substep(observed),
         frame_bytes / (0.5 * (append_key + append_plain) * 1e-3) / 1e9,
@@ -271,16 +308,23 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(60);
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // `LAVENDER_BENCH_DIR` puts the log elsewhere (e.g. /dev/shm to take the disk out).
+    let base = std::env::var("LAVENDER_BENCH_DIR").unwrap_or(env!("CARGO_TARGET_TMPDIR").into());
+    let dir = tempfile::tempdir_in(base).unwrap();
     let path = dir.path().join("chain100x100.lvlog");
     report_breakdown(dir.path());
     let default = overhead(&path, frames, RecordOptions::default());
     report_overhead("default", &default);
     report_scrub(&path);
     for (label, threaded, background, keyframe_every) in [
-        ("caller_thread", false, false, 1),
-        ("caller_thread_background_write", false, true, 1),
-        ("threaded_keyframes_every_16", true, false, 16),
+        ("caller_thread", false, false, DEFAULT_KEYFRAME_EVERY),
+        (
+            "caller_thread_background_write",
+            false,
+            true,
+            DEFAULT_KEYFRAME_EVERY,
+        ),
+        ("threaded_keyframes_every_frame", true, false, 1),
     ] {
         let options = RecordOptions {
             keyframe_every,

@@ -110,7 +110,9 @@ fn resume_reproduces_every_later_frame_bit_for_bit() {
     for from in [239u64, 241] {
         let mut resumed = resume(&a, from).expect("resume");
         assert_eq!(resumed.world.substeps_done(), from + 1);
-        assert_eq!(resumed.replayed, 0, "every frame is a keyframe");
+        // Keyframes every 16 substeps by default: the rest is re-run from the last one.
+        assert_eq!(resumed.keyframe_substep, Some(from / 16 * 16));
+        assert_eq!(resumed.replayed, from % 16);
         let out = dir.path().join(format!("resumed-{from}.lvlog"));
         let mut rec = resumed.recorder(&out, RecordOptions::default()).unwrap();
         let frames_left = 120 - (from + 1) / 4;
@@ -167,7 +169,11 @@ fn every_keyframe_of_every_shipped_scene_restores_exactly() {
     for (name, _) in lavender::engine::builtin_scenes() {
         let scene = Scene::builtin(name).unwrap();
         let path = dir.path().join(format!("{name}.lvlog"));
-        record(&scene, &path, 45, RecordOptions::default());
+        let every_frame = RecordOptions {
+            keyframe_every: 1,
+            ..RecordOptions::default()
+        };
+        record(&scene, &path, 45, every_frame);
         let r = open(&path);
         for i in (0..r.len()).step_by(5) {
             let substep = r.index()[i].summary.substep;
@@ -224,7 +230,7 @@ fn diff_finds_a_perturbation_at_its_substep_in_a_real_run() {
 
 #[test]
 fn spike_finder_flags_a_knock_in_a_real_run_at_its_substep() {
-    use lavender::replay::scrub::{spikes, SpikeParams};
+    use lavender::replay::scrub::{scan_spikes, spikes_with_source, SpikeParams, SpikeSource};
     let dir = tempfile::tempdir().unwrap();
     let scene = Scene::builtin("chain").unwrap();
     let mut world = scene.build().unwrap();
@@ -244,7 +250,11 @@ fn spike_finder_flags_a_knock_in_a_real_run_at_its_substep() {
     }
     rec.finish().unwrap();
     let r = open(&path);
-    let found = spikes(&r, &SpikeParams::default()).unwrap();
+    // The recorder wrote a spike index: the footer alone answers, and it holds exactly what
+    // judging every frame finds.
+    let (found, source) = spikes_with_source(&r, &SpikeParams::default()).unwrap();
+    assert_eq!(source, SpikeSource::Index);
+    assert_eq!(found, scan_spikes(&r, &SpikeParams::default()).unwrap());
     assert!(!found.is_empty());
     // Nothing before the knock; at substep 80 several joints around the link jump, the
     // largest at the link's own joints (30: link29-link30, 31: link30-link31).

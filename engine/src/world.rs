@@ -642,9 +642,19 @@ impl World {
         self.bodies.save_state(&mut self.backup);
         self.impulse_backup.clone_from(&self.joints.impulse);
         let start = (self.time, self.substeps_done);
+        let observed = observer.is_some();
         for _ in 0..n {
-            self.in_pool(|w| w.substep(h));
-            if let Err(e) = self.check_finite() {
+            // One entry into the thread pool per substep: the stages, the finiteness check
+            // and, for an observer, the diagnostics (entering the pool wakes its workers).
+            let checked = self.in_pool(|w| {
+                w.substep(h);
+                let checked = w.check_finite();
+                if checked.is_ok() && observed {
+                    w.sync_all();
+                }
+                checked
+            });
+            if let Err(e) = checked {
                 self.bodies.restore_state(&self.backup);
                 self.joints.impulse.clone_from(&self.impulse_backup);
                 (self.time, self.substeps_done) = start;
@@ -654,7 +664,6 @@ impl World {
             self.time += f64::from(h);
             self.substeps_done += 1;
             if let Some(observer) = observer.as_mut() {
-                self.sync();
                 let info = SubstepInfo {
                     substep: self.substeps_done - 1,
                     time: self.time,

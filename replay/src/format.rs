@@ -28,7 +28,7 @@ pub const MAGIC: [u8; 8] = *b"LAVLOG\0\0";
 /// Last eight bytes of a finished log.
 pub const TRAILER_MAGIC: [u8; 8] = *b"LAVEND\0\0";
 /// Major format version: readers refuse other majors.
-pub const FORMAT_MAJOR: u16 = 1;
+pub const FORMAT_MAJOR: u16 = 2;
 /// Minor format version: additions that older readers can ignore.
 pub const FORMAT_MINOR: u16 = 0;
 /// Encoded size of the fixed prefix.
@@ -177,6 +177,10 @@ pub struct Header {
     /// Free-form scene description (the scene TOML, so a run can be rebuilt and resumed).
     #[serde(default)]
     pub scene: String,
+    /// If set, the writer runs the spike finder with these parameters on every frame and
+    /// stores the onsets in the footer (see [`crate::scrub`]). The recorder sets the defaults.
+    #[serde(default)]
+    pub spike_index: Option<crate::scrub::SpikeParams>,
 }
 
 impl Header {
@@ -198,6 +202,13 @@ impl Header {
         }
         if self.body_count > u32::MAX as usize || self.joint_count > u32::MAX as usize {
             return Err("more than u32::MAX bodies or joints".into());
+        }
+        if let Some(p) = &self.spike_index {
+            if let Some(c) = p.columns.iter().find(|&&c| c >= DIAGNOSTIC_COLUMNS.len()) {
+                return Err(format!(
+                    "spike index column {c} does not exist (columns are 0 to 7)"
+                ));
+            }
         }
         Ok(())
     }
@@ -434,6 +445,10 @@ pub(crate) struct FooterRecord<'a> {
     pub joint_count: u64,
     #[rkyv(with = InlineAsBox)]
     pub frames: &'a [FrameMeta],
+    /// The spike index: onsets found by the writer with the header's `spike_index`
+    /// parameters, earliest first (empty without them).
+    #[rkyv(with = InlineAsBox)]
+    pub spikes: &'a [crate::scrub::Spike],
 }
 
 /// Reads a record head: (kind, crc, payload length).
@@ -474,7 +489,7 @@ mod tests {
         assert!(check_magic(&bytes));
         assert_eq!(Prefix::decode(&bytes), p);
         // Little-endian, at fixed offsets.
-        assert_eq!(&bytes[8..10], &[1, 0]);
+        assert_eq!(&bytes[8..10], &[2, 0]);
         assert_eq!(&bytes[16..18], &[0xd2, 0x04]);
     }
 

@@ -41,6 +41,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod append;
 pub mod diff;
 mod error;
 pub mod format;

@@ -21,6 +21,7 @@ use crate::format::{
     ArchivedFrameRecord, FrameMeta, FrameSummary, Header, Prefix, FORMAT_MAJOR, KIND_FOOTER,
     KIND_FRAME, PREFIX_SIZE, RECORD_HEAD_SIZE, TRAILER_MAGIC, TRAILER_SIZE,
 };
+use crate::scrub::{Spike, SpikeParams};
 
 const UNCHECKED: u8 = 0;
 const VALID: u8 = 1;
@@ -116,6 +117,8 @@ pub struct LogReader {
     /// End of the last recovered frame record (where a refresh resumes scanning).
     scan_end: u64,
     recovery: Option<Recovery>,
+    /// The footer's spike index (finished logs whose header asked for one).
+    spike_index: Option<Vec<Spike>>,
 }
 
 impl fmt::Debug for LogReader {
@@ -342,7 +345,7 @@ fn read_footer(
     bytes: &[u8],
     data_start: u64,
     header: &Header,
-) -> std::result::Result<(u64, Vec<FrameMeta>), String> {
+) -> std::result::Result<(u64, Vec<FrameMeta>, Vec<Spike>), String> {
     let file_len = bytes.len();
     if file_len < data_start as usize + TRAILER_SIZE || bytes[file_len - 8..] != TRAILER_MAGIC {
         return Err("no trailer".into());
@@ -412,7 +415,13 @@ fn read_footer(
     if expect != footer_offset {
         return Err("index does not cover the frames exactly".into());
     }
-    Ok((footer_offset, frames))
+    let spikes = footer
+        .spikes
+        .iter()
+        .map(rkyv::deserialize::<Spike, rancor::Error>)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| format!("spike index: {e}"))?;
+    Ok((footer_offset, frames, spikes))
 }
 
 /// Reinterprets archived little-endian floats as native floats, without copying.
@@ -496,6 +505,7 @@ impl LogReader {
             finished: false,
             scan_end: data_start,
             recovery: None,
+            spike_index: None,
             storage,
         };
         reader.load_from(data_start);
@@ -506,7 +516,7 @@ impl LogReader {
     fn load_from(&mut self, from: u64) {
         let bytes = self.storage.bytes();
         let footer_detail = match read_footer(bytes, self.data_start, &self.header) {
-            Ok((footer_offset, frames)) => {
+            Ok((footer_offset, frames, spikes)) => {
                 let known = self.frames.len();
                 let consistent = frames.len() >= known
                     && frames[..known]
@@ -518,6 +528,7 @@ impl LogReader {
                     self.finished = true;
                     self.scan_end = footer_offset;
                     self.recovery = None;
+                    self.spike_index = self.header.spike_index.is_some().then_some(spikes);
                     return;
                 }
                 Some("the index disagrees with the frames already read".to_string())
@@ -618,6 +629,16 @@ impl LogReader {
     /// True if the log has no readable frame.
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
+    }
+
+    /// The spike onsets the writer stored in the footer, if it ran the finder with exactly
+    /// `params` (see [`crate::scrub`]); `None` otherwise (other parameters, no index, or a
+    /// log without a usable footer).
+    pub fn spike_index(&self, params: &SpikeParams) -> Option<&[Spike]> {
+        match (&self.spike_index, &self.header.spike_index) {
+            (Some(spikes), Some(p)) if p == params => Some(spikes),
+            _ => None,
+        }
     }
 
     /// True if the log was closed by `finish` and its footer was read.
@@ -966,7 +987,7 @@ mod tests {
         assert!(r.is_finished());
         assert!(r.recovery().is_none());
         assert_eq!(r.header(), &header);
-        assert_eq!(r.version(), (1, 0));
+        assert_eq!(r.version(), (FORMAT_MAJOR, 0));
         assert_eq!(r.len(), 50);
         // Lazily validated: nothing touched yet.
         assert!(r
@@ -1138,21 +1159,21 @@ mod tests {
 
         let header = testutil::header(1, 1);
         let mut bytes = testutil::log_bytes(&header, &testutil::frames(1, 1, 2, 0), true);
-        bytes[8] = 2; // major version 2
+        bytes[8] = 3; // major version 3
         let err = LogReader::from_bytes(&bytes).unwrap_err();
         assert!(
             matches!(
                 err,
                 ReplayError::UnsupportedVersion {
-                    major: 2,
+                    major: 3,
                     minor: 0,
-                    supported: 1,
+                    supported: 2,
                     ..
                 }
             ),
             "{err}"
         );
-        bytes[8] = 1;
+        bytes[8] = 2;
         bytes[PREFIX_SIZE + 3] ^= 0x20; // inside the header JSON
         let err = LogReader::from_bytes(&bytes).unwrap_err();
         assert!(

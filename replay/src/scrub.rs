@@ -10,19 +10,32 @@
 //! * `v > abs_threshold` (tiny residuals are never interesting, however sudden).
 //!
 //! The onset is reported once; the spike ends when the score falls below `k / 2` or the value
-//! below the threshold (hysteresis), so a plateau or a slow decay is one spike. The median and
-//! MAD are computed only for values above the threshold, which keeps a scan of a 10,000-joint
-//! run close to memory speed. Non-finite values are always spikes (first occurrence per joint
-//! and column, in any of the eight columns).
+//! below the threshold (hysteresis), so a plateau or a slow decay is one spike. Non-finite
+//! values are always spikes (first occurrence per joint and column, in any of the eight
+//! columns).
+//!
+//! Cost. The median and MAD (two selections over the window) are computed only where a spike
+//! could start: for a value above the threshold, a branch-free count of the window's values
+//! below `v / (1 + 0.99 k rel_floor)` first proves most values harmless (if fewer than half
+//! the window lies below that bound, the median is at least the bound, so
+//! `v - median <= 0.99 k rel_floor median < k scale` and the score cannot exceed `k`).
+//!
+//! The spike index. A [`LogWriter`](crate::LogWriter) whose header asks for it
+//! ([`Header::spike_index`](crate::Header::spike_index), set by the recorder) runs this same
+//! finder on every frame as it is appended, and stores the onsets in the footer. [`spikes`]
+//! with those parameters then reads the footer only: on a finished log it costs about what
+//! reading the summaries costs, whatever the log's size. Other parameters, logs without a
+//! footer (recovered) and logs without the index are scanned frame by frame; the result is
+//! the same either way (tested).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{ReplayError, Result};
 use crate::format::{COL_ANCHOR_ERROR, COL_ANGULAR_ERROR, COL_LIMIT_VIOLATION};
 use crate::reader::LogReader;
 
 /// Tuning of [`spikes`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SpikeParams {
     /// Diagnostic columns to watch (default: 3 anchor error norm, 4 angular error, 5 limit
     /// violation).
@@ -57,7 +70,9 @@ impl Default for SpikeParams {
 }
 
 /// The onset of a residual spike.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Serialize, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
+)]
 pub struct Spike {
     /// Substep of the onset.
     pub substep: u64,
@@ -80,6 +95,18 @@ pub struct ScrubReport {
     pub frames: usize,
     /// Spikes, earliest first.
     pub spikes: Vec<Spike>,
+    /// Where the spikes came from: `"index"` (the log's footer) or `"scan"` (every frame).
+    pub source: SpikeSource,
+}
+
+/// Where [`spikes_with_source`] found its spikes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SpikeSource {
+    /// The spike index in the footer of a finished log (recorded with the same parameters).
+    Index,
+    /// Every frame was read and judged.
+    Scan,
 }
 
 /// Per-joint ring of recent values of one column.
@@ -106,7 +133,12 @@ impl History {
     fn push(&mut self, slot: usize, v: f32) {
         let h = self.head[slot] as usize;
         self.values[slot * self.window + h] = v;
-        self.head[slot] = ((h + 1) % self.window) as u32;
+        // A compare, not `%`: a division per value was most of a scan's time.
+        self.head[slot] = if h + 1 == self.window {
+            0
+        } else {
+            h as u32 + 1
+        };
         self.filled[slot] = (self.filled[slot] + 1).min(self.window as u32);
     }
 
@@ -124,6 +156,15 @@ impl History {
         }
         Some((med, median(scratch)))
     }
+
+    /// Number of the slot's history values below `x` (branch-free: it vectorises).
+    #[inline]
+    fn count_below(&self, slot: usize, x: f32) -> usize {
+        let n = self.filled[slot] as usize;
+        self.values[slot * self.window..slot * self.window + n]
+            .iter()
+            .fold(0usize, |c, &y| c + usize::from(y < x))
+    }
 }
 
 fn median(v: &mut [f32]) -> f32 {
@@ -139,8 +180,25 @@ fn median(v: &mut [f32]) -> f32 {
     }
 }
 
-/// Finds the onsets of residual spikes, earliest first (then by joint, then by column).
+/// Finds the onsets of residual spikes, earliest first (then by joint, then by column): from
+/// the log's spike index when it has one for `params`, else by reading every frame.
 pub fn spikes(reader: &LogReader, params: &SpikeParams) -> Result<Vec<Spike>> {
+    Ok(spikes_with_source(reader, params)?.0)
+}
+
+/// [`spikes`], also saying where they came from.
+pub fn spikes_with_source(
+    reader: &LogReader,
+    params: &SpikeParams,
+) -> Result<(Vec<Spike>, SpikeSource)> {
+    match reader.spike_index(params) {
+        Some(indexed) => Ok((indexed.to_vec(), SpikeSource::Index)),
+        None => Ok((scan_spikes(reader, params)?, SpikeSource::Scan)),
+    }
+}
+
+/// [`spikes`] by reading and judging every frame, ignoring any spike index.
+pub fn scan_spikes(reader: &LogReader, params: &SpikeParams) -> Result<Vec<Spike>> {
     let mut finder = SpikeFinder::new(reader, params)?;
     let mut out = Vec::new();
     finder.scan(reader, &mut out)?;
@@ -159,20 +217,24 @@ pub struct SpikeFinder {
     scratch: Vec<f32>,
     /// Frames of the log judged so far.
     seen: usize,
+    /// Use the median-free prefilter (off only in the test that proves it changes nothing).
+    prefilter: bool,
 }
 
 impl SpikeFinder {
     /// A finder for the logs shaped like `reader` (its joint count), with `params`.
     pub fn new(reader: &LogReader, params: &SpikeParams) -> Result<SpikeFinder> {
-        let joints = reader.header().joint_count;
-        for &c in &params.columns {
-            reader.check_joint_column(0, c).or_else(|e| {
-                if joints == 0 && c < 8 {
-                    Ok(())
-                } else {
-                    Err(e)
-                }
-            })?;
+        Self::for_joints(reader.header().joint_count, params)
+    }
+
+    /// A finder for frames of `joints` joints (what the log writer runs for the spike index).
+    pub fn for_joints(joints: usize, params: &SpikeParams) -> Result<SpikeFinder> {
+        if let Some(&c) = params.columns.iter().find(|&&c| c >= 8) {
+            return Err(ReplayError::OutOfRange {
+                what: "column",
+                index: c,
+                len: 8,
+            });
         }
         let window = params.window.max(1);
         Ok(SpikeFinder {
@@ -182,7 +244,23 @@ impl SpikeFinder {
             non_finite: vec![false; joints * 8],
             scratch: Vec::with_capacity(window),
             seen: 0,
+            prefilter: true,
         })
+    }
+
+    /// Judges one frame's diagnostics (`joints` rows of the eight columns; what the writer
+    /// does for the spike index), appending its onsets to `out` in the documented order.
+    pub fn judge_frame(
+        &mut self,
+        substep: u64,
+        time: f64,
+        rows: &[[f32; 8]],
+        out: &mut Vec<Spike>,
+    ) {
+        let start = out.len();
+        self.judge(substep, time, rows.iter().copied(), out);
+        self.seen += 1;
+        out[start..].sort_by_key(|s| (s.substep, s.joint, s.column));
     }
 
     /// Frames judged so far.
@@ -224,6 +302,11 @@ impl SpikeFinder {
     ) {
         let params = &self.params;
         let cols = params.columns.len();
+        // Values at or below `v / onset_factor` whose window has fewer than half its values
+        // below that bound cannot start a spike (module docs); 0.99 keeps f32 rounding of the
+        // exact test on the safe side. Only valid for k, rel_floor >= 0 and v > 0.
+        let prefilter = self.prefilter && params.k >= 0.0 && params.rel_floor >= 0.0;
+        let onset_factor = 1.0 + 0.99 * params.k * params.rel_floor;
         let (hist, non_finite, scratch) = (&mut self.hist, &mut self.non_finite, &mut self.scratch);
         for (j, row) in rows.enumerate().take(self.joints) {
             let finite = row.iter().fold(true, |acc, v| acc & v.is_finite());
@@ -258,8 +341,12 @@ impl SpikeFinder {
                 }
                 let slot = j * cols + ci;
                 let candidate = v > params.abs_threshold;
-                let judged = hist.in_spike[slot]
+                let mut judged = hist.in_spike[slot]
                     || (candidate && hist.filled[slot] as usize >= params.min_history.max(1));
+                if judged && !hist.in_spike[slot] && prefilter && v > 0.0 {
+                    let n = hist.filled[slot] as usize;
+                    judged = hist.count_below(slot, v / onset_factor) >= n.div_ceil(2);
+                }
                 if judged {
                     let (med, mad) = hist.median_mad(slot, scratch).unwrap_or((v, 0.0));
                     let scale = (1.4826 * mad)
@@ -290,9 +377,11 @@ impl SpikeFinder {
 
 /// [`spikes`] wrapped with the frame count, as `lavender scrub --json` prints it.
 pub fn report(reader: &LogReader, params: &SpikeParams) -> Result<ScrubReport> {
+    let (spikes, source) = spikes_with_source(reader, params)?;
     Ok(ScrubReport {
         frames: reader.len(),
-        spikes: spikes(reader, params)?,
+        spikes,
+        source,
     })
 }
 
@@ -416,6 +505,7 @@ pub fn worst_joints(reader: &LogReader, n: usize) -> Result<Vec<WorstJoint>> {
 mod tests {
     use super::*;
     use crate::testutil::{self, OwnedFrame};
+    use crate::Header;
 
     /// 6 joints, 400 substeps of smooth residuals around 1e-4 with ±5% deterministic noise.
     fn smooth() -> Vec<OwnedFrame> {
@@ -434,6 +524,141 @@ mod tests {
 
     fn reader(frames: &[OwnedFrame]) -> LogReader {
         LogReader::from_bytes(&testutil::log_bytes(&testutil::header(1, 6), frames, true)).unwrap()
+    }
+
+    /// A log whose writer built the spike index with `params`.
+    fn indexed_reader(frames: &[OwnedFrame], params: &SpikeParams, finish: bool) -> LogReader {
+        let header = Header {
+            spike_index: Some(params.clone()),
+            ..testutil::header(1, 6)
+        };
+        LogReader::from_bytes(&testutil::log_bytes(&header, frames, finish)).unwrap()
+    }
+
+    fn bits(s: &[Spike]) -> Vec<(u64, u32, u8, u32, u32)> {
+        s.iter()
+            .map(|s| {
+                (
+                    s.substep,
+                    s.joint,
+                    s.column,
+                    s.value.to_bits(),
+                    s.baseline.to_bits(),
+                )
+            })
+            .collect()
+    }
+
+    /// Smooth data with an early decaying spike, a plateau and a NaN.
+    fn eventful() -> Vec<OwnedFrame> {
+        let mut frames = smooth();
+        for (k, f) in frames[5..].iter_mut().enumerate() {
+            f.diagnostics[2][3] += 0.05 * (-(k as f32) / 10.0).exp();
+        }
+        for f in &mut frames[100..300] {
+            f.diagnostics[4][5] = 0.02;
+        }
+        frames[350].diagnostics[1][4] = f32::NAN;
+        frames
+    }
+
+    #[test]
+    fn the_spike_index_holds_exactly_what_a_scan_finds() {
+        let frames = eventful();
+        let params = SpikeParams::default();
+        let scanned = scan_spikes(&reader(&frames), &params).unwrap();
+        assert_eq!(scanned.len(), 3);
+
+        let r = indexed_reader(&frames, &params, true);
+        let (found, source) = spikes_with_source(&r, &params).unwrap();
+        assert_eq!(source, SpikeSource::Index);
+        assert_eq!(bits(&found), bits(&scanned));
+        assert_eq!(bits(&scan_spikes(&r, &params).unwrap()), bits(&scanned));
+
+        // Other parameters: the index does not apply, the log is scanned.
+        let other = SpikeParams {
+            k: 4.0,
+            ..params.clone()
+        };
+        let (_, source) = spikes_with_source(&r, &other).unwrap();
+        assert_eq!(source, SpikeSource::Scan);
+        // A log without a footer (writer killed): scanned, same result.
+        let torn = indexed_reader(&frames, &params, false);
+        let (found, source) = spikes_with_source(&torn, &params).unwrap();
+        assert_eq!(source, SpikeSource::Scan);
+        assert_eq!(bits(&found), bits(&scanned));
+        // No index asked for: scanned.
+        let (_, source) = spikes_with_source(&reader(&frames), &params).unwrap();
+        assert_eq!(source, SpikeSource::Scan);
+        let json = serde_json::to_value(report(&r, &params).unwrap()).unwrap();
+        assert_eq!(json["source"], "index");
+    }
+
+    #[test]
+    fn a_header_with_a_spike_column_out_of_range_is_refused() {
+        let header = Header {
+            spike_index: Some(SpikeParams {
+                columns: vec![3, 9],
+                ..SpikeParams::default()
+            }),
+            ..testutil::header(1, 6)
+        };
+        let err = header.validate().unwrap_err();
+        assert!(err.contains("column 9"), "{err}");
+    }
+
+    #[test]
+    fn the_prefilter_never_changes_a_result() {
+        // Random-walk residuals with bursts, several parameter sets: the finder with the
+        // median-free prefilter must give the bits of the finder without it.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let mut frames = testutil::frames(1, 6, 600, 0);
+        let mut level = [1e-3f32; 6];
+        for f in frames.iter_mut() {
+            for (j, row) in f.diagnostics.iter_mut().enumerate() {
+                level[j] = (level[j] * (0.8 + 0.4 * rnd())).clamp(1e-6, 1.0);
+                let burst = if rnd() < 0.02 { 20.0 * rnd() } else { 1.0 };
+                row[3] = level[j] * burst;
+                row[4] = if rnd() < 0.5 { 0.0 } else { level[j] * rnd() };
+                row[5] = (level[j] - 2e-3).max(0.0) * burst;
+            }
+        }
+        let r = reader(&frames);
+        let param_sets = [
+            SpikeParams::default(),
+            SpikeParams {
+                abs_threshold: 0.0,
+                ..SpikeParams::default()
+            },
+            SpikeParams {
+                k: 3.0,
+                rel_floor: 0.5,
+                window: 7,
+                ..SpikeParams::default()
+            },
+            SpikeParams {
+                k: 0.0,
+                rel_floor: 0.0,
+                min_history: 1,
+                ..SpikeParams::default()
+            },
+        ];
+        for params in &param_sets {
+            let mut fast = SpikeFinder::new(&r, params).unwrap();
+            let mut exact = SpikeFinder::new(&r, params).unwrap();
+            exact.prefilter = false;
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            fast.scan(&r, &mut a).unwrap();
+            exact.scan(&r, &mut b).unwrap();
+            assert!(!b.is_empty(), "{params:?}: no spikes to compare");
+            assert_eq!(bits(&a), bits(&b), "{params:?}");
+        }
     }
 
     #[test]

@@ -65,6 +65,7 @@ pub fn header(bodies: usize, joints: usize) -> Header {
         engine_version: "0.1.0-test".into(),
         target_features: "+sse2".into(),
         scene: "[world]\ndt = 0.0166\n".into(),
+        spike_index: None,
     }
 }
 

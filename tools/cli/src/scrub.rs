@@ -30,7 +30,9 @@ pub struct Args {
     /// Rows of the frame table and of the worst-joints list.
     #[arg(long, default_value_t = 10, value_name = "N")]
     top: usize,
-    /// List the early residual spikes, earliest first.
+    /// List the early residual spikes, earliest first. A finished log recorded by Lavender
+    /// carries a spike index for the default --k and --threshold: then only its footer is
+    /// read (milliseconds, whatever the log's size); other settings judge every frame.
     #[arg(long)]
     spikes: bool,
     /// Robust score above the rolling median, in scaled MADs, that makes a spike.
@@ -95,18 +97,15 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if args.at.is_some() || args.time.is_some() {
         return frame_table(&reader, &args);
     }
-    let bar = progress(reader.len() as u64, "scanning frames");
-    let mut finder = scrub::SpikeFinder::new(&reader, &params(&args))?;
-    let mut spikes = Vec::new();
-    for end in (0..reader.len())
-        .step_by(1024)
-        .skip(1)
-        .chain([reader.len()])
-    {
-        finder.scan_until(&reader, end, &mut spikes)?;
-        bar.set_position(end as u64);
-    }
-    bar.finish_and_clear();
+    let params = params(&args);
+    let (spikes, source) = match reader.spike_index(&params) {
+        // A finished log recorded with these parameters: the footer has the onsets.
+        Some(indexed) => (indexed.to_vec(), scrub::SpikeSource::Index),
+        None => (
+            scan_with_progress(&reader, &params)?,
+            scrub::SpikeSource::Scan,
+        ),
+    };
     let timeline = scrub::timeline(&reader);
     if let Some(plot) = &args.plot {
         draw(plot, &reader, &timeline, &spikes)?;
@@ -114,9 +113,13 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     if args.spikes {
         return if args.json {
-            emit_json(&serde_json::json!({ "frames": reader.len(), "spikes": spikes }))
+            emit_json(&serde_json::json!({
+                "frames": reader.len(),
+                "spikes": spikes,
+                "source": source,
+            }))
         } else {
-            emit(&spikes_text(&reader, &spikes))
+            emit(&spikes_text(&reader, &spikes, source))
         };
     }
     let worst = scrub::worst_joints(&reader, args.top)?;
@@ -124,6 +127,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         return emit_json(&serde_json::json!({
             "frames": reader.len(),
             "spikes": spikes,
+            "source": source,
             "worst_joints": worst,
             "recovery": reader.recovery(),
         }));
@@ -265,12 +269,33 @@ pub fn sparkline(values: &[f32], width: usize) -> String {
         .collect()
 }
 
-fn spikes_text(reader: &LogReader, spikes: &[Spike]) -> String {
+/// Judges every frame, with a progress bar on a terminal.
+fn scan_with_progress(reader: &LogReader, params: &SpikeParams) -> anyhow::Result<Vec<Spike>> {
+    let bar = progress(reader.len() as u64, "scanning frames");
+    let mut finder = scrub::SpikeFinder::new(reader, params)?;
+    let mut spikes = Vec::new();
+    for end in (0..reader.len())
+        .step_by(1024)
+        .skip(1)
+        .chain([reader.len()])
+    {
+        finder.scan_until(reader, end, &mut spikes)?;
+        bar.set_position(end as u64);
+    }
+    bar.finish_and_clear();
+    Ok(spikes)
+}
+
+fn spikes_text(reader: &LogReader, spikes: &[Spike], source: scrub::SpikeSource) -> String {
     let h = reader.header();
     let mut out = format!(
-        "{} spike(s) in {} frames, earliest first\n",
+        "{} spike(s) in {} frames, earliest first ({})\n",
         spikes.len(),
-        reader.len()
+        reader.len(),
+        match source {
+            scrub::SpikeSource::Index => "from the log's spike index",
+            scrub::SpikeSource::Scan => "every frame judged",
+        }
     );
     if spikes.is_empty() {
         return out;

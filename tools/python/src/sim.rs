@@ -701,7 +701,7 @@ impl Sim {
     /// An existing file at ``path`` is replaced by a new file (unlinked first, so a
     /// ``lavender.Log`` still reading the old one is unaffected). The recording ends with
     /// ``stop_recording()`` or when the Sim is garbage-collected; both write the footer.
-    #[pyo3(signature = (path, keyframe_every = 1))]
+    #[pyo3(signature = (path, keyframe_every = 16))]
     fn record(&mut self, path: &Bound<'_, PyAny>, keyframe_every: u64) -> PyResult<()> {
         if let Some(r) = &self.recording {
             return Err(errors::value(format!(

@@ -163,7 +163,7 @@ class Sim:
         """The solver settings and the default frame dt."""
     def substeps_for(self, dt: float) -> int:
         """Substeps a frame of ``dt`` runs: ``ceil(dt / max_substep)``."""
-    def record(self, path: Union[str, "os.PathLike[str]"], keyframe_every: int = 1) -> None:
+    def record(self, path: Union[str, "os.PathLike[str]"], keyframe_every: int = 16) -> None:
         """Records every following substep to a log (``.lvlog``) or HDF5 (``.h5``)."""
     def stop_recording(self) -> Optional[_RecordingSummary]:
         """Ends the recording (writes the footer); None when not recording."""
