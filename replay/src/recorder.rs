@@ -180,6 +180,8 @@ struct Job {
 struct Pipeline {
     full: Option<std::sync::mpsc::SyncSender<Job>>,
     empty: std::sync::mpsc::Receiver<Job>,
+    /// Written jobs taken back by [`Pipeline::drain`], reused before `empty`.
+    spare: Vec<Job>,
     allocated: usize,
     bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
     thread: Option<std::thread::JoinHandle<Result<LogSummary>>>,
@@ -215,6 +217,7 @@ impl Pipeline {
         Pipeline {
             full: Some(full_tx),
             empty: empty_rx,
+            spare: Vec::new(),
             allocated: 0,
             bytes,
             thread: Some(thread),
@@ -233,8 +236,23 @@ impl Pipeline {
         }
     }
 
+    /// Waits until the thread has written every job handed to it.
+    fn drain(&mut self) -> Result<()> {
+        while self.spare.len() < self.allocated {
+            match self.empty.recv() {
+                Ok(job) => self.spare.push(job),
+                Err(_) => {
+                    return Err(self.join().err().unwrap_or_else(|| {
+                        ReplayError::Encode("the recording thread stopped early".into())
+                    }))
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn record(&mut self, world: &World, info: SubstepInfo, keyframe: bool) -> Result<()> {
-        let job = match self.empty.try_recv() {
+        let job = match self.spare.pop().map_or_else(|| self.empty.try_recv(), Ok) {
             Ok(job) => Some(job),
             Err(_) if self.allocated < PIPELINE_QUEUE + 1 => {
                 self.allocated += 1;
@@ -482,6 +500,16 @@ impl Recorder {
         }
     }
 
+    /// Waits until every substep recorded so far is written to the file (the recording
+    /// thread works behind the stepping thread by up to [`PIPELINE_QUEUE`] substeps). A
+    /// follower then sees them all; `finish` does this too.
+    pub fn drain(&mut self) -> Result<()> {
+        match &mut self.sink {
+            Sink::Threaded(p) => p.drain(),
+            Sink::Log(_) | Sink::Hdf5(_) => Ok(()),
+        }
+    }
+
     /// Frames recorded so far.
     pub fn frames(&self) -> u64 {
         self.recorded
@@ -625,6 +653,25 @@ mod tests {
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(*k, i % 3 == 0, "frame {i}");
         }
+    }
+
+    #[test]
+    fn drain_makes_every_recorded_substep_visible_to_a_follower() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.lvlog");
+        let scene = Scene::builtin("chain").unwrap();
+        let mut world = scene.build().unwrap();
+        let dt = scene.frame_dt();
+        let mut rec = Recorder::create(&path, &scene, &world, dt).unwrap();
+        for _ in 0..5 {
+            rec.step(&mut world, dt).unwrap();
+        }
+        rec.drain().unwrap();
+        // SAFETY: the writer only appends; nothing truncates the file while it is read.
+        let live = unsafe { LogReader::open(&path) }.unwrap();
+        assert_eq!(live.len(), 20, "all 5 x 4 substeps written before finish");
+        assert!(!live.is_finished());
+        assert_eq!(rec.finish().unwrap().frames, 20);
     }
 
     #[test]
