@@ -9,11 +9,11 @@
 //! | prepare | [`JointBatch::prepare`] | rows at the current poses, decoupled ([`RowSet::decouple`]), bias and warm-start impulse |
 //! | warm start | [`JointBatch::warm_start`] | apply last substep's impulses |
 //! | solve | [`JointBatch::solve`] | one Gauss-Seidel pass over the joint's rows on the velocities |
-//! | relax bias | [`JointBatch::solve_bias`] | the same on the split (bias) velocities |
+//! | solve + bias | [`JointBatch::solve_with_bias`] | one pass on the velocities and one on the split (bias) velocities, fused: each row is read once |
 //! | store | [`JointBatch::store`] | impulses for the next warm start, joint forces |
 //! | project | [`Solver::project`] | one non-linear Gauss-Seidel projection of the poses: by island in joint order, large islands by colour |
 //!
-//! `warm_start`, `solve` and `solve_bias` are lane-parallel (they are the hot loops: eight
+//! `warm_start`, `solve` and `solve_with_bias` are lane-parallel (they are the hot loops: eight
 //! passes each per substep). `prepare` builds each lane's rows with the scalar joint code
 //! (`joints::rows`, trigonometry and a 6x6 Cholesky with data-dependent pivots) lane by lane
 //! inside the batch, and `project` walks islands in joint order, or large islands by colour
@@ -105,6 +105,30 @@ fn apply<L: Lane>(
     v.angular_a = v.angular_a + r.inv_i_angular_a.scale(lambda);
     v.linear_b = v.linear_b + p.scale(inv_mass_b);
     v.angular_b = v.angular_b + r.inv_i_angular_b.scale(lambda);
+}
+
+/// One sequential-impulse update of row `r` on the velocities `v`:
+/// `d = -m_eff (J v + offset(r))`, accumulated in `accumulated(r)` (clamped at 0 for a
+/// unilateral row), and `v += M^-1 J^T (new - old)`.
+#[inline(always)]
+fn relax_row<L: Lane>(
+    v: &mut PairVelocities<L>,
+    r: &mut RowLanes<L>,
+    offset: impl Fn(&RowLanes<L>) -> L,
+    accumulated: impl Fn(&mut RowLanes<L>) -> &mut L,
+    unilateral: bool,
+    (inv_mass_a, inv_mass_b): (L, L),
+) {
+    let cdot = JointBatch::<L>::velocity_error(v, r);
+    let delta = -r.effective_mass * (cdot + offset(r));
+    let old = *accumulated(r);
+    let mut new = old + delta;
+    if unilateral {
+        let zero = L::splat(0.0);
+        new = L::select(new.gt(zero), new, zero);
+    }
+    *accumulated(r) = new;
+    apply(v, r, new - old, inv_mass_a, inv_mass_b);
 }
 
 /// Slots a joint type can fill (bit `s` for slot `s`), and which of them is unilateral.
@@ -311,53 +335,72 @@ impl<L: Lane> JointBatch<L> {
     /// As [`JointBatch::warm_start`].
     pub(crate) unsafe fn solve(&mut self, access: &BodyAccess) {
         // SAFETY: the caller's contract.
-        unsafe { self.sequential_pass(access, |r| r.speculative, |r| &mut r.impulse) }
-    }
-
-    /// One pass of the error-reduction solve on the bias velocities `u`:
-    /// `d = -m_eff (J u + error_reduction C / h)`, clamped like the real impulse.
-    ///
-    /// # Safety
-    /// As [`JointBatch::warm_start`], for the bias velocities.
-    pub(crate) unsafe fn solve_bias(&mut self, access: &BodyAccess) {
-        // SAFETY: the caller's contract.
-        unsafe { self.sequential_pass(access, |r| r.bias, |r| &mut r.bias_impulse) }
-    }
-
-    /// The pass both solves share: on the velocities `access` reaches,
-    /// `d = -m_eff (J v + offset)` per active row, accumulated in `accumulated(row)` and
-    /// clamped at 0 for the limit row.
-    ///
-    /// # Safety
-    /// As [`JointBatch::warm_start`].
-    #[inline(always)]
-    unsafe fn sequential_pass(
-        &mut self,
-        access: &BodyAccess,
-        offset: impl Fn(&RowLanes<L>) -> L,
-        accumulated: impl Fn(&mut RowLanes<L>) -> &mut L,
-    ) {
-        // SAFETY: the caller's contract.
         let mut v = unsafe { access.gather_velocities::<L>(&self.body_a, &self.body_b) };
-        let zero = L::splat(0.0);
+        let masses = (self.inv_mass_a, self.inv_mass_b);
+        for slot in 0..MAX_ROWS_PER_JOINT {
+            if self.slots & (1 << slot) == 0 {
+                continue;
+            }
+            let unilateral = self.unilateral & (1 << slot) != 0;
+            let r = &mut self.rows[slot];
+            relax_row(
+                &mut v,
+                r,
+                |r| r.speculative,
+                |r| &mut r.impulse,
+                unilateral,
+                masses,
+            );
+        }
+        // SAFETY: as above; `write` holds dynamic bodies of real lanes only.
+        unsafe { access.scatter_velocities(&v, &self.body_a, &self.body_b, self.write) };
+    }
+
+    /// One pass of [`solve`](JointBatch::solve) on the velocities `v` and one pass of the
+    /// error-reduction solve on the bias velocities `u` (`d = -m_eff (J u + error_reduction
+    /// C / h)`, accumulated in `bias_impulse`, clamped like the real impulse), reading each
+    /// row once. The two systems share no state (each has its own velocities and impulses), and
+    /// each sees the operations of its own pass in the same order, so the results are those
+    /// of the two passes run apart, bit for bit; the rows stream from memory once instead of
+    /// twice.
+    ///
+    /// # Safety
+    /// As [`JointBatch::warm_start`], for both velocity arrays.
+    pub(crate) unsafe fn solve_with_bias(&mut self, v_access: &BodyAccess, u_access: &BodyAccess) {
+        // SAFETY: the caller's contract.
+        let mut v = unsafe { v_access.gather_velocities::<L>(&self.body_a, &self.body_b) };
+        // SAFETY: the caller's contract.
+        let mut u = unsafe { u_access.gather_velocities::<L>(&self.body_a, &self.body_b) };
         let (inv_mass_a, inv_mass_b) = (self.inv_mass_a, self.inv_mass_b);
         for slot in 0..MAX_ROWS_PER_JOINT {
             if self.slots & (1 << slot) == 0 {
                 continue;
             }
+            let unilateral = self.unilateral & (1 << slot) != 0;
             let r = &mut self.rows[slot];
-            let cdot = Self::velocity_error(&v, r);
-            let delta = -r.effective_mass * (cdot + offset(r));
-            let old = *accumulated(r);
-            let mut new = old + delta;
-            if self.unilateral & (1 << slot) != 0 {
-                new = L::select(new.gt(zero), new, zero);
-            }
-            *accumulated(r) = new;
-            apply(&mut v, r, new - old, inv_mass_a, inv_mass_b);
+            let masses = (inv_mass_a, inv_mass_b);
+            relax_row(
+                &mut v,
+                r,
+                |r| r.speculative,
+                |r| &mut r.impulse,
+                unilateral,
+                masses,
+            );
+            relax_row(
+                &mut u,
+                r,
+                |r| r.bias,
+                |r| &mut r.bias_impulse,
+                unilateral,
+                masses,
+            );
         }
         // SAFETY: as above; `write` holds dynamic bodies of real lanes only.
-        unsafe { access.scatter_velocities(&v, &self.body_a, &self.body_b, self.write) };
+        unsafe {
+            v_access.scatter_velocities(&v, &self.body_a, &self.body_b, self.write);
+            u_access.scatter_velocities(&u, &self.body_a, &self.body_b, self.write);
+        }
     }
 
     /// Store: the impulses for the next warm start, and the joint forces (`J^T lambda / h`).
@@ -616,13 +659,13 @@ impl<L: Lane> Solver<L> {
         );
     }
 
-    /// One bias pass on the bias velocities `access` views.
-    pub(crate) fn solve_bias(&mut self, exec: Exec, access: BodyAccess) {
-        // SAFETY: as in `warm_start`.
+    /// One velocity pass and one bias pass, fused (see [`JointBatch::solve_with_bias`]).
+    pub(crate) fn solve_with_bias(&mut self, exec: Exec, v: BodyAccess, u: BodyAccess) {
+        // SAFETY: as in `warm_start`, for both arrays.
         self.each_color(
             exec,
-            |b| unsafe { b.solve_bias(&access) },
-            |b| unsafe { b.solve_bias(&access) },
+            |b| unsafe { b.solve_with_bias(&v, &u) },
+            |b| unsafe { b.solve_with_bias(&v, &u) },
         );
     }
 
