@@ -16,7 +16,7 @@
 use glam::{Mat3, Quat, Vec3};
 use std::fmt::Debug;
 use std::marker::PhantomData;
-use std::ops::{Add, Mul, Neg, Sub};
+use std::ops::{Add, Div, Mul, Neg, Sub};
 
 /// The wide lane type: 8 lanes of f32 (one AVX register, or two SSE halves on the portable
 /// baseline). 4 lanes (`f32x4`) measured slower on the portable SSE2 build, where they avoid
@@ -37,6 +37,7 @@ pub trait Lane:
     + Add<Output = Self>
     + Sub<Output = Self>
     + Mul<Output = Self>
+    + Div<Output = Self>
     + Neg<Output = Self>
 {
     /// A lane-wise boolean.
@@ -57,6 +58,10 @@ pub trait Lane:
     fn gt(self, other: Self) -> Self::Mask;
     /// Lane-wise `if mask { a } else { b }`.
     fn select(mask: Self::Mask, a: Self, b: Self) -> Self;
+    /// Lane-wise `a && b`.
+    fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    /// Lane-wise square root (exactly rounded).
+    fn sqrt(self) -> Self;
     /// Transposes one velocity per lane into the eight components, each across the lanes.
     fn transpose_in(block: &Self::Block) -> [Self; 8];
     /// The inverse of [`Lane::transpose_in`].
@@ -120,6 +125,14 @@ impl Lane for f32 {
         }
     }
     #[inline(always)]
+    fn and(a: bool, b: bool) -> bool {
+        a && b
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+    #[inline(always)]
     fn transpose_in(block: &[SolverVelocity; 1]) -> [f32; 8] {
         block[0].0
     }
@@ -157,6 +170,14 @@ impl Lane for Wide {
     #[inline(always)]
     fn select(mask: WideMask, a: Self, b: Self) -> Self {
         mask.0.select(a, b)
+    }
+    #[inline(always)]
+    fn and(a: WideMask, b: WideMask) -> WideMask {
+        WideMask(a.0 & b.0)
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        Wide::sqrt(self)
     }
     #[inline(always)]
     fn transpose_in(block: &[SolverVelocity; WIDE_LANES]) -> [Wide; 8] {
@@ -238,6 +259,41 @@ impl<L: Lane> Sub for V3<L> {
             y: self.y - o.y,
             z: self.z - o.z,
         }
+    }
+}
+
+/// A 3x3 matrix of lanes, by columns (as glam's `Mat3`).
+#[derive(Debug, Clone, Copy)]
+pub struct M3<L> {
+    /// First column.
+    pub x_axis: V3<L>,
+    /// Second column.
+    pub y_axis: V3<L>,
+    /// Third column.
+    pub z_axis: V3<L>,
+}
+
+impl<L: Lane> M3<L> {
+    /// Every lane zero.
+    #[inline(always)]
+    pub fn zero() -> Self {
+        M3 {
+            x_axis: V3::zero(),
+            y_axis: V3::zero(),
+            z_axis: V3::zero(),
+        }
+    }
+    /// Sets lane `i`.
+    #[inline(always)]
+    pub fn set_lane(&mut self, i: usize, m: &Mat3) {
+        self.x_axis.set_lane(i, m.x_axis);
+        self.y_axis.set_lane(i, m.y_axis);
+        self.z_axis.set_lane(i, m.z_axis);
+    }
+    /// `M v = x_axis v.x + y_axis v.y + z_axis v.z`.
+    #[inline(always)]
+    pub fn mul_v3(&self, v: V3<L>) -> V3<L> {
+        self.x_axis.scale(v.x) + self.y_axis.scale(v.y) + self.z_axis.scale(v.z)
     }
 }
 

@@ -12,7 +12,6 @@
 //! `M^-1 J^T lambda`. Bilateral rows keep `C = 0`; unilateral rows (limits) keep `C >= 0`
 //! with `lambda >= 0`.
 
-use crate::bodies::Bodies;
 use glam::{Mat3, Quat, Vec3};
 
 /// Most rows one joint can produce (fixed: 6; revolute and prismatic with limit: 6).
@@ -190,15 +189,6 @@ pub(crate) struct PairMass {
 }
 
 impl PairMass {
-    pub fn of(bodies: &Bodies, a: usize, b: usize) -> Self {
-        PairMass {
-            inv_mass_a: bodies.inv_mass[a],
-            inv_mass_b: bodies.inv_mass[b],
-            inv_inertia_a: bodies.inv_inertia_world[a],
-            inv_inertia_b: bodies.inv_inertia_world[b],
-        }
-    }
-
     /// `K = J M^-1 J^T` of a row.
     #[inline]
     pub fn k(&self, g: &RowGeometry) -> f32 {

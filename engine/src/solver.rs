@@ -24,8 +24,8 @@
 
 use crate::bodies::Bodies;
 use crate::joints::{self, JointKind, Joints, PosePair};
-use crate::lanes::{BodyAccess, Lane, PairVelocities, PoseAccess, Wide, WriteMask, V3};
-use crate::rows::{integrate_rotation, PairMass, MAX_ROWS_PER_JOINT, MIN_K};
+use crate::lanes::{BodyAccess, Lane, PairVelocities, PoseAccess, Wide, WriteMask, M3, V3};
+use crate::rows::{integrate_rotation, PairMass, RowGeometry, MAX_ROWS_PER_JOINT, MIN_K};
 use crate::schedule::{Batch, Schedule};
 use glam::Vec3;
 use rayon::prelude::*;
@@ -67,27 +67,141 @@ impl<L: Lane> RowLanes<L> {
             bias_impulse: z,
         }
     }
+}
 
-    /// Makes lane `i` an inactive (neutral) row.
-    fn clear_lane(&mut self, i: usize) {
-        for v in [
-            &mut self.linear,
-            &mut self.angular_a,
-            &mut self.angular_b,
-            &mut self.inv_i_angular_a,
-            &mut self.inv_i_angular_b,
-        ] {
-            v.set_lane(i, Vec3::ZERO);
+/// The rows of one slot for every lane while prepare decouples them: Jacobian, `I^-1` times
+/// the angular parts (transformed with the rows), and error.
+#[derive(Debug, Clone, Copy)]
+struct RowGeometryLanes<L> {
+    linear: V3<L>,
+    angular_a: V3<L>,
+    angular_b: V3<L>,
+    inv_i_angular_a: V3<L>,
+    inv_i_angular_b: V3<L>,
+    error: L,
+}
+
+impl<L: Lane> RowGeometryLanes<L> {
+    fn zero() -> Self {
+        RowGeometryLanes {
+            linear: V3::zero(),
+            angular_a: V3::zero(),
+            angular_b: V3::zero(),
+            inv_i_angular_a: V3::zero(),
+            inv_i_angular_b: V3::zero(),
+            error: L::splat(0.0),
         }
-        for s in [
-            &mut self.effective_mass,
-            &mut self.bias,
-            &mut self.speculative,
-            &mut self.impulse,
-            &mut self.bias_impulse,
-        ] {
-            s.set_lane(i, 0.0);
+    }
+
+    fn set_lane(&mut self, lane: usize, g: &RowGeometry) {
+        self.linear.set_lane(lane, g.linear);
+        self.angular_a.set_lane(lane, g.angular_a);
+        self.angular_b.set_lane(lane, g.angular_b);
+        self.error.set_lane(lane, g.error);
+    }
+
+    /// `self -= other * s` (Jacobian, its `I^-1` products and the error).
+    #[inline(always)]
+    fn sub_scaled(&mut self, other: &Self, s: L) {
+        self.linear = self.linear - other.linear.scale(s);
+        self.angular_a = self.angular_a - other.angular_a.scale(s);
+        self.angular_b = self.angular_b - other.angular_b.scale(s);
+        self.inv_i_angular_a = self.inv_i_angular_a - other.inv_i_angular_a.scale(s);
+        self.inv_i_angular_b = self.inv_i_angular_b - other.inv_i_angular_b.scale(s);
+        self.error = self.error - other.error * s;
+    }
+
+    #[inline(always)]
+    fn scale(&mut self, s: L) {
+        self.linear = self.linear.scale(s);
+        self.angular_a = self.angular_a.scale(s);
+        self.angular_b = self.angular_b.scale(s);
+        self.inv_i_angular_a = self.inv_i_angular_a.scale(s);
+        self.inv_i_angular_b = self.inv_i_angular_b.scale(s);
+        self.error = self.error * s;
+    }
+}
+
+/// Mass properties of each lane's body pair.
+struct PairMassLanes<L> {
+    /// `1/m_A + 1/m_B`.
+    inv_mass: L,
+    inv_inertia_a: M3<L>,
+    inv_inertia_b: M3<L>,
+}
+
+/// [`crate::rows::RowSet::decouple`] for every lane at once, over the slots of a signature
+/// (`slots`, bit `s` for slot `s`; inactive rows are zero rows): with
+/// `K = J M^-1 J^T = L D L^T`, the rows become `D^-1/2 L^-1 J` (errors likewise) and their
+/// `K` the identity. A row whose pivot falls below `1e-6` of its diagonal (dependent on
+/// earlier rows, or zero) becomes a zero row. Branch-free: the pivot tests are lane masks,
+/// so the scalar and wide paths compute the same bits.
+// Index loops keep the factorisation recurrences in their textbook form.
+#[allow(clippy::needless_range_loop)]
+fn decouple_lanes<L: Lane>(
+    rows: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+    slots: u8,
+    mass: &PairMassLanes<L>,
+) {
+    let mut idx = [0usize; MAX_ROWS_PER_JOINT];
+    let mut n = 0;
+    for slot in 0..MAX_ROWS_PER_JOINT {
+        if slots & (1 << slot) != 0 {
+            idx[n] = slot;
+            n += 1;
         }
+    }
+    for &slot in &idx[..n] {
+        let g = &mut rows[slot];
+        g.inv_i_angular_a = mass.inv_inertia_a.mul_v3(g.angular_a);
+        g.inv_i_angular_b = mass.inv_inertia_b.mul_v3(g.angular_b);
+    }
+    let zero = L::splat(0.0);
+    let mut k = [[zero; MAX_ROWS_PER_JOINT]; MAX_ROWS_PER_JOINT];
+    for i in 0..n {
+        let gi = &rows[idx[i]];
+        for j in 0..=i {
+            let gj = &rows[idx[j]];
+            k[i][j] = mass.inv_mass * gi.linear.dot(gj.linear)
+                + gj.angular_a.dot(gi.inv_i_angular_a)
+                + gj.angular_b.dot(gi.inv_i_angular_b);
+        }
+    }
+    // L D L^T, `a[i][j] = l_ij d_j`; dropped rows have zero `l` rows and `1/d = 0`.
+    let mut l = [[zero; MAX_ROWS_PER_JOINT]; MAX_ROWS_PER_JOINT];
+    let mut a = [[zero; MAX_ROWS_PER_JOINT]; MAX_ROWS_PER_JOINT];
+    let mut inv_d = [zero; MAX_ROWS_PER_JOINT];
+    let (rel, min_k, one) = (L::splat(1e-6), L::splat(MIN_K), L::splat(1.0));
+    for i in 0..n {
+        for j in 0..i {
+            let mut sum = k[i][j];
+            for m in 0..j {
+                sum = sum - a[i][m] * l[j][m];
+            }
+            a[i][j] = sum;
+            l[i][j] = sum * inv_d[j];
+        }
+        let mut d = k[i][i];
+        for m in 0..i {
+            d = d - a[i][m] * l[i][m];
+        }
+        let kept = L::and(d.gt(rel * k[i][i]), d.gt(min_k));
+        inv_d[i] = L::select(kept, one / d, zero);
+        for m in 0..i {
+            l[i][m] = L::select(kept, l[i][m], zero);
+            a[i][m] = L::select(kept, a[i][m], zero);
+        }
+    }
+    // r_i = row_i - sum_{m<i} l_im r_m in place, then row'_i = r_i sqrt(1/d_i).
+    for i in 0..n {
+        let mut g = rows[idx[i]];
+        for m in 0..i {
+            g.sub_scaled(&rows[idx[m]], l[i][m]);
+        }
+        rows[idx[i]] = g;
+    }
+    for i in 0..n {
+        rows[idx[i]].scale(inv_d[i].sqrt());
     }
 }
 
@@ -229,77 +343,96 @@ impl<L: Lane> JointBatch<L> {
         (0..MAX_ROWS_PER_JOINT).filter(move |s| slots & (1 << s) != 0)
     }
 
-    /// Prepare: each real lane's rows at the current poses, decoupled, with bias, speculative
-    /// offset and warm-start impulse (scalar joint code, lane by lane).
+    /// Prepare: each real lane's rows at the current poses (the scalar joint code, lane by
+    /// lane), then, for all lanes at once, their decoupling ([`decouple_lanes`]), effective
+    /// masses, bias, speculative offset and warm-start impulse.
     pub(crate) fn prepare(&mut self, input: &PrepareInput) {
         let bodies = input.bodies;
-        let mut active_rows = 0;
+        let mut geometry = [RowGeometryLanes::<L>::zero(); MAX_ROWS_PER_JOINT];
+        let (mut inv_mass_a, mut inv_mass_b) = (L::splat(0.0), L::splat(0.0));
+        let (mut inv_inertia_a, mut inv_inertia_b) = (M3::<L>::zero(), M3::<L>::zero());
         for lane in 0..self.len {
             let j = self.joints.as_ref()[lane] as usize;
             let a = self.body_a.as_ref()[lane] as usize;
             let b = self.body_b.as_ref()[lane] as usize;
-            let mass = PairMass::of(bodies, a, b);
-            let mut set = joints::rows(
+            let set = joints::rows(
                 self.kind,
                 &PosePair::of(bodies, a, b),
                 &input.joints.params(j),
             );
-            set.decouple(&mass);
-            self.inv_mass_a.set_lane(lane, mass.inv_mass_a);
-            self.inv_mass_b.set_lane(lane, mass.inv_mass_b);
-            for slot in 0..MAX_ROWS_PER_JOINT {
-                if self.slots & (1 << slot) == 0 {
-                    continue;
+            for (slot, g) in geometry.iter_mut().enumerate() {
+                // Inactive rows stay zero: a zero row decouples to a zero row.
+                if self.slots & (1 << slot) != 0 && set.active[slot] {
+                    g.set_lane(lane, &set.rows[slot]);
                 }
-                let row = &mut self.rows[slot];
-                let g = &set.rows[slot];
-                if !set.active[slot] {
-                    row.clear_lane(lane);
-                    continue;
-                }
-                // `PairMass::k`, reusing the products `I^-1 J` that the row stores anyway.
-                let inv_i_angular_a = mass.inv_inertia_a * g.angular_a;
-                let inv_i_angular_b = mass.inv_inertia_b * g.angular_b;
-                let k = (mass.inv_mass_a + mass.inv_mass_b) * g.linear.length_squared()
-                    + g.angular_a.dot(inv_i_angular_a)
-                    + g.angular_b.dot(inv_i_angular_b);
-                if k.is_nan() || k <= MIN_K {
-                    row.clear_lane(lane);
-                    continue;
-                }
-                active_rows += 1;
-                row.linear.set_lane(lane, g.linear);
-                row.angular_a.set_lane(lane, g.angular_a);
-                row.angular_b.set_lane(lane, g.angular_b);
-                row.inv_i_angular_a.set_lane(lane, inv_i_angular_a);
-                row.inv_i_angular_b.set_lane(lane, inv_i_angular_b);
-                row.effective_mass.set_lane(lane, 1.0 / k);
-                let separated = g.unilateral && g.error > 0.0;
-                row.bias.set_lane(
-                    lane,
-                    if separated {
-                        0.0
-                    } else {
-                        input.bias_rate * g.error
-                    },
-                );
-                row.speculative.set_lane(
-                    lane,
-                    if separated {
-                        g.error * input.inv_h
-                    } else {
-                        0.0
-                    },
-                );
-                let warm = if input.warm_starting {
-                    input.joints.impulse[j][slot]
-                } else {
-                    0.0
-                };
-                let warm = if g.unilateral { warm.max(0.0) } else { warm };
-                row.impulse.set_lane(lane, warm);
-                row.bias_impulse.set_lane(lane, 0.0);
             }
+            inv_mass_a.set_lane(lane, bodies.inv_mass[a]);
+            inv_mass_b.set_lane(lane, bodies.inv_mass[b]);
+            inv_inertia_a.set_lane(lane, &bodies.inv_inertia_world[a]);
+            inv_inertia_b.set_lane(lane, &bodies.inv_inertia_world[b]);
+        }
+        self.inv_mass_a = inv_mass_a;
+        self.inv_mass_b = inv_mass_b;
+        let mass = PairMassLanes {
+            inv_mass: inv_mass_a + inv_mass_b,
+            inv_inertia_a,
+            inv_inertia_b,
+        };
+        decouple_lanes(&mut geometry, self.slots, &mass);
+
+        let zero = L::splat(0.0);
+        let min_k = L::splat(MIN_K);
+        let (bias_rate, inv_h) = (L::splat(input.bias_rate), L::splat(input.inv_h));
+        let mut active_rows = 0;
+        for (slot, g) in geometry.iter().enumerate() {
+            if self.slots & (1 << slot) == 0 {
+                continue;
+            }
+            let k = mass.inv_mass * g.linear.dot(g.linear)
+                + g.angular_a.dot(g.inv_i_angular_a)
+                + g.angular_b.dot(g.inv_i_angular_b);
+            // Active where K is a number above MIN_K (a dropped or inactive row has K = 0).
+            let active = k.gt(min_k);
+            let keep = |x: L| L::select(active, x, zero);
+            let keep3 = |v: V3<L>| V3 {
+                x: keep(v.x),
+                y: keep(v.y),
+                z: keep(v.z),
+            };
+            let row = &mut self.rows[slot];
+            row.linear = keep3(g.linear);
+            row.angular_a = keep3(g.angular_a);
+            row.angular_b = keep3(g.angular_b);
+            row.inv_i_angular_a = keep3(g.inv_i_angular_a);
+            row.inv_i_angular_b = keep3(g.inv_i_angular_b);
+            row.effective_mass = keep(L::splat(1.0) / k);
+            let unilateral = self.unilateral & (1 << slot) != 0;
+            let (bias, speculative) = if unilateral {
+                // A separated limit (C > 0) gets a speculative offset instead of a bias.
+                let separated = g.error.gt(zero);
+                (
+                    L::select(separated, zero, bias_rate * g.error),
+                    L::select(separated, g.error * inv_h, zero),
+                )
+            } else {
+                (bias_rate * g.error, zero)
+            };
+            row.bias = keep(bias);
+            row.speculative = keep(speculative);
+            let mut warm = zero;
+            for lane in 0..self.len {
+                let effective = row.effective_mass.lane(lane);
+                if effective > 0.0 {
+                    active_rows += 1;
+                    if input.warm_starting {
+                        let j = self.joints.as_ref()[lane] as usize;
+                        let w = input.joints.impulse[j][slot];
+                        warm.set_lane(lane, if unilateral { w.max(0.0) } else { w });
+                    }
+                }
+            }
+            row.impulse = warm;
+            row.bias_impulse = zero;
         }
         self.active_rows = active_rows;
     }
