@@ -6,26 +6,31 @@
 //!
 //! | verb | kernel | what it does per joint |
 //! |---|---|---|
-//! | prepare | [`JointBatch::prepare`] | rows at the current poses, decoupled ([`RowSet::decouple`]), bias and warm-start impulse |
+//! | prepare | [`JointBatch::prepare`] | rows at the current poses, decoupled ([`decouple_lanes`]), bias and warm-start impulse |
 //! | warm start | [`JointBatch::warm_start`] | apply last substep's impulses |
 //! | solve | [`JointBatch::solve`] | one Gauss-Seidel pass over the joint's rows on the velocities |
 //! | solve + bias | [`JointBatch::solve_with_bias`] | one pass on the velocities and one on the split (bias) velocities, fused: each row is read once |
 //! | store | [`JointBatch::store`] | impulses for the next warm start, joint forces |
-//! | project | [`Solver::project`] | one non-linear Gauss-Seidel projection of the poses: by island in joint order, large islands by colour |
+//! | project | [`project_step`] | one non-linear Gauss-Seidel projection of the poses: by island in joint order, large islands by colour |
 //!
-//! `warm_start`, `solve` and `solve_with_bias` are lane-parallel (they are the hot loops: eight
-//! passes each per substep). `prepare` builds each lane's rows with the scalar joint code
-//! (`joints::rows`, trigonometry and a 6x6 Cholesky with data-dependent pivots) lane by lane
-//! inside the batch, and `project` walks islands in joint order, or large islands by colour
-//! (see [`Solver::project`]): the same code for both paths, so both agree bit for bit.
+//! Everything but two parts is lane-parallel: the joint rows at the current poses
+//! (`joints::rows`, quaternions and trigonometry) are built by the scalar joint code lane by
+//! lane, and the poses are gathered and scattered lane by lane. The decoupling (an `L D L^T`
+//! factorisation with lane-mask pivots), effective masses, biases, warm start, the velocity
+//! passes and the projection's corrections run on all lanes at once. Projection lanes are
+//! islands with the same joint signatures (each lane walks its island in joint order), or
+//! joints of one colour for large islands ([`Solver::project`]). Every lane computes what the
+//! scalar path computes for its joint, so both paths agree bit for bit.
 //!
 //! Memory per joint (wide path): one [`JointBatch<Wide>`] is shared by eight joints; see
 //! [`solver_bytes_per_joint`].
 
 use crate::bodies::Bodies;
 use crate::joints::{self, JointKind, Joints, PosePair};
-use crate::lanes::{BodyAccess, Lane, PairVelocities, PoseAccess, Wide, WriteMask, M3, V3};
-use crate::rows::{integrate_rotation, PairMass, RowGeometry, MAX_ROWS_PER_JOINT, MIN_K};
+use crate::lanes::{
+    BodyAccess, Lane, PairVelocities, PoseAccess, Wide, WriteMask, M3, V3, WIDE_LANES,
+};
+use crate::rows::{integrate_rotation, RowGeometry, MAX_ROWS_PER_JOINT, MIN_K};
 use crate::schedule::{Batch, Schedule};
 use glam::Vec3;
 use rayon::prelude::*;
@@ -130,12 +135,29 @@ struct PairMassLanes<L> {
     inv_inertia_b: M3<L>,
 }
 
-/// [`crate::rows::RowSet::decouple`] for every lane at once, over the slots of a signature
-/// (`slots`, bit `s` for slot `s`; inactive rows are zero rows): with
-/// `K = J M^-1 J^T = L D L^T`, the rows become `D^-1/2 L^-1 J` (errors likewise) and their
-/// `K` the identity. A row whose pivot falls below `1e-6` of its diagonal (dependent on
-/// earlier rows, or zero) becomes a zero row. Branch-free: the pivot tests are lane masks,
-/// so the scalar and wide paths compute the same bits.
+/// Decouples each lane's joint rows, over the slots of a signature (`slots`, bit `s` for
+/// slot `s`; inactive rows are zero rows): with `K = J M^-1 J^T = L D L^T` (`L` unit lower
+/// triangular), the rows become `D^-1/2 L^-1 J` (errors likewise), whose `K` is the identity.
+///
+/// Why: the three point rows along world axes are strongly coupled through the bodies'
+/// rotation when the anchor's lever arm is long against the radius of gyration (a 1 m
+/// pendulum arm on a 0.1 m cube has K eigenvalues 1 and 600 kg^-1). Gauss-Seidel over such
+/// rows converges at `1 - 1/600` per pass, so eight passes left centimetres of error and the
+/// run gained energy. After decoupling, one pass solves an isolated joint exactly (a block
+/// solve written as scalar rows), and coupling remains only between joints.
+///
+/// A row whose pivot falls below `1e-6` of its diagonal (dependent on earlier rows, or zero)
+/// becomes a zero row. A unilateral (limit) row must come after every bilateral row in slot
+/// order: its decoupled form is then the limit direction with the bilateral rows' components
+/// removed, scaled by `d^-1/2 > 0`, so `lambda' >= 0` still means `lambda >= 0` and `C' >= 0`
+/// still means the bound holds (with the bilateral rows satisfied). Without this, the limit
+/// row fought the point rows through the lever arm and a pendulum hitting its stop bounced
+/// higher than it was released.
+///
+/// `L D L^T` rather than Cholesky (`L L^T`): without square roots the chain of dependent
+/// pivots has one division each, and the square roots come after, independent (2 to 3 %
+/// faster steps, same errors). Branch-free: the pivot tests are lane masks, so the scalar and
+/// wide paths compute the same bits.
 // Index loops keep the factorisation recurrences in their textbook form.
 #[allow(clippy::needless_range_loop)]
 fn decouple_lanes<L: Lane>(
@@ -558,72 +580,116 @@ impl<L: Lane> JointBatch<L> {
     }
 }
 
-/// One positional projection of a joint: its rows are recomputed at the current poses,
-/// decoupled, and each row moves the poses by `-factor C / K` along `M^-1 J^T`.
+/// Joints projected together: lane `i` projects the joints `steps[k].as_ref()[i]` for
+/// `k = 0, 1, ...` in order (one island's joints in joint order, or one joint of a colour).
+/// Every lane's joint at one step has the same type and limit presence, so the lanes
+/// decouple the same row slots. Lanes `lanes..` are padding (lane 0's joints, never written).
+#[derive(Debug, Clone)]
+struct ProjectionGroup<L: Lane> {
+    /// Range into [`Solver::projection_steps`].
+    steps: Range<usize>,
+    /// Real lanes.
+    lanes: usize,
+    _lane: std::marker::PhantomData<L>,
+}
+
+/// One step of a [`ProjectionGroup`]: one non-linear projection of each real lane's joint.
+/// Its rows are recomputed at the current poses (the scalar joint code, lane by lane),
+/// decoupled for all lanes at once ([`decouple_lanes`]), and each decoupled row moves the
+/// poses by `-factor C / K` along `M^-1 J^T` (a unilateral row only while violated).
+///
+/// Non-linear Gauss-Seidel over joints: each joint sees the poses the previous joints left.
+/// A joint's decoupled rows are independent at these poses, so their corrections are summed
+/// and applied once per body: one rotation update and renormalisation per body instead of one
+/// per row (the sequential form differs only at second order in the correction, and cost
+/// twice as much).
 ///
 /// # Safety
-/// Bodies `a` and `b` are touched by no other task during this call, unless static or
+/// The lanes' bodies are touched by no other task during this call, unless static or
 /// kinematic (those are only read).
-unsafe fn project_joint(
+unsafe fn project_step<L: Lane>(
     poses: &PoseAccess,
-    kind: JointKind,
-    params: &joints::JointParams,
-    a: usize,
-    b: usize,
+    joints: &Joints,
+    ids: &L::Indices,
+    lanes: usize,
     factor: f32,
 ) {
-    // SAFETY: the caller's contract.
-    let pose = |i: usize| unsafe { (poses.position.get(i), poses.rotation.get(i)) };
-    let ((pa, qa), (pb, qb)) = (pose(a), pose(b));
-    let mass = PairMass {
-        inv_mass_a: poses.inv_mass[a],
-        inv_mass_b: poses.inv_mass[b],
-        inv_inertia_a: poses.inv_inertia[a],
-        inv_inertia_b: poses.inv_inertia[b],
+    let ids = ids.as_ref();
+    let j0 = ids[0] as usize;
+    let (slots, unilateral) = slot_masks(joints.kind[j0], joints.limit[j0].is_some());
+    let mut geometry = [RowGeometryLanes::<L>::zero(); MAX_ROWS_PER_JOINT];
+    let (mut inv_mass_a, mut inv_mass_b) = (L::splat(0.0), L::splat(0.0));
+    let (mut inv_inertia_a, mut inv_inertia_b) = (M3::<L>::zero(), M3::<L>::zero());
+    let mut pairs = [(0usize, 0usize, PosePair::default()); WIDE_LANES];
+    for lane in 0..lanes {
+        let j = ids[lane] as usize;
+        let (a, b) = (joints.body_a[j] as usize, joints.body_b[j] as usize);
+        // SAFETY: the caller's contract.
+        let pose = |i: usize| unsafe { (poses.position.get(i), poses.rotation.get(i)) };
+        let ((pa, qa), (pb, qb)) = (pose(a), pose(b));
+        let pair = PosePair {
+            position_a: pa,
+            rotation_a: qa,
+            position_b: pb,
+            rotation_b: qb,
+        };
+        let set = joints::rows(joints.kind[j], &pair, &joints.params(j));
+        for (slot, g) in geometry.iter_mut().enumerate() {
+            if slots & (1 << slot) != 0 && set.active[slot] {
+                g.set_lane(lane, &set.rows[slot]);
+            }
+        }
+        inv_mass_a.set_lane(lane, poses.inv_mass[a]);
+        inv_mass_b.set_lane(lane, poses.inv_mass[b]);
+        inv_inertia_a.set_lane(lane, &poses.inv_inertia[a]);
+        inv_inertia_b.set_lane(lane, &poses.inv_inertia[b]);
+        pairs[lane] = (a, b, pair);
+    }
+    let mass = PairMassLanes {
+        inv_mass: inv_mass_a + inv_mass_b,
+        inv_inertia_a,
+        inv_inertia_b,
     };
-    let pair = PosePair {
-        position_a: pa,
-        rotation_a: qa,
-        position_b: pb,
-        rotation_b: qb,
-    };
-    // Non-linear Gauss-Seidel over joints: each joint sees the poses the previous joints
-    // left. Its own rows are decoupled (independent at these poses), so their corrections
-    // are summed and applied once per body: one rotation update and renormalisation per body
-    // instead of one per row (the sequential form differs only at second order in the
-    // correction, and cost twice as much).
-    let mut set = joints::rows(kind, &pair, params);
-    set.decouple(&mass);
-    let (mut dp, mut dtheta_a, mut dtheta_b) = (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO);
-    for slot in 0..MAX_ROWS_PER_JOINT {
-        let g = &set.rows[slot];
-        // Unilateral rows move only when violated (`C < 0`).
-        if !set.active[slot] || (g.unilateral && g.error >= 0.0) {
+    decouple_lanes(&mut geometry, slots, &mass);
+    let zero = L::splat(0.0);
+    let (min_k, neg_factor) = (L::splat(MIN_K), L::splat(-factor));
+    let (mut dp, mut dtheta_a, mut dtheta_b) = (V3::<L>::zero(), V3::zero(), V3::zero());
+    for (slot, g) in geometry.iter().enumerate() {
+        if slots & (1 << slot) == 0 {
             continue;
         }
-        let k = mass.k(g);
-        if k <= MIN_K {
-            continue;
+        let k = mass.inv_mass * g.linear.dot(g.linear)
+            + g.angular_a.dot(g.inv_i_angular_a)
+            + g.angular_b.dot(g.inv_i_angular_b);
+        let mut apply = k.gt(min_k);
+        if unilateral & (1 << slot) != 0 {
+            // Unilateral rows move only when violated (`C < 0`).
+            apply = L::and(apply, zero.gt(g.error));
         }
         // delta = -factor C / K along M^-1 J^T.
-        let delta = -factor * g.error / k;
-        dp += g.linear * delta;
-        dtheta_a += g.angular_a * delta;
-        dtheta_b += g.angular_b * delta;
+        let delta = L::select(apply, neg_factor * g.error / k, zero);
+        dp = dp + g.linear.scale(delta);
+        dtheta_a = dtheta_a + g.angular_a.scale(delta);
+        dtheta_b = dtheta_b + g.angular_b.scale(delta);
     }
-    // SAFETY (both blocks): the caller's contract; only dynamic bodies are written.
-    if mass.inv_mass_a > 0.0 {
-        unsafe {
-            poses.position.set(a, pa - dp * mass.inv_mass_a);
-            let q = integrate_rotation(qa, mass.inv_inertia_a * dtheta_a);
-            poses.rotation.set(a, q);
+    for (lane, &(a, b, pair)) in pairs.iter().enumerate().take(lanes) {
+        let (dp, dtheta_a, dtheta_b): (Vec3, Vec3, Vec3) =
+            (dp.lane(lane), dtheta_a.lane(lane), dtheta_b.lane(lane));
+        let (ima, imb): (f32, f32) = (poses.inv_mass[a], poses.inv_mass[b]);
+        // SAFETY (both blocks): the caller's contract; only dynamic bodies are written.
+        if ima > 0.0 {
+            unsafe {
+                poses.position.set(a, pair.position_a - dp * ima);
+                let q = integrate_rotation(pair.rotation_a, poses.inv_inertia[a] * dtheta_a);
+                poses.rotation.set(a, q);
+            }
         }
-    }
-    if mass.inv_mass_b > 0.0 {
-        unsafe {
-            poses.position.set(b, pb + dp * mass.inv_mass_b);
-            let q = integrate_rotation(qb, mass.inv_inertia_b * dtheta_b);
-            poses.rotation.set(b, q);
+        if imb > 0.0 {
+            unsafe {
+                poses.position.set(b, pair.position_b + dp * imb);
+                let q = integrate_rotation(pair.rotation_b, poses.inv_inertia[b] * dtheta_b);
+                poses.rotation.set(b, q);
+            }
         }
     }
 }
@@ -639,7 +705,7 @@ pub(crate) enum Exec {
 
 /// Batches per rayon task.
 const BATCH_CHUNK: usize = 8;
-/// Islands or joints per rayon task in loops over shared slices.
+/// Colour projection groups (eight joints each) per rayon task.
 const SHARED_CHUNK: usize = 16;
 /// Bodies or joints per rayon task in per-item loops.
 pub(crate) const ITEM_CHUNK: usize = 512;
@@ -665,12 +731,12 @@ impl Exec {
         }
     }
 
-    /// Calls `f` on every item of a shared slice (tasks of [`SHARED_CHUNK`] items).
-    pub(crate) fn for_each_ref<T: Sync>(self, items: &[T], f: &(impl Fn(&T) + Sync)) {
-        match self.for_len(items.len(), SHARED_CHUNK) {
+    /// Calls `f` on every item of a shared slice, in tasks of `chunk` items.
+    pub(crate) fn for_each_ref<T: Sync>(self, items: &[T], chunk: usize, f: &(impl Fn(&T) + Sync)) {
+        match self.for_len(items.len(), chunk) {
             Exec::Serial => items.iter().for_each(f),
             Exec::Parallel => items
-                .par_chunks(SHARED_CHUNK)
+                .par_chunks(chunk)
                 .for_each(|chunk| chunk.iter().for_each(f)),
         }
     }
@@ -704,6 +770,82 @@ pub(crate) struct Solver<L: Lane> {
     batches: Vec<JointBatch<L>>,
     colors: Vec<Range<usize>>,
     overflow: Vec<JointBatch<f32>>,
+    /// The joints of every projection group, step by step (see [`ProjectionGroup`]).
+    projection_steps: Vec<L::Indices>,
+    /// Groups of the small islands (lanes = islands with the same joint signatures).
+    serial_groups: Vec<ProjectionGroup<L>>,
+    /// Groups of the larger islands' colours: `color_groups[color_group_ranges[c]]`.
+    color_groups: Vec<ProjectionGroup<L>>,
+    color_group_ranges: Vec<Range<usize>>,
+    /// One group per overflow joint of the larger islands, projected serially.
+    overflow_groups: Vec<ProjectionGroup<L>>,
+}
+
+/// Builds [`ProjectionGroup`]s: lanes are filled in order of first appearance with items of
+/// equal key (an island's joint signatures, or one joint's), so the grouping depends on the
+/// scene alone.
+struct GroupBuilder<'a, L: Lane> {
+    steps: &'a mut Vec<L::Indices>,
+    groups: Vec<ProjectionGroup<L>>,
+    /// Groups being filled, in order of creation, with their key's lookup.
+    pending: Vec<Option<Vec<&'a [u32]>>>,
+    by_key: std::collections::HashMap<Vec<u8>, usize>,
+}
+
+impl<'a, L: Lane> GroupBuilder<'a, L> {
+    fn new(steps: &'a mut Vec<L::Indices>) -> Self {
+        GroupBuilder {
+            steps,
+            groups: Vec::new(),
+            pending: Vec::new(),
+            by_key: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Adds a lane that projects `joints` in order; `key` must determine their signatures.
+    fn push(&mut self, key: Vec<u8>, joints: &'a [u32]) {
+        let slot = match self.by_key.get(&key) {
+            Some(&i) => i,
+            None => {
+                self.pending.push(Some(Vec::new()));
+                self.by_key.insert(key, self.pending.len() - 1);
+                self.pending.len() - 1
+            }
+        };
+        let lanes = self.pending[slot].get_or_insert_with(Vec::new);
+        lanes.push(joints);
+        if lanes.len() == L::WIDTH {
+            let full = std::mem::take(lanes);
+            self.emit(&full);
+        }
+    }
+
+    fn emit(&mut self, lanes: &[&[u32]]) {
+        let start = self.steps.len();
+        for k in 0..lanes[0].len() {
+            let mut ids = L::Indices::default();
+            for (i, id) in ids.as_mut().iter_mut().enumerate() {
+                *id = lanes.get(i).unwrap_or(&lanes[0])[k];
+            }
+            self.steps.push(ids);
+        }
+        self.groups.push(ProjectionGroup {
+            steps: start..self.steps.len(),
+            lanes: lanes.len(),
+            _lane: std::marker::PhantomData,
+        });
+    }
+
+    /// Emits the partly filled groups (in order of creation) and returns all groups.
+    fn finish(mut self) -> Vec<ProjectionGroup<L>> {
+        let pending = std::mem::take(&mut self.pending);
+        for lanes in pending.into_iter().flatten() {
+            if !lanes.is_empty() {
+                self.emit(&lanes);
+            }
+        }
+        self.groups
+    }
 }
 
 impl<L: Lane> Solver<L> {
@@ -729,10 +871,52 @@ impl<L: Lane> Solver<L> {
                 JointBatch::new(&batch, &[j], joints, bodies)
             })
             .collect();
+        let signature = |j: u32| {
+            let j = j as usize;
+            slot_masks(joints.kind[j], joints.limit[j].is_some()).0
+                | (u8::from(joints.limit[j].is_some()) << 7)
+        };
+        let mut projection_steps = Vec::new();
+        let mut serial = GroupBuilder::<L>::new(&mut projection_steps);
+        for range in &schedule.serial_islands {
+            let island = &schedule.island_joints[range.clone()];
+            if !island.is_empty() {
+                serial.push(island.iter().map(|&j| signature(j)).collect(), island);
+            }
+        }
+        let serial_groups = serial.finish();
+        let (mut color_groups, mut color_group_ranges) = (Vec::new(), Vec::new());
+        for range in &schedule.projection_colors {
+            let mut color = GroupBuilder::<L>::new(&mut projection_steps);
+            for j in &schedule.projection_joints[range.clone()] {
+                color.push(vec![signature(*j)], std::slice::from_ref(j));
+            }
+            let start = color_groups.len();
+            color_groups.extend(color.finish());
+            color_group_ranges.push(start..color_groups.len());
+        }
+        // One group each: overflow joints share bodies, so they run one after another.
+        let mut overflow_groups = Vec::new();
+        for &j in &schedule.projection_overflow {
+            let mut ids = L::Indices::default();
+            ids.as_mut().fill(j);
+            projection_steps.push(ids);
+            let end = projection_steps.len();
+            overflow_groups.push(ProjectionGroup {
+                steps: end - 1..end,
+                lanes: 1,
+                _lane: std::marker::PhantomData,
+            });
+        }
         Solver {
             batches,
             colors: schedule.colors.clone(),
             overflow,
+            projection_steps,
+            serial_groups,
+            color_groups,
+            color_group_ranges,
+            overflow_groups,
         }
     }
 
@@ -813,10 +997,11 @@ impl<L: Lane> Solver<L> {
     }
 
     /// One projection pass. Islands of up to
-    /// [`crate::schedule::SERIAL_PROJECTION_MAX_JOINTS`] joints: island
-    /// by island (in parallel), each island's joints in joint order (serial non-linear
-    /// Gauss-Seidel). Larger islands: by colours, the joints of a colour in parallel, then
-    /// their overflow joints.
+    /// [`crate::schedule::SERIAL_PROJECTION_MAX_JOINTS`] joints: island by island, each
+    /// island's joints in joint order (serial non-linear Gauss-Seidel), islands with the same
+    /// joint signatures in the lanes of one [`ProjectionGroup`], groups in parallel. Larger
+    /// islands: by colours, the joints of a colour in lanes (grouped by signature) and in
+    /// parallel, then their overflow joints one by one.
     ///
     /// Why not all by colours like the velocity passes: a projection pass is a Gauss-Seidel
     /// sweep on the positions, and a sweep along a chain in joint order carries a correction
@@ -826,33 +1011,22 @@ impl<L: Lane> Solver<L> {
     /// bound is 2 cm), 9.2e-4 m on the 20 x 20 grid (4.4e-4 m) and a 0.077 rad twist on the
     /// welded cantilever (0.049 rad); more projection passes did not close the gap (4 passes:
     /// 2.10 cm), nor 24 cyclic colours (1.95 cm), nor reversing the colour order (1.78 cm).
-    pub(crate) fn project(
-        &self,
-        exec: Exec,
-        schedule: &Schedule,
-        poses: PoseAccess,
-        joints: &Joints,
-        factor: f32,
-    ) {
-        let joint = |j: u32| {
-            let j = j as usize;
-            let (a, b) = (joints.body_a[j] as usize, joints.body_b[j] as usize);
-            // SAFETY: the callers below run a joint only alongside joints of other islands or
-            // of the same colour, which share no dynamic body with it.
-            unsafe { project_joint(&poses, joints.kind[j], &joints.params(j), a, b, factor) };
+    pub(crate) fn project(&self, exec: Exec, poses: PoseAccess, joints: &Joints, factor: f32) {
+        let group = |g: &ProjectionGroup<L>| {
+            for ids in &self.projection_steps[g.steps.clone()] {
+                // SAFETY: a group's lanes are different islands, or joints of one colour, so
+                // they share no dynamic body; groups run concurrently only with groups of
+                // other islands or of the same colour (below).
+                unsafe { project_step::<L>(&poses, joints, ids, g.lanes, factor) };
+            }
         };
-        let island = |range: &Range<usize>| {
-            schedule.island_joints[range.clone()]
-                .iter()
-                .for_each(|&j| joint(j));
-        };
-        exec.for_each_ref(&schedule.serial_islands, &island);
-        for range in &schedule.projection_colors {
-            exec.for_each_ref(&schedule.projection_joints[range.clone()], &|&j: &u32| {
-                joint(j)
-            });
+        // An island group is up to 4,096 steps of eight joints: one task each. A colour's
+        // group is one step: tasks of SHARED_CHUNK.
+        exec.for_each_ref(&self.serial_groups, 1, &group);
+        for range in &self.color_group_ranges {
+            exec.for_each_ref(&self.color_groups[range.clone()], SHARED_CHUNK, &group);
         }
-        schedule.projection_overflow.iter().for_each(|&j| joint(j));
+        self.overflow_groups.iter().for_each(group);
     }
 }
 

@@ -804,11 +804,7 @@ impl World {
                 inv_inertia: &b.inv_inertia_world,
             };
             let joints = &self.joints;
-            let schedule = self
-                .schedule
-                .as_ref()
-                .expect("built at the start of the step");
-            on_path!(&self.solver, s => s.project(exec, schedule, poses, joints, factor));
+            on_path!(&self.solver, s => s.project(exec, poses, joints, factor));
         }
     }
 

@@ -150,7 +150,7 @@ impl JointDesc {
 }
 
 /// The two bodies' poses as a joint sees them.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct PosePair {
     pub position_a: Vec3,
     pub rotation_a: Quat,
