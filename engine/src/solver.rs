@@ -922,8 +922,12 @@ impl<L: Lane> Solver<L> {
 
     /// Bytes of batch storage.
     pub(crate) fn bytes(&self) -> usize {
+        let groups =
+            self.serial_groups.len() + self.color_groups.len() + self.overflow_groups.len();
         self.batches.len() * std::mem::size_of::<JointBatch<L>>()
             + self.overflow.len() * std::mem::size_of::<JointBatch<f32>>()
+            + self.projection_steps.len() * std::mem::size_of::<L::Indices>()
+            + groups * std::mem::size_of::<ProjectionGroup<L>>()
     }
 
     /// Active rows at the last prepare.

@@ -4,11 +4,11 @@
 //!
 //! 1. `integrate_velocities`: `v += g h` for dynamic bodies;
 //! 2. `prepare_rows`: world inverse inertia, then every joint's rows at the current poses
-//!    (decoupled per joint, see [`crate::rows::RowSet`]), with the bias
+//!    (decoupled per joint, see `solver::decouple_lanes`), with the bias
 //!    `error_reduction C / h` and last substep's impulses for warm start;
 //! 3. `warm_start`: apply those impulses;
-//! 4. `solve_velocities`: `velocity_iterations` sequential-impulse passes, each followed by
-//!    a pass of the error-reduction solve on the bias velocities (split impulses);
+//! 4. `solve_velocities`: `velocity_iterations` sequential-impulse passes, each fused with a
+//!    pass of the error-reduction solve on the bias velocities (split impulses);
 //! 5. `store_impulses`: keep the impulses for the next warm start and the joint forces;
 //! 6. `integrate_positions`: `x += (v + u) h`, `q += 1/2 [(w + u_w) h, 0] q`, normalised,
 //!    where `u` are the bias velocities, then discarded;
