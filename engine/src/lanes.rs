@@ -238,6 +238,130 @@ impl<L: Lane> V3<L> {
     }
 }
 
+impl<L: Lane> V3<L> {
+    /// Every lane `v`.
+    #[inline(always)]
+    pub fn splat(v: Vec3) -> Self {
+        V3 {
+            x: L::splat(v.x),
+            y: L::splat(v.y),
+            z: L::splat(v.z),
+        }
+    }
+    /// `self x o`.
+    #[inline(always)]
+    pub fn cross(self, o: Self) -> Self {
+        V3 {
+            x: self.y * o.z - self.z * o.y,
+            y: self.z * o.x - self.x * o.z,
+            z: self.x * o.y - self.y * o.x,
+        }
+    }
+    /// Lane-wise `if mask { a } else { b }`.
+    #[inline(always)]
+    pub fn select(mask: L::Mask, a: Self, b: Self) -> Self {
+        V3 {
+            x: L::select(mask, a.x, b.x),
+            y: L::select(mask, a.y, b.y),
+            z: L::select(mask, a.z, b.z),
+        }
+    }
+}
+
+impl<L: Lane> Neg for V3<L> {
+    type Output = Self;
+    #[inline(always)]
+    fn neg(self) -> Self {
+        V3 {
+            x: -self.x,
+            y: -self.y,
+            z: -self.z,
+        }
+    }
+}
+
+/// A quaternion of lanes (`x, y, z` the vector part, `w` the scalar part).
+#[derive(Debug, Clone, Copy)]
+pub struct Q<L> {
+    /// x lanes.
+    pub x: L,
+    /// y lanes.
+    pub y: L,
+    /// z lanes.
+    pub z: L,
+    /// w lanes.
+    pub w: L,
+}
+
+impl<L: Lane> Q<L> {
+    /// The identity in every lane.
+    #[inline(always)]
+    pub fn identity() -> Self {
+        let z = L::splat(0.0);
+        Q {
+            x: z,
+            y: z,
+            z,
+            w: L::splat(1.0),
+        }
+    }
+    /// Sets lane `i`.
+    #[inline(always)]
+    pub fn set_lane(&mut self, i: usize, q: Quat) {
+        self.x.set_lane(i, q.x);
+        self.y.set_lane(i, q.y);
+        self.z.set_lane(i, q.z);
+        self.w.set_lane(i, q.w);
+    }
+    /// The vector part.
+    #[inline(always)]
+    pub fn vector(self) -> V3<L> {
+        V3 {
+            x: self.x,
+            y: self.y,
+            z: self.z,
+        }
+    }
+    /// The conjugate (the inverse of a unit quaternion).
+    #[inline(always)]
+    pub fn conjugate(self) -> Self {
+        Q {
+            x: -self.x,
+            y: -self.y,
+            z: -self.z,
+            w: self.w,
+        }
+    }
+    /// The Hamilton product `self o`.
+    #[inline(always)]
+    pub fn product(self, o: Self) -> Self {
+        Q {
+            x: self.w * o.x + self.x * o.w + self.y * o.z - self.z * o.y,
+            y: self.w * o.y - self.x * o.z + self.y * o.w + self.z * o.x,
+            z: self.w * o.z + self.x * o.y - self.y * o.x + self.z * o.w,
+            w: self.w * o.w - self.x * o.x - self.y * o.y - self.z * o.z,
+        }
+    }
+    /// `v` rotated by the unit quaternion: `v + 2 w (u x v) + 2 u x (u x v)`.
+    #[inline(always)]
+    pub fn rotate(self, v: V3<L>) -> V3<L> {
+        let u = self.vector();
+        let t = u.cross(v);
+        let two = L::splat(2.0);
+        v + (t.scale(self.w) + u.cross(t)).scale(two)
+    }
+    /// Lane-wise `if mask { -self } else { self }`.
+    #[inline(always)]
+    pub fn negate_where(self, mask: L::Mask) -> Self {
+        Q {
+            x: L::select(mask, -self.x, self.x),
+            y: L::select(mask, -self.y, self.y),
+            z: L::select(mask, -self.z, self.z),
+            w: L::select(mask, -self.w, self.w),
+        }
+    }
+}
+
 impl<L: Lane> Add for V3<L> {
     type Output = Self;
     #[inline(always)]

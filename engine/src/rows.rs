@@ -12,6 +12,7 @@
 //! `M^-1 J^T lambda`. Bilateral rows keep `C = 0`; unilateral rows (limits) keep `C >= 0`
 //! with `lambda >= 0`.
 
+use crate::lanes::{Lane, V3};
 use glam::{Quat, Vec3};
 
 /// Most rows one joint can produce (fixed: 6; revolute and prismatic with limit: 6).
@@ -52,6 +53,80 @@ impl RowSet {
 
 // Decoupling (`K = J M^-1 J^T = L D L^T`, rows replaced by `D^-1/2 L^-1 J`) is done for
 // eight joints at once by `solver::decouple_lanes`, which documents why.
+
+/// The rows of one slot for every lane, as the joint types build them and prepare and
+/// projection decouple them: Jacobian, `I^-1` times the angular parts (filled and transformed
+/// with the rows by the decoupling), and error. A row inactive in a lane is zero there.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowGeometryLanes<L> {
+    pub linear: V3<L>,
+    pub angular_a: V3<L>,
+    pub angular_b: V3<L>,
+    pub inv_i_angular_a: V3<L>,
+    pub inv_i_angular_b: V3<L>,
+    /// Position error `C`, m or rad.
+    pub error: L,
+}
+
+impl<L: Lane> RowGeometryLanes<L> {
+    pub(crate) fn zero() -> Self {
+        RowGeometryLanes {
+            linear: V3::zero(),
+            angular_a: V3::zero(),
+            angular_b: V3::zero(),
+            inv_i_angular_a: V3::zero(),
+            inv_i_angular_b: V3::zero(),
+            error: L::splat(0.0),
+        }
+    }
+
+    /// A row from its Jacobian and error (the `I^-1` products are filled by the decoupling).
+    #[inline(always)]
+    pub(crate) fn new(linear: V3<L>, angular_a: V3<L>, angular_b: V3<L>, error: L) -> Self {
+        RowGeometryLanes {
+            linear,
+            angular_a,
+            angular_b,
+            inv_i_angular_a: V3::zero(),
+            inv_i_angular_b: V3::zero(),
+            error,
+        }
+    }
+
+    /// Lane-wise `if mask { a } else { b }`.
+    #[inline(always)]
+    pub(crate) fn select(mask: L::Mask, a: &Self, b: &Self) -> Self {
+        RowGeometryLanes {
+            linear: V3::select(mask, a.linear, b.linear),
+            angular_a: V3::select(mask, a.angular_a, b.angular_a),
+            angular_b: V3::select(mask, a.angular_b, b.angular_b),
+            inv_i_angular_a: V3::select(mask, a.inv_i_angular_a, b.inv_i_angular_a),
+            inv_i_angular_b: V3::select(mask, a.inv_i_angular_b, b.inv_i_angular_b),
+            error: L::select(mask, a.error, b.error),
+        }
+    }
+
+    /// `self -= other * s` (Jacobian, its `I^-1` products and the error).
+    #[inline(always)]
+    pub(crate) fn sub_scaled(&mut self, other: &Self, s: L) {
+        self.linear = self.linear - other.linear.scale(s);
+        self.angular_a = self.angular_a - other.angular_a.scale(s);
+        self.angular_b = self.angular_b - other.angular_b.scale(s);
+        self.inv_i_angular_a = self.inv_i_angular_a - other.inv_i_angular_a.scale(s);
+        self.inv_i_angular_b = self.inv_i_angular_b - other.inv_i_angular_b.scale(s);
+        self.error = self.error - other.error * s;
+    }
+
+    #[inline(always)]
+    pub(crate) fn scale(&mut self, s: L) {
+        self.linear = self.linear.scale(s);
+        self.angular_a = self.angular_a.scale(s);
+        self.angular_b = self.angular_b.scale(s);
+        self.inv_i_angular_a = self.inv_i_angular_a.scale(s);
+        self.inv_i_angular_b = self.inv_i_angular_b.scale(s);
+        self.error = self.error * s;
+    }
+}
 
 /// Rows below this `K` (both ends immovable along the row) are skipped.
 pub(crate) const MIN_K: f32 = 1e-12;

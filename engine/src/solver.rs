@@ -26,11 +26,11 @@
 //! [`solver_bytes_per_joint`].
 
 use crate::bodies::Bodies;
-use crate::joints::{self, JointKind, Joints, PosePair};
+use crate::joints::{self, JointKind, Joints, ParamLanes, PoseLanes, PosePair};
 use crate::lanes::{
     BodyAccess, Lane, PairVelocities, PoseAccess, Wide, WriteMask, M3, V3, WIDE_LANES,
 };
-use crate::rows::{integrate_rotation, RowGeometry, MAX_ROWS_PER_JOINT, MIN_K};
+use crate::rows::{integrate_rotation, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K};
 use crate::schedule::{Batch, Schedule};
 use glam::Vec3;
 use rayon::prelude::*;
@@ -71,59 +71,6 @@ impl<L: Lane> RowLanes<L> {
             impulse: z,
             bias_impulse: z,
         }
-    }
-}
-
-/// The rows of one slot for every lane while prepare decouples them: Jacobian, `I^-1` times
-/// the angular parts (transformed with the rows), and error.
-#[derive(Debug, Clone, Copy)]
-struct RowGeometryLanes<L> {
-    linear: V3<L>,
-    angular_a: V3<L>,
-    angular_b: V3<L>,
-    inv_i_angular_a: V3<L>,
-    inv_i_angular_b: V3<L>,
-    error: L,
-}
-
-impl<L: Lane> RowGeometryLanes<L> {
-    fn zero() -> Self {
-        RowGeometryLanes {
-            linear: V3::zero(),
-            angular_a: V3::zero(),
-            angular_b: V3::zero(),
-            inv_i_angular_a: V3::zero(),
-            inv_i_angular_b: V3::zero(),
-            error: L::splat(0.0),
-        }
-    }
-
-    fn set_lane(&mut self, lane: usize, g: &RowGeometry) {
-        self.linear.set_lane(lane, g.linear);
-        self.angular_a.set_lane(lane, g.angular_a);
-        self.angular_b.set_lane(lane, g.angular_b);
-        self.error.set_lane(lane, g.error);
-    }
-
-    /// `self -= other * s` (Jacobian, its `I^-1` products and the error).
-    #[inline(always)]
-    fn sub_scaled(&mut self, other: &Self, s: L) {
-        self.linear = self.linear - other.linear.scale(s);
-        self.angular_a = self.angular_a - other.angular_a.scale(s);
-        self.angular_b = self.angular_b - other.angular_b.scale(s);
-        self.inv_i_angular_a = self.inv_i_angular_a - other.inv_i_angular_a.scale(s);
-        self.inv_i_angular_b = self.inv_i_angular_b - other.inv_i_angular_b.scale(s);
-        self.error = self.error - other.error * s;
-    }
-
-    #[inline(always)]
-    fn scale(&mut self, s: L) {
-        self.linear = self.linear.scale(s);
-        self.angular_a = self.angular_a.scale(s);
-        self.angular_b = self.angular_b.scale(s);
-        self.inv_i_angular_a = self.inv_i_angular_a.scale(s);
-        self.inv_i_angular_b = self.inv_i_angular_b.scale(s);
-        self.error = self.error * s;
     }
 }
 
@@ -365,34 +312,30 @@ impl<L: Lane> JointBatch<L> {
         (0..MAX_ROWS_PER_JOINT).filter(move |s| slots & (1 << s) != 0)
     }
 
-    /// Prepare: each real lane's rows at the current poses (the scalar joint code, lane by
-    /// lane), then, for all lanes at once, their decoupling ([`decouple_lanes`]), effective
-    /// masses, bias, speculative offset and warm-start impulse.
+    /// Prepare, for all lanes at once: the rows at the current poses
+    /// ([`joints::rows_lanes`]), their decoupling ([`decouple_lanes`]), effective masses,
+    /// bias, speculative offset and warm-start impulse.
     pub(crate) fn prepare(&mut self, input: &PrepareInput) {
         let bodies = input.bodies;
         let mut geometry = [RowGeometryLanes::<L>::zero(); MAX_ROWS_PER_JOINT];
         let (mut inv_mass_a, mut inv_mass_b) = (L::splat(0.0), L::splat(0.0));
         let (mut inv_inertia_a, mut inv_inertia_b) = (M3::<L>::zero(), M3::<L>::zero());
+        let (mut pose_lanes, mut params) = (PoseLanes::<L>::new(), ParamLanes::<L>::new());
         for lane in 0..self.len {
             let j = self.joints.as_ref()[lane] as usize;
             let a = self.body_a.as_ref()[lane] as usize;
             let b = self.body_b.as_ref()[lane] as usize;
-            let set = joints::rows(
-                self.kind,
-                &PosePair::of(bodies, a, b),
-                &input.joints.params(j),
-            );
-            for (slot, g) in geometry.iter_mut().enumerate() {
-                // Inactive rows stay zero: a zero row decouples to a zero row.
-                if self.slots & (1 << slot) != 0 && set.active[slot] {
-                    g.set_lane(lane, &set.rows[slot]);
-                }
-            }
+            let pair = PosePair::of(bodies, a, b);
+            pose_lanes.set_lane(lane, &pair);
+            params.set_lane(lane, self.kind, &input.joints.params(j), &pair);
             inv_mass_a.set_lane(lane, bodies.inv_mass[a]);
             inv_mass_b.set_lane(lane, bodies.inv_mass[b]);
             inv_inertia_a.set_lane(lane, &bodies.inv_inertia_world[a]);
             inv_inertia_b.set_lane(lane, &bodies.inv_inertia_world[b]);
         }
+        // Padded lanes have zero masses, so their rows decouple to zero rows.
+        let limited = self.unilateral != 0;
+        joints::rows_lanes(self.kind, limited, &pose_lanes, &params, &mut geometry);
         self.inv_mass_a = inv_mass_a;
         self.inv_mass_b = inv_mass_b;
         let mass = PairMassLanes {
@@ -616,10 +559,12 @@ unsafe fn project_step<L: Lane>(
 ) {
     let ids = ids.as_ref();
     let j0 = ids[0] as usize;
-    let (slots, unilateral) = slot_masks(joints.kind[j0], joints.limit[j0].is_some());
+    let (kind, limited) = (joints.kind[j0], joints.limit[j0].is_some());
+    let (slots, unilateral) = slot_masks(kind, limited);
     let mut geometry = [RowGeometryLanes::<L>::zero(); MAX_ROWS_PER_JOINT];
     let (mut inv_mass_a, mut inv_mass_b) = (L::splat(0.0), L::splat(0.0));
     let (mut inv_inertia_a, mut inv_inertia_b) = (M3::<L>::zero(), M3::<L>::zero());
+    let (mut pose_lanes, mut params) = (PoseLanes::<L>::new(), ParamLanes::<L>::new());
     let mut pairs = [(0usize, 0usize, PosePair::default()); WIDE_LANES];
     for lane in 0..lanes {
         let j = ids[lane] as usize;
@@ -633,18 +578,15 @@ unsafe fn project_step<L: Lane>(
             position_b: pb,
             rotation_b: qb,
         };
-        let set = joints::rows(joints.kind[j], &pair, &joints.params(j));
-        for (slot, g) in geometry.iter_mut().enumerate() {
-            if slots & (1 << slot) != 0 && set.active[slot] {
-                g.set_lane(lane, &set.rows[slot]);
-            }
-        }
+        pose_lanes.set_lane(lane, &pair);
+        params.set_lane(lane, kind, &joints.params(j), &pair);
         inv_mass_a.set_lane(lane, poses.inv_mass[a]);
         inv_mass_b.set_lane(lane, poses.inv_mass[b]);
         inv_inertia_a.set_lane(lane, &poses.inv_inertia[a]);
         inv_inertia_b.set_lane(lane, &poses.inv_inertia[b]);
         pairs[lane] = (a, b, pair);
     }
+    joints::rows_lanes(kind, limited, &pose_lanes, &params, &mut geometry);
     let mass = PairMassLanes {
         inv_mass: inv_mass_a + inv_mass_b,
         inv_inertia_a,

@@ -6,18 +6,34 @@
 //! Cdot_ang = w_B - w_A
 //! ```
 
+#[cfg(test)]
+use super::angular_lock_rows;
 use super::{
-    angular_lock_rows, columns, orientation_error, rotation_angle, Anchors, JointParams, PosePair,
-    VelocityPair,
+    angular_lock_rows_lanes, columns, orientation_error, rotation_angle, AnchorLanes, Anchors,
+    JointParams, ParamLanes, PoseLanes, PosePair, VelocityPair,
 };
+use crate::lanes::Lane;
+#[cfg(test)]
 use crate::rows::RowSet;
+use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
 
+#[cfg(test)]
 /// Rows: point rows in slots 0..3, angular lock in 3..6.
 pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
     let mut rows = RowSet::default();
     Anchors::of(p, j).point_rows(&mut rows);
     angular_lock_rows(p, j, &mut rows, 3);
     rows
+}
+
+/// [`rows`] for every lane.
+pub(crate) fn rows_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+) {
+    AnchorLanes::of(p, j).point_rows(out);
+    angular_lock_rows_lanes(p, j, out, 3);
 }
 
 /// Columns: anchor error; angular error = angle of the relative rotation against the

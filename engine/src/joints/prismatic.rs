@@ -10,13 +10,21 @@
 //! limit:  s = a . d,  same Jacobian form along a             (slot 5)
 //! ```
 
+#[cfg(test)]
+use super::{angular_lock_rows, limit_row};
 use super::{
-    angular_lock_rows, columns, limit_row, limit_violation, orientation_error, rotation_angle,
-    Anchors, JointParams, PosePair, VelocityPair,
+    angular_lock_rows_lanes, columns, limit_row_lanes, limit_violation, orientation_error,
+    rotation_angle, AnchorLanes, Anchors, JointParams, ParamLanes, PoseLanes, PosePair,
+    VelocityPair,
 };
+use crate::lanes::{Lane, V3};
+#[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
+use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
+#[cfg(test)]
 use glam::Vec3;
 
+#[cfg(test)]
 /// Row of `C = n . d` for a direction `n` fixed in A.
 fn slide_row(anchors: &Anchors, n: Vec3) -> RowGeometry {
     RowGeometry {
@@ -28,6 +36,7 @@ fn slide_row(anchors: &Anchors, n: Vec3) -> RowGeometry {
     }
 }
 
+#[cfg(test)]
 /// Rows: slide (0, 1), angular lock (2..5), limit (5) while crossed.
 ///
 /// The limit row shares slot 5 with nothing: the angular lock uses slots 2, 3, 4.
@@ -46,6 +55,33 @@ pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
         }
     }
     rows
+}
+
+/// [`slide_row`] for every lane.
+fn slide_row_lanes<L: Lane>(anchors: &AnchorLanes<L>, n: V3<L>) -> RowGeometryLanes<L> {
+    RowGeometryLanes::new(
+        n,
+        -(anchors.r_a + anchors.separation).cross(n),
+        anchors.r_b.cross(n),
+        n.dot(anchors.separation),
+    )
+}
+
+/// [`rows`] for every lane.
+pub(crate) fn rows_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    limited: bool,
+    out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+) {
+    let anchors = AnchorLanes::of(p, j);
+    out[0] = slide_row_lanes(&anchors, p.rotation_a.rotate(j.perpendicular_1));
+    out[1] = slide_row_lanes(&anchors, p.rotation_a.rotate(j.perpendicular_2));
+    angular_lock_rows_lanes(p, j, out, 2);
+    if limited {
+        let g = slide_row_lanes(&anchors, p.rotation_a.rotate(j.axis_a));
+        out[5] = limit_row_lanes(g.error, j.lo, j.hi, &g);
+    }
 }
 
 /// Columns: anchor error = the part of `p_B - p_A` across the axis, m; angular error =

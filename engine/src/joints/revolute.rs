@@ -10,8 +10,16 @@
 //! limit:  theta < lo: C = theta - lo >= 0;  theta > hi: C = hi - theta >= 0   (slot 5)
 //! ```
 
-use super::{columns, limit_row, limit_violation, Anchors, JointParams, PosePair, VelocityPair};
+#[cfg(test)]
+use super::limit_row;
+use super::{
+    columns, limit_row_lanes, limit_violation, AnchorLanes, Anchors, JointParams, ParamLanes,
+    PoseLanes, PosePair, VelocityPair,
+};
+use crate::lanes::{Lane, V3};
+#[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
+use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
 use glam::Vec3;
 
 /// The hinge angle theta, rad in `[-pi, pi]`, zero at the reference orientation.
@@ -29,6 +37,7 @@ fn world_axes(p: &PosePair, j: &JointParams) -> (Vec3, Vec3) {
     (p.rotation_a * j.axis_a, p.rotation_b * j.axis_b)
 }
 
+#[cfg(test)]
 /// Rows: point rows (0..3), axis alignment (3, 4), limit (5) while crossed.
 pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
     let mut rows = RowSet::default();
@@ -63,6 +72,27 @@ pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
         }
     }
     rows
+}
+
+/// [`rows`] for every lane (the hinge angle of a limited joint comes in `j.angle`).
+pub(crate) fn rows_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    limited: bool,
+    out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+) {
+    AnchorLanes::of(p, j).point_rows(out);
+    let a = p.rotation_a.rotate(j.axis_a);
+    let b = p.rotation_b.rotate(j.axis_b);
+    for (slot, t_local) in [(3, j.perpendicular_1), (4, j.perpendicular_2)] {
+        let t = p.rotation_a.rotate(t_local);
+        let dir = b.cross(t);
+        out[slot] = RowGeometryLanes::new(V3::zero(), -dir, dir, t.dot(b));
+    }
+    if limited {
+        let g = RowGeometryLanes::new(V3::zero(), -a, a, L::splat(0.0));
+        out[5] = limit_row_lanes(j.angle, j.lo, j.hi, &g);
+    }
 }
 
 /// Columns: anchor error; angular error = angle between the hinge axes, rad; limit

@@ -6,14 +6,29 @@
 //! J    = [-E, [r_A]x, E, -[r_B]x]
 //! ```
 
-use super::{columns, Anchors, JointParams, PosePair, VelocityPair};
+use super::{
+    columns, AnchorLanes, Anchors, JointParams, ParamLanes, PoseLanes, PosePair, VelocityPair,
+};
+use crate::lanes::Lane;
+#[cfg(test)]
 use crate::rows::RowSet;
+use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
 
+#[cfg(test)]
 /// Rows: the three point rows in slots 0..3.
 pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
     let mut rows = RowSet::default();
     Anchors::of(p, j).point_rows(&mut rows);
     rows
+}
+
+/// [`rows`] for every lane.
+pub(crate) fn rows_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+) {
+    AnchorLanes::of(p, j).point_rows(out);
 }
 
 /// Columns: anchor error, angular error 0 (rotation is free), no limit, no coordinate.
