@@ -13,11 +13,13 @@
 //! | store | [`JointBatch::store`] | impulses for the next warm start, joint forces |
 //! | project | [`project_step`] | one non-linear Gauss-Seidel projection of the poses: by island in joint order, large islands by colour |
 //!
-//! Everything but two parts is lane-parallel: the joint rows at the current poses
-//! (`joints::rows`, quaternions and trigonometry) are built by the scalar joint code lane by
-//! lane, and the poses are gathered and scattered lane by lane. The decoupling (an `L D L^T`
-//! factorisation with lane-mask pivots), effective masses, biases, warm start, the velocity
-//! passes and the projection's corrections run on all lanes at once. Projection lanes are
+//! Everything on the rows is lane-parallel: the joint rows at the current poses
+//! ([`joints::rows_lanes`], one function per joint type, quaternions and cross products over
+//! lanes), the decoupling (an `L D L^T` factorisation with lane-mask pivots), effective
+//! masses, biases, warm start, the velocity passes and the projection's corrections. What
+//! runs lane by lane: gathering poses and joint parameters into lanes (and a limited hinge's
+//! angle, which needs `atan2`), and the projection's pose update (a quaternion
+//! renormalisation per body). Projection lanes are
 //! islands with the same joint signatures (each lane walks its island in joint order), or
 //! joints of one colour for large islands ([`Solver::project`]). Every lane computes what the
 //! scalar path computes for its joint, so both paths agree bit for bit.
