@@ -186,6 +186,17 @@ fn align(a: &LogReader, b: &LogReader) -> (usize, usize) {
 /// Compares two runs of the same scene. Different body or joint counts are an error; a
 /// different scene hash is reported in [`DiffReport::scene_hash_mismatch`].
 pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport> {
+    diff_with_progress(a, b, tol, |_, _| {})
+}
+
+/// [`diff`], calling `progress(frames paired so far, frames to pair)` every 256 frames and at
+/// the end (for a progress bar).
+pub fn diff_with_progress(
+    a: &LogReader,
+    b: &LogReader,
+    tol: &Tolerance,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<DiffReport> {
     let (ha, hb) = (a.header(), b.header());
     if ha.body_count != hb.body_count {
         return Err(ReplayError::ShapeMismatch {
@@ -212,6 +223,9 @@ pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport>
     let mut compared = 0;
     for (i, (ma, mb)) in a.index()[oa..].iter().zip(&b.index()[ob..]).enumerate() {
         compared += 1;
+        if i % 256 == 0 {
+            progress(i, n);
+        }
         let (sa, sb) = (ma.summary.substep, mb.summary.substep);
         if sa != sb {
             // The runs no longer record the same substeps; pairing stops here.
@@ -248,6 +262,7 @@ pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport>
         };
         first = Some((longer.index()[o + n].summary.substep, None));
     }
+    progress(compared, n);
     let (first_divergent_substep, where_) = match first {
         Some((s, loc)) => (Some(s), loc),
         None => (None, None),
@@ -290,6 +305,20 @@ mod tests {
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["identical"], true);
         assert!(json["first_divergent_substep"].is_null() && json["where"].is_null());
+    }
+
+    #[test]
+    fn progress_counts_up_to_every_frame_paired() {
+        let frames = testutil::frames(3, 2, 600, 0);
+        let (a, b) = (open(&frames, 1), open(&frames, 1));
+        let mut calls = Vec::new();
+        let r = diff_with_progress(&a, &b, &Tolerance::EXACT, |done, total| {
+            calls.push((done, total))
+        })
+        .unwrap();
+        assert!(r.identical);
+        // Every 256 frames, then the end.
+        assert_eq!(calls, vec![(0, 600), (256, 600), (512, 600), (600, 600)]);
     }
 
     #[test]

@@ -3,10 +3,10 @@
 //! Exit codes: 0 identical within tolerance, 1 diverged, 2 unusable input (unreadable logs,
 //! different shapes, or different scenes without `--force`).
 
-use crate::output::{emit, emit_json};
+use crate::output::{emit, emit_json, progress};
 use crate::scrub::open_log;
 use anyhow::bail;
-use lavender_replay::diff::{diff, Tolerance};
+use lavender_replay::diff::{diff_with_progress, Tolerance};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -58,7 +58,13 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
         atol: args.atol,
         rtol: args.rtol,
     };
-    let report = diff(&a, &b, &tol)?;
+    // Frames whose state hashes agree are skipped unread; the bar counts frames paired.
+    let bar = progress(a.len().min(b.len()) as u64, "comparing frames");
+    let report = diff_with_progress(&a, &b, &tol, |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
     if args.json {
         emit_json(&serde_json::to_value(&report)?)?;
         return Ok(!report.identical);
