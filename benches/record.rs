@@ -275,7 +275,7 @@ fn report_breakdown(dir: &Path) {
     println!(
         "record/breakdown per substep: step {:.3} ms, step_observed with an empty observer \
          {:.3} ms (per-substep diagnostics; World::sync alone {sync:.3} ms), gather poses+velocities {gather:.3} ms, \
-         World::state_hash (FNV, not used) {hash:.3} ms, recorder::state_hash (xxh3) {xxh3:.3} ms, \
+         World::state_hash (gather + xxh3) {hash:.3} ms, state_hash of gathered arrays (xxh3) {xxh3:.3} ms, \
          World::total_energy (not used) {energy:.3} ms, recorder::total_energy (allocating \
          wrapper of the recorder's energy) {energy_ours:.3} ms, FrameSummary::compute \
          {summary:.3} ms, spike index (SpikeFinder::judge_frame) {spike_index:.3} ms, \

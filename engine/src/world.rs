@@ -578,19 +578,33 @@ impl World {
         Ok(())
     }
 
-    /// A 64-bit FNV-1a hash of the full simulation state (poses, velocities, warm-start
-    /// impulses, by their bits): equal states hash equal on every build.
+    /// The hash of the full simulation state: [`state_hash`] of the poses, velocities
+    /// ([`World::gather_state`]) and warm-start impulses ([`World::solver_state`]). The
+    /// recorder stores the same hash with every frame, so a world and a log compare directly.
     pub fn state_hash(&self) -> u64 {
-        let mut h = Fnv::default();
+        let (mut poses, mut velocities) = (Vec::new(), Vec::new());
+        self.gather_state(&mut poses, &mut velocities);
+        state_hash(&poses, &velocities, self.solver_state())
+    }
+
+    /// Copies the poses `[x y z qx qy qz qw]` and velocities `[vx vy vz wx wy wz]` of every
+    /// body into `poses` and `velocities` (replacing their contents; the log's frame layout).
+    pub fn gather_state(&self, poses: &mut Vec<[f32; 7]>, velocities: &mut Vec<[f32; 6]>) {
         let b = &self.bodies;
-        for i in 0..b.len() {
-            h.vec3(b.position[i]);
-            h.floats(&b.rotation[i].to_array());
-            h.vec3(b.linear_velocity[i]);
-            h.vec3(b.angular_velocity[i]);
-        }
-        h.floats(self.joints.impulse.as_flattened());
-        h.0
+        poses.clear();
+        poses.extend(
+            b.position
+                .iter()
+                .zip(&b.rotation)
+                .map(|(p, q)| [p.x, p.y, p.z, q.x, q.y, q.z, q.w]),
+        );
+        velocities.clear();
+        velocities.extend(
+            b.linear_velocity
+                .iter()
+                .zip(&b.angular_velocity)
+                .map(|(v, w)| [v.x, v.y, v.z, w.x, w.y, w.z]),
+        );
     }
 
     /// Refreshes the diagnostics from the current poses and velocities without advancing time.
@@ -851,26 +865,14 @@ fn diagnose_joint(bodies: &Bodies, joints: &Joints, j: usize) -> [f32; COLUMN_CO
     )
 }
 
-/// FNV-1a over the bit patterns of floats.
-#[derive(Debug)]
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    fn floats(&mut self, xs: &[f32]) {
-        for x in xs {
-            for byte in x.to_bits().to_le_bytes() {
-                self.0 ^= u64::from(byte);
-                self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-            }
-        }
-    }
-    fn vec3(&mut self, v: Vec3) {
-        self.floats(&v.to_array());
-    }
+/// A 64-bit hash of a simulation state: xxh3-64 over the bits of the poses and velocities in
+/// the log's frame layout (see [`World::gather_state`]) and of the warm-start impulses, in
+/// that order. Equal states hash equal on every little-endian build; the recorder stores it
+/// with every frame, and `World::state_hash` is this function of the world's state.
+pub fn state_hash(poses: &[[f32; 7]], velocities: &[[f32; 6]], solver_state: &[f32]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(bytemuck::cast_slice(poses));
+    h.update(bytemuck::cast_slice(velocities));
+    h.update(bytemuck::cast_slice(solver_state));
+    h.digest()
 }

@@ -345,39 +345,16 @@ pub fn header_for(scene: &Scene, world: &World, dt: f32) -> Header {
     }
 }
 
-/// Copies the world's poses and velocities into the frame layout (reusing the buffers).
+/// Copies the world's poses and velocities into the frame layout (reusing the buffers):
+/// [`World::gather_state`].
 pub fn gather_bodies(world: &World, poses: &mut Vec<[f32; 7]>, velocities: &mut Vec<[f32; 6]>) {
-    let b = world.bodies();
-    poses.clear();
-    poses.extend(
-        b.positions()
-            .iter()
-            .zip(b.rotations())
-            .map(|(p, q)| [p.x, p.y, p.z, q.x, q.y, q.z, q.w]),
-    );
-    velocities.clear();
-    velocities.extend(
-        b.linear_velocities()
-            .iter()
-            .zip(b.angular_velocities())
-            .map(|(v, w)| [v.x, v.y, v.z, w.x, w.y, w.z]),
-    );
+    world.gather_state(poses, velocities);
 }
 
-/// The state hash stored with every frame: xxh3-64 over the bits of the poses, the
-/// velocities (in the frame layout, little-endian) and the warm-start impulses.
-///
-/// Equal states hash equal on every build, like `World::state_hash`, which is not used here
-/// because it hashes byte by byte (FNV-1a): 0.98 ms per substep on the 100 x 100 chain,
-/// about 10 % of the step by itself, against ~0.03 ms for xxh3 (`cargo bench --bench record`
-/// prints the breakdown).
-pub fn state_hash(poses: &[[f32; 7]], velocities: &[[f32; 6]], solver_state: &[f32]) -> u64 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(bytemuck::cast_slice(poses));
-    h.update(bytemuck::cast_slice(velocities));
-    h.update(bytemuck::cast_slice(solver_state));
-    h.digest()
-}
+/// The state hash stored with every frame: the engine's [`lavender_engine::state_hash`]
+/// (xxh3-64 over the bits of the poses, the velocities in the frame layout and the warm-start
+/// impulses), so `World::state_hash` of a world equals the hash of its recorded frame.
+pub use lavender_engine::state_hash;
 
 /// Total mechanical energy, J, as `World::total_energy` defines it (kinetic plus
 /// gravitational potential `-m g . x` of the dynamic bodies), computed without building each
@@ -392,9 +369,7 @@ pub fn total_energy(world: &World) -> f64 {
 
 /// [`state_hash`] of a world's current state.
 pub fn world_state_hash(world: &World) -> u64 {
-    let (mut poses, mut velocities) = (Vec::new(), Vec::new());
-    gather_bodies(world, &mut poses, &mut velocities);
-    state_hash(&poses, &velocities, world.solver_state())
+    world.state_hash()
 }
 
 impl Recorder {
