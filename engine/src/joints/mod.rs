@@ -377,16 +377,21 @@ impl<L: Lane> ParamLanes<L> {
         }
     }
 
-    /// Sets lane `i` from a joint of type `kind` at the poses `p`.
+    /// Sets lane `i` from a joint of type `kind` at the poses `p` (only what that type's
+    /// rows read).
     pub fn set_lane(&mut self, i: usize, kind: JointKind, j: &JointParams, p: &PosePair) {
         self.anchor_a.set_lane(i, j.anchor_a);
         self.anchor_b.set_lane(i, j.anchor_b);
-        self.axis_a.set_lane(i, j.axis_a);
-        self.axis_b.set_lane(i, j.axis_b);
-        let (t1, t2) = j.axis_a.any_orthonormal_pair();
-        self.perpendicular_1.set_lane(i, t1);
-        self.perpendicular_2.set_lane(i, t2);
-        self.reference.set_lane(i, j.reference);
+        if matches!(kind, JointKind::Revolute | JointKind::Prismatic) {
+            self.axis_a.set_lane(i, j.axis_a);
+            self.axis_b.set_lane(i, j.axis_b);
+            let (t1, t2) = j.axis_a.any_orthonormal_pair();
+            self.perpendicular_1.set_lane(i, t1);
+            self.perpendicular_2.set_lane(i, t2);
+        }
+        if matches!(kind, JointKind::Fixed | JointKind::Prismatic) {
+            self.reference.set_lane(i, j.reference);
+        }
         if let Some([lo, hi]) = j.limit {
             self.lo.set_lane(i, lo);
             self.hi.set_lane(i, hi);
