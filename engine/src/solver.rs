@@ -30,7 +30,7 @@
 use crate::bodies::Bodies;
 use crate::joints::{self, JointKind, Joints, ParamLanes, PoseLanes, PosePair};
 use crate::lanes::{
-    BodyAccess, Lane, PairVelocities, PoseAccess, Wide, WriteMask, M3, V3, WIDE_LANES,
+    BodyAccess, Lane, PairVelocities, PoseAccess, Shared, Wide, WriteMask, M3, V3, WIDE_LANES,
 };
 use crate::rows::{integrate_rotation, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K};
 use crate::schedule::{Batch, Schedule};
@@ -504,7 +504,11 @@ impl<L: Lane> JointBatch<L> {
     }
 
     /// Store: the impulses for the next warm start, and the joint forces (`J^T lambda / h`).
-    pub(crate) fn store(&self, joints: &mut Joints, inv_h: f32) {
+    ///
+    /// # Safety
+    /// No other task writes this batch's joints' entries of `out` (every joint is in exactly
+    /// one batch or the overflow).
+    pub(crate) unsafe fn store(&self, out: &JointOutputs, inv_h: f32) {
         for lane in 0..self.len {
             let j = self.joints.as_ref()[lane] as usize;
             let mut impulse = [0.0; MAX_ROWS_PER_JOINT];
@@ -517,10 +521,32 @@ impl<L: Lane> JointBatch<L> {
                 torque_a += r.angular_a.lane(lane) * (lambda * inv_h);
                 torque_b += r.angular_b.lane(lane) * (lambda * inv_h);
             }
-            joints.impulse[j] = impulse;
-            joints.force_on_b[j] = force;
-            joints.torque_on_a[j] = torque_a;
-            joints.torque_on_b[j] = torque_b;
+            // SAFETY: `j` is a joint index (< the outputs' length) owned by this batch.
+            unsafe {
+                out.impulse.set(j, impulse);
+                out.force_on_b.set(j, force);
+                out.torque_on_a.set(j, torque_a);
+                out.torque_on_b.set(j, torque_b);
+            }
+        }
+    }
+}
+
+/// The per-joint outputs of the store stage, written by the batches concurrently.
+pub(crate) struct JointOutputs<'a> {
+    impulse: Shared<'a, [f32; MAX_ROWS_PER_JOINT]>,
+    force_on_b: Shared<'a, Vec3>,
+    torque_on_a: Shared<'a, Vec3>,
+    torque_on_b: Shared<'a, Vec3>,
+}
+
+impl<'a> JointOutputs<'a> {
+    pub(crate) fn new(joints: &'a mut Joints) -> Self {
+        JointOutputs {
+            impulse: Shared::new(&mut joints.impulse),
+            force_on_b: Shared::new(&mut joints.force_on_b),
+            torque_on_a: Shared::new(&mut joints.torque_on_a),
+            torque_on_b: Shared::new(&mut joints.torque_on_b),
         }
     }
 }
@@ -935,12 +961,16 @@ impl<L: Lane> Solver<L> {
     }
 
     /// Store impulses and forces.
-    pub(crate) fn store(&self, joints: &mut Joints, inv_h: f32) {
-        for b in &self.batches {
-            b.store(joints, inv_h);
-        }
+    pub(crate) fn store(&self, exec: Exec, joints: &mut Joints, inv_h: f32) {
+        let out = JointOutputs::new(joints);
+        // SAFETY: every joint is in exactly one batch or the overflow, so concurrent batches
+        // write disjoint joints; the overflow runs after them.
+        exec.for_each_ref(&self.batches, BATCH_CHUNK, &|b| unsafe {
+            b.store(&out, inv_h)
+        });
         for b in &self.overflow {
-            b.store(joints, inv_h);
+            // SAFETY: as above.
+            unsafe { b.store(&out, inv_h) };
         }
     }
 

@@ -783,8 +783,9 @@ impl World {
 
     fn store_impulses(&mut self, h: f32) {
         let _s = trace_span!("store_impulses").entered();
+        let exec = self.exec();
         let joints = &mut self.joints;
-        on_path!(&self.solver, s => s.store(joints, 1.0 / h));
+        on_path!(&self.solver, s => s.store(exec, joints, 1.0 / h));
     }
 
     fn integrate_positions(&mut self, h: f32) {
