@@ -34,7 +34,7 @@ use crate::lanes::{
 };
 use crate::rows::{integrate_rotation, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K};
 use crate::schedule::{Batch, Schedule};
-use glam::Vec3;
+use glam::{Mat3, Vec3};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -73,6 +73,65 @@ impl<L: Lane> RowLanes<L> {
             impulse: z,
             bias_impulse: z,
         }
+    }
+}
+
+/// One step's joints gathered into lanes: poses, parameters and masses (what prepare and
+/// projection gather the same way, lane by lane).
+struct JointLanes<L> {
+    poses: PoseLanes<L>,
+    params: ParamLanes<L>,
+    inv_mass_a: L,
+    inv_mass_b: L,
+    inv_inertia_a: M3<L>,
+    inv_inertia_b: M3<L>,
+}
+
+impl<L: Lane> JointLanes<L> {
+    fn new() -> Self {
+        JointLanes {
+            poses: PoseLanes::new(),
+            params: ParamLanes::new(),
+            inv_mass_a: L::splat(0.0),
+            inv_mass_b: L::splat(0.0),
+            inv_inertia_a: M3::zero(),
+            inv_inertia_b: M3::zero(),
+        }
+    }
+
+    /// Lane `lane`: a joint of type `kind` with parameters `j` between bodies at `pair`, with
+    /// inverse masses and world inverse inertias `([m_a, m_b], [i_a, i_b])`.
+    #[inline]
+    fn set_lane(
+        &mut self,
+        lane: usize,
+        kind: JointKind,
+        j: &joints::JointParams,
+        pair: &PosePair,
+        ([inv_mass_a, inv_mass_b], [inv_inertia_a, inv_inertia_b]): ([f32; 2], [&Mat3; 2]),
+    ) {
+        self.poses.set_lane(lane, pair);
+        self.params.set_lane(lane, kind, j, pair);
+        self.inv_mass_a.set_lane(lane, inv_mass_a);
+        self.inv_mass_b.set_lane(lane, inv_mass_b);
+        self.inv_inertia_a.set_lane(lane, inv_inertia_a);
+        self.inv_inertia_b.set_lane(lane, inv_inertia_b);
+    }
+
+    /// The lanes' rows ([`joints::rows_lanes`]), not yet decoupled, and their masses.
+    fn rows(
+        &self,
+        kind: JointKind,
+        limited: bool,
+    ) -> ([RowGeometryLanes<L>; MAX_ROWS_PER_JOINT], PairMassLanes<L>) {
+        let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
+        joints::rows_lanes(kind, limited, &self.poses, &self.params, &mut rows);
+        let mass = PairMassLanes {
+            inv_mass: self.inv_mass_a + self.inv_mass_b,
+            inv_inertia_a: self.inv_inertia_a,
+            inv_inertia_b: self.inv_inertia_b,
+        };
+        (rows, mass)
     }
 }
 
@@ -319,32 +378,23 @@ impl<L: Lane> JointBatch<L> {
     /// bias, speculative offset and warm-start impulse.
     pub(crate) fn prepare(&mut self, input: &PrepareInput) {
         let bodies = input.bodies;
-        let mut geometry = [RowGeometryLanes::<L>::zero(); MAX_ROWS_PER_JOINT];
-        let (mut inv_mass_a, mut inv_mass_b) = (L::splat(0.0), L::splat(0.0));
-        let (mut inv_inertia_a, mut inv_inertia_b) = (M3::<L>::zero(), M3::<L>::zero());
-        let (mut pose_lanes, mut params) = (PoseLanes::<L>::new(), ParamLanes::<L>::new());
+        let mut gathered = JointLanes::<L>::new();
         for lane in 0..self.len {
             let j = self.joints.as_ref()[lane] as usize;
-            let a = self.body_a.as_ref()[lane] as usize;
-            let b = self.body_b.as_ref()[lane] as usize;
+            let (a, b) = (
+                self.body_a.as_ref()[lane] as usize,
+                self.body_b.as_ref()[lane] as usize,
+            );
+            let masses = (
+                [bodies.inv_mass[a], bodies.inv_mass[b]],
+                [&bodies.inv_inertia_world[a], &bodies.inv_inertia_world[b]],
+            );
             let pair = PosePair::of(bodies, a, b);
-            pose_lanes.set_lane(lane, &pair);
-            params.set_lane(lane, self.kind, &input.joints.params(j), &pair);
-            inv_mass_a.set_lane(lane, bodies.inv_mass[a]);
-            inv_mass_b.set_lane(lane, bodies.inv_mass[b]);
-            inv_inertia_a.set_lane(lane, &bodies.inv_inertia_world[a]);
-            inv_inertia_b.set_lane(lane, &bodies.inv_inertia_world[b]);
+            gathered.set_lane(lane, self.kind, &input.joints.params(j), &pair, masses);
         }
         // Padded lanes have zero masses, so their rows decouple to zero rows.
-        let limited = self.unilateral != 0;
-        joints::rows_lanes(self.kind, limited, &pose_lanes, &params, &mut geometry);
-        self.inv_mass_a = inv_mass_a;
-        self.inv_mass_b = inv_mass_b;
-        let mass = PairMassLanes {
-            inv_mass: inv_mass_a + inv_mass_b,
-            inv_inertia_a,
-            inv_inertia_b,
-        };
+        let (mut geometry, mass) = gathered.rows(self.kind, self.unilateral != 0);
+        (self.inv_mass_a, self.inv_mass_b) = (gathered.inv_mass_a, gathered.inv_mass_b);
         decouple_lanes(&mut geometry, self.slots, &mass);
 
         let zero = L::splat(0.0);
@@ -589,10 +639,7 @@ unsafe fn project_step<L: Lane>(
     let j0 = ids[0] as usize;
     let (kind, limited) = (joints.kind[j0], joints.limit[j0].is_some());
     let (slots, unilateral) = slot_masks(kind, limited);
-    let mut geometry = [RowGeometryLanes::<L>::zero(); MAX_ROWS_PER_JOINT];
-    let (mut inv_mass_a, mut inv_mass_b) = (L::splat(0.0), L::splat(0.0));
-    let (mut inv_inertia_a, mut inv_inertia_b) = (M3::<L>::zero(), M3::<L>::zero());
-    let (mut pose_lanes, mut params) = (PoseLanes::<L>::new(), ParamLanes::<L>::new());
+    let mut gathered = JointLanes::<L>::new();
     let mut pairs = [(0usize, 0usize, PosePair::default()); WIDE_LANES];
     for lane in 0..lanes {
         let j = ids[lane] as usize;
@@ -606,20 +653,14 @@ unsafe fn project_step<L: Lane>(
             position_b: pb,
             rotation_b: qb,
         };
-        pose_lanes.set_lane(lane, &pair);
-        params.set_lane(lane, kind, &joints.params(j), &pair);
-        inv_mass_a.set_lane(lane, poses.inv_mass[a]);
-        inv_mass_b.set_lane(lane, poses.inv_mass[b]);
-        inv_inertia_a.set_lane(lane, &poses.inv_inertia[a]);
-        inv_inertia_b.set_lane(lane, &poses.inv_inertia[b]);
+        let masses = (
+            [poses.inv_mass[a], poses.inv_mass[b]],
+            [&poses.inv_inertia[a], &poses.inv_inertia[b]],
+        );
+        gathered.set_lane(lane, kind, &joints.params(j), &pair, masses);
         pairs[lane] = (a, b, pair);
     }
-    joints::rows_lanes(kind, limited, &pose_lanes, &params, &mut geometry);
-    let mass = PairMassLanes {
-        inv_mass: inv_mass_a + inv_mass_b,
-        inv_inertia_a,
-        inv_inertia_b,
-    };
+    let (mut geometry, mass) = gathered.rows(kind, limited);
     decouple_lanes(&mut geometry, slots, &mass);
     let zero = L::splat(0.0);
     let (min_k, neg_factor) = (L::splat(MIN_K), L::splat(-factor));

@@ -754,14 +754,7 @@ mod tests {
 
     #[test]
     fn scanning_in_pieces_finds_exactly_the_spikes_of_the_whole_log() {
-        let mut frames = smooth();
-        for (k, f) in frames[5..].iter_mut().enumerate() {
-            f.diagnostics[2][3] += 0.05 * (-(k as f32) / 10.0).exp();
-        }
-        for f in &mut frames[100..300] {
-            f.diagnostics[4][5] = 0.02;
-        }
-        frames[350].diagnostics[1][4] = f32::NAN;
+        let frames = eventful();
         let whole = spikes(&reader(&frames), &SpikeParams::default()).unwrap();
         assert_eq!(whole.len(), 3);
         let mut finder = SpikeFinder::new(&reader(&frames[..1]), &SpikeParams::default()).unwrap();
