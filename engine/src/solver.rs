@@ -485,7 +485,36 @@ impl<L: Lane> JointBatch<L> {
     /// As [`JointBatch::warm_start`].
     pub(crate) unsafe fn solve(&mut self, access: &BodyAccess) {
         // SAFETY: the caller's contract.
-        let mut v = unsafe { access.gather_velocities::<L>(&self.body_a, &self.body_b) };
+        unsafe { self.relax(access, None) }
+    }
+
+    /// One pass of [`solve`](JointBatch::solve) on the velocities `v` and one pass of the
+    /// error-reduction solve on the bias velocities `u` (`d = -m_eff (J u + error_reduction
+    /// C / h)`, accumulated in `bias_impulse`, clamped like the real impulse), reading each
+    /// row once. The two systems share no state (each has its own velocities and impulses), and
+    /// each sees the operations of its own pass in the same order, so the results are those
+    /// of the two passes run apart, bit for bit; the rows stream from memory once instead of
+    /// twice.
+    ///
+    /// # Safety
+    /// As [`JointBatch::warm_start`], for both velocity arrays.
+    pub(crate) unsafe fn solve_with_bias(&mut self, v_access: &BodyAccess, u_access: &BodyAccess) {
+        // SAFETY: the caller's contract.
+        unsafe { self.relax(v_access, Some(u_access)) }
+    }
+
+    /// The pass both solves share: per slot, the velocity row on `v`, then, given bias
+    /// velocities, the bias row on `u`.
+    ///
+    /// # Safety
+    /// As [`JointBatch::warm_start`], for both velocity arrays.
+    #[inline(always)]
+    unsafe fn relax(&mut self, v_access: &BodyAccess, u_access: Option<&BodyAccess>) {
+        // SAFETY: the caller's contract.
+        let mut v = unsafe { v_access.gather_velocities::<L>(&self.body_a, &self.body_b) };
+        // SAFETY: the caller's contract.
+        let mut u =
+            u_access.map(|a| unsafe { a.gather_velocities::<L>(&self.body_a, &self.body_b) });
         let masses = (self.inv_mass_a, self.inv_mass_b);
         for slot in 0..MAX_ROWS_PER_JOINT {
             if self.slots & (1 << slot) == 0 {
@@ -501,55 +530,23 @@ impl<L: Lane> JointBatch<L> {
                 unilateral,
                 masses,
             );
-        }
-        // SAFETY: as above; `write` holds dynamic bodies of real lanes only.
-        unsafe { access.scatter_velocities(&v, &self.body_a, &self.body_b, self.write) };
-    }
-
-    /// One pass of [`solve`](JointBatch::solve) on the velocities `v` and one pass of the
-    /// error-reduction solve on the bias velocities `u` (`d = -m_eff (J u + error_reduction
-    /// C / h)`, accumulated in `bias_impulse`, clamped like the real impulse), reading each
-    /// row once. The two systems share no state (each has its own velocities and impulses), and
-    /// each sees the operations of its own pass in the same order, so the results are those
-    /// of the two passes run apart, bit for bit; the rows stream from memory once instead of
-    /// twice.
-    ///
-    /// # Safety
-    /// As [`JointBatch::warm_start`], for both velocity arrays.
-    pub(crate) unsafe fn solve_with_bias(&mut self, v_access: &BodyAccess, u_access: &BodyAccess) {
-        // SAFETY: the caller's contract.
-        let mut v = unsafe { v_access.gather_velocities::<L>(&self.body_a, &self.body_b) };
-        // SAFETY: the caller's contract.
-        let mut u = unsafe { u_access.gather_velocities::<L>(&self.body_a, &self.body_b) };
-        let (inv_mass_a, inv_mass_b) = (self.inv_mass_a, self.inv_mass_b);
-        for slot in 0..MAX_ROWS_PER_JOINT {
-            if self.slots & (1 << slot) == 0 {
-                continue;
+            if let Some(u) = &mut u {
+                relax_row(
+                    u,
+                    r,
+                    |r| r.bias,
+                    |r| &mut r.bias_impulse,
+                    unilateral,
+                    masses,
+                );
             }
-            let unilateral = self.unilateral & (1 << slot) != 0;
-            let r = &mut self.rows[slot];
-            let masses = (inv_mass_a, inv_mass_b);
-            relax_row(
-                &mut v,
-                r,
-                |r| r.speculative,
-                |r| &mut r.impulse,
-                unilateral,
-                masses,
-            );
-            relax_row(
-                &mut u,
-                r,
-                |r| r.bias,
-                |r| &mut r.bias_impulse,
-                unilateral,
-                masses,
-            );
         }
         // SAFETY: as above; `write` holds dynamic bodies of real lanes only.
         unsafe {
             v_access.scatter_velocities(&v, &self.body_a, &self.body_b, self.write);
-            u_access.scatter_velocities(&u, &self.body_a, &self.body_b, self.write);
+            if let (Some(access), Some(u)) = (u_access, &u) {
+                access.scatter_velocities(u, &self.body_a, &self.body_b, self.write);
+            }
         }
     }
 
