@@ -433,6 +433,9 @@ impl Log {
     /// always spikes. ``columns`` defaults to 3, 4, 5 (anchor error norm, angular error,
     /// limit violation); names are accepted. ``k``, ``abs_threshold`` and ``window`` are
     /// the command's ``--k``, ``--threshold`` and ``--window`` (a window of 0 counts as 1).
+    /// With the defaults, a finished log recorded by Lavender answers from its spike index
+    /// (the footer: milliseconds whatever the log's size); otherwise every frame is judged.
+    /// Both give the same spikes.
     ///
     /// Returns a list of dicts: ``substep``, ``time``, ``joint``, ``joint_name``,
     /// ``column``, ``column_name``, ``value``, ``baseline`` (the median before the onset).

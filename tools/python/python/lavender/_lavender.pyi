@@ -327,7 +327,8 @@ class Log:
         rel_floor: float = 0.05,
         abs_floor: float = 1e-6,
     ) -> List[_Spike]:
-        """Onsets of residual spikes (``lavender scrub``'s finder and defaults)."""
+        """Onsets of residual spikes (``lavender scrub``'s finder and defaults; from the
+        log's spike index when the parameters are the defaults)."""
     def worst_joints(self, n: int = 10) -> List[_WorstJoint]:
         """The joints with the largest peak anchor error."""
     def diff(self, other: "Log", atol: float = 0.0, rtol: float = 0.0, force: bool = False) -> _DiffReport:
