@@ -93,6 +93,15 @@ impl<L: Lane> RowGeometryLanes<L> {
         }
     }
 
+    /// `K = J M^-1 J^T` of the row, given `1/m_A + 1/m_B` (`inv_mass`) and the `I^-1` products
+    /// the decoupling filled in.
+    #[inline(always)]
+    pub(crate) fn k(&self, inv_mass: L) -> L {
+        inv_mass * self.linear.dot(self.linear)
+            + self.angular_a.dot(self.inv_i_angular_a)
+            + self.angular_b.dot(self.inv_i_angular_b)
+    }
+
     /// Lane-wise `if mask { a } else { b }`.
     #[inline(always)]
     pub(crate) fn select(mask: L::Mask, a: &Self, b: &Self) -> Self {

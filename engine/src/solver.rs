@@ -405,9 +405,7 @@ impl<L: Lane> JointBatch<L> {
             if self.slots & (1 << slot) == 0 {
                 continue;
             }
-            let k = mass.inv_mass * g.linear.dot(g.linear)
-                + g.angular_a.dot(g.inv_i_angular_a)
-                + g.angular_b.dot(g.inv_i_angular_b);
+            let k = g.k(mass.inv_mass);
             // Active where K is a number above MIN_K (a dropped or inactive row has K = 0).
             let active = k.gt(min_k);
             let keep = |x: L| L::select(active, x, zero);
@@ -612,8 +610,8 @@ struct ProjectionGroup<L: Lane> {
 }
 
 /// One step of a [`ProjectionGroup`]: one non-linear projection of each real lane's joint.
-/// Its rows are recomputed at the current poses (the scalar joint code, lane by lane),
-/// decoupled for all lanes at once ([`decouple_lanes`]), and each decoupled row moves the
+/// Its rows are recomputed at the current poses ([`joints::rows_lanes`]) and decoupled
+/// ([`decouple_lanes`]), for all lanes at once, and each decoupled row moves the
 /// poses by `-factor C / K` along `M^-1 J^T` (a unilateral row only while violated).
 ///
 /// Non-linear Gauss-Seidel over joints: each joint sees the poses the previous joints left.
@@ -666,9 +664,7 @@ unsafe fn project_step<L: Lane>(
         if slots & (1 << slot) == 0 {
             continue;
         }
-        let k = mass.inv_mass * g.linear.dot(g.linear)
-            + g.angular_a.dot(g.inv_i_angular_a)
-            + g.angular_b.dot(g.inv_i_angular_b);
+        let k = g.k(mass.inv_mass);
         let mut apply = k.gt(min_k);
         if unilateral & (1 << slot) != 0 {
             // Unilateral rows move only when violated (`C < 0`).

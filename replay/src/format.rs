@@ -402,6 +402,22 @@ impl FrameInput<'_> {
         }
         Ok(())
     }
+
+    /// Checks that this frame may follow the frame `(substep, time)` of the same log (none:
+    /// the first): substeps increase, times do not decrease and are finite.
+    pub(crate) fn check_follows(&self, prev: Option<(u64, f64)>) -> crate::error::Result<()> {
+        let ordered = prev.is_none_or(|(s, t)| self.substep > s && self.time >= t);
+        if ordered && self.time.is_finite() {
+            return Ok(());
+        }
+        let (prev_substep, prev_time) = prev.unwrap_or((0, f64::NAN));
+        Err(crate::error::ReplayError::OutOfOrder {
+            substep: self.substep,
+            time: self.time,
+            prev_substep,
+            prev_time,
+        })
+    }
 }
 
 /// The archived form of a frame. The writer serialises it straight from borrowed slices

@@ -308,16 +308,7 @@ impl Hdf5Writer {
     /// Appends one frame (buffered; a block of frames is written per chunk).
     pub fn append(&mut self, f: &FrameInput<'_>) -> Result<()> {
         f.check_shape(self.body_count, self.joint_count)?;
-        let (prev_substep, prev_time) = self.last.unwrap_or((0, f64::NAN));
-        let ordered = self.last.is_none_or(|(s, t)| f.substep > s && f.time >= t);
-        if !ordered || !f.time.is_finite() {
-            return Err(ReplayError::OutOfOrder {
-                substep: f.substep,
-                time: f.time,
-                prev_substep,
-                prev_time,
-            });
-        }
+        f.check_follows(self.last)?;
         self.last = Some((f.substep, f.time));
         let summary = FrameSummary::compute(f);
         self.append_with_summary(f, &summary)

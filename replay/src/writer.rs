@@ -211,23 +211,11 @@ impl LogWriter {
 
     fn check(&self, f: &FrameInput<'_>) -> Result<()> {
         f.check_shape(self.body_count, self.joint_count)?;
-        let ordered = match self.index.last() {
-            Some(prev) => f.substep > prev.summary.substep && f.time >= prev.summary.time,
-            None => true,
-        };
-        if !ordered || !f.time.is_finite() {
-            let (prev_substep, prev_time) = self
-                .index
+        f.check_follows(
+            self.index
                 .last()
-                .map_or((0, f64::NAN), |p| (p.summary.substep, p.summary.time));
-            return Err(ReplayError::OutOfOrder {
-                substep: f.substep,
-                time: f.time,
-                prev_substep,
-                prev_time,
-            });
-        }
-        Ok(())
+                .map(|p| (p.summary.substep, p.summary.time)),
+        )
     }
 
     /// Serialises `record` as one complete record (head, payload, padding) at the end of the
