@@ -60,6 +60,10 @@ pub trait Lane:
     fn select(mask: Self::Mask, a: Self, b: Self) -> Self;
     /// Lane-wise `a && b`.
     fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    /// Lane-wise `a || b`.
+    fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    /// Lane-wise "is NaN".
+    fn is_nan(self) -> Self::Mask;
     /// Lane-wise square root (exactly rounded).
     fn sqrt(self) -> Self;
     /// Transposes one velocity per lane into the eight components, each across the lanes.
@@ -129,6 +133,14 @@ impl Lane for f32 {
         a && b
     }
     #[inline(always)]
+    fn or(a: bool, b: bool) -> bool {
+        a || b
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    #[inline(always)]
     fn sqrt(self) -> Self {
         f32::sqrt(self)
     }
@@ -174,6 +186,14 @@ impl Lane for Wide {
     #[inline(always)]
     fn and(a: WideMask, b: WideMask) -> WideMask {
         WideMask(a.0 & b.0)
+    }
+    #[inline(always)]
+    fn or(a: WideMask, b: WideMask) -> WideMask {
+        WideMask(a.0 | b.0)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> WideMask {
+        WideMask(Wide::is_nan(self))
     }
     #[inline(always)]
     fn sqrt(self) -> Self {
@@ -226,6 +246,11 @@ impl<L: Lane> V3<L> {
     #[inline(always)]
     pub fn dot(self, o: Self) -> L {
         self.x * o.x + self.y * o.y + self.z * o.z
+    }
+    /// Euclidean length, `sqrt(x x + y y + z z)`.
+    #[inline(always)]
+    pub fn length(self) -> L {
+        self.dot(self).sqrt()
     }
     /// Every component times the lanes `s`.
     #[inline(always)]
@@ -602,6 +627,54 @@ pub(crate) struct PoseAccess<'a> {
     pub inv_inertia: &'a [Mat3],
 }
 
+/// Lane-wise `max(a, b)`, written with [`Lane::select`] so that every lane type gives the
+/// same bits (for a NaN in either, the result is `b`).
+#[inline(always)]
+pub fn max<L: Lane>(a: L, b: L) -> L {
+    L::select(a.gt(b), a, b)
+}
+
+/// Lane-wise `min(a, b)` (for a NaN in either, the result is `b`).
+#[inline(always)]
+pub fn min<L: Lane>(a: L, b: L) -> L {
+    L::select(b.gt(a), a, b)
+}
+
+/// Lane-wise `|x|` (`-0.0` stays `-0.0`).
+#[inline(always)]
+pub fn abs<L: Lane>(x: L) -> L {
+    L::select(L::splat(0.0).gt(x), -x, x)
+}
+
+/// Lane-wise `atan2(y, x)`, rad in `[-pi, pi]`: written in lane arithmetic only, so the
+/// scalar and the wide path give the same bits.
+///
+/// `t = min(|y|, |x|) / max(|y|, |x|)` in `[0, 1]`; above `tan(pi/8)` it is reduced with
+/// `atan t = pi/4 + atan((t - 1) / (t + 1))`; on `[-tan(pi/8), tan(pi/8)]`, Cephes' `atanf`
+/// polynomial (relative error below 2e-7); then the octant: `pi/2 - r` where `|y| > |x|`,
+/// `pi - r` where `x < 0`, the sign of `y`. `atan2(0, 0) = 0`, NaN in gives NaN. Largest error against the
+/// exact value: below 3e-7 rad (tested).
+#[inline(always)]
+pub fn atan2<L: Lane>(y: L, x: L) -> L {
+    let zero = L::splat(0.0);
+    let (ay, ax) = (abs(y), abs(x));
+    let (num, den) = (min(ay, ax), max(ay, ax));
+    let t = L::select(den.gt(zero), num / den, zero);
+    let reduce = t.gt(L::splat(0.414_213_57));
+    let z = L::select(reduce, (t - L::splat(1.0)) / (t + L::splat(1.0)), t);
+    let offset = L::select(reduce, L::splat(std::f32::consts::FRAC_PI_4), zero);
+    let z2 = z * z;
+    let poly = ((L::splat(8.053_744_5e-2) * z2 - L::splat(1.387_768_6e-1)) * z2
+        + L::splat(1.997_771_1e-1))
+        * z2
+        - L::splat(3.333_295e-1);
+    let r = offset + (poly * z2 * z + z);
+    let r = L::select(ay.gt(ax), L::splat(std::f32::consts::FRAC_PI_2) - r, r);
+    let r = L::select(zero.gt(x), L::splat(std::f32::consts::PI) - r, r);
+    let r = L::select(zero.gt(y), -r, r);
+    L::select(L::or(y.is_nan(), x.is_nan()), L::splat(f32::NAN), r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -654,5 +727,32 @@ mod tests {
             vec![Vec3::ZERO, Vec3::ZERO, Vec3::splat(2.0), Vec3::splat(3.0)]
         );
         assert_eq!(v[1].angular(), Vec3::splat(11.0));
+    }
+
+    #[test]
+    fn lane_atan2_is_within_3e_7_of_the_exact_angle_and_the_same_on_both_paths() {
+        let mut worst = 0.0f64;
+        let n = 181;
+        for i in 0..n {
+            for k in 0..n {
+                // A grid over [-2, 2]^2 with exact zeros, and tiny and huge magnitudes.
+                let scale = |m: usize| match m % 3 {
+                    0 => 1.0f32,
+                    1 => 1e-20,
+                    _ => 1e20,
+                };
+                let y = (i as f32 / (n - 1) as f32 * 4.0 - 2.0) * scale(k);
+                let x = (k as f32 / (n - 1) as f32 * 4.0 - 2.0) * scale(i);
+                let got = atan2(y, x);
+                let exact = f64::from(y).atan2(f64::from(x));
+                worst = worst.max((f64::from(got) - exact).abs());
+                let wide = atan2(Wide::splat(y), Wide::splat(x));
+                assert_eq!(wide.lane(3).to_bits(), got.to_bits(), "atan2({y}, {x})");
+            }
+        }
+        assert!(worst < 3e-7, "largest error {worst:e} rad");
+        assert_eq!(atan2(0.0f32, 0.0), 0.0);
+        assert!((atan2(0.0f32, -1.0) - std::f32::consts::PI).abs() < 3e-7);
+        assert!(atan2(f32::NAN, 1.0).is_nan() && atan2(1.0, f32::NAN).is_nan());
     }
 }

@@ -57,7 +57,7 @@ pub use joints::{JointDesc, JointId, JointKind, Joints};
 pub use scene::{builtin_scenes, ChainSpec, GridSpec, Scene};
 pub use settings::{Settings, SolverPath};
 pub use solver::solver_bytes_per_joint;
-pub use world::{state_hash, MemoryReport, StepReport, SubstepInfo, World};
+pub use world::{diagnostics_hash, state_hash, MemoryReport, StepReport, SubstepInfo, World};
 
 /// The engine's version, as in Cargo.toml.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -745,6 +745,27 @@ impl Exec {
         }
     }
 
+    /// Calls `f(first, chunk)` for consecutive chunks of `chunk` items (the last may be
+    /// shorter), `first` being the index of the chunk's first item. The chunks are fixed by
+    /// `chunk` alone, whatever the thread count.
+    pub(crate) fn for_each_chunk<T: Send>(
+        self,
+        items: &mut [T],
+        chunk: usize,
+        f: &(impl Fn(usize, &mut [T]) + Sync),
+    ) {
+        match self.for_len(items.len(), chunk) {
+            Exec::Serial => items
+                .chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(c, x)| f(c * chunk, x)),
+            Exec::Parallel => items
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(c, x)| f(c * chunk, x)),
+        }
+    }
+
     /// Calls `f(i, &mut items[i])` for every item.
     pub(crate) fn for_each_indexed<T: Send>(
         self,

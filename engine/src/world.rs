@@ -25,7 +25,7 @@
 use crate::bodies::{inv_inertia_world, Bodies, BodyDesc, BodyId, BodyKind, BodyState};
 use crate::diagnostics::{JointForce, COLUMN_COUNT};
 use crate::error::{EngineError, Result};
-use crate::joints::{self, JointDesc, JointId, Joints, PosePair, VelocityPair};
+use crate::joints::{self, JointDesc, JointId, Joints};
 use crate::lanes::{BodyAccess, PoseAccess, Shared, SolverVelocity, Wide, WIDE_LANES};
 use crate::rows::{integrate_rotation, MAX_ROWS_PER_JOINT};
 use crate::schedule::{Islands, Schedule};
@@ -34,6 +34,9 @@ use crate::solver::{Exec, PrepareInput, Solver};
 use glam::{Quat, Vec3};
 use std::sync::Arc;
 use tracing::trace_span;
+
+/// Joints per parallel task of the diagnostics (a multiple of the lane width).
+const DIAGNOSE_CHUNK: usize = 512;
 
 /// The solver storage of the selected path.
 #[derive(Debug, Clone)]
@@ -615,14 +618,19 @@ impl World {
     fn sync_all(&mut self) {
         let _s = trace_span!("sync").entered();
         let (bodies, joints) = (&self.bodies, &self.joints);
+        // Chunks of whole lane groups; the grouping does not change a joint's bits (see
+        // `joints::diagnose_group`), so neither does the thread count.
         self.exec()
-            .for_each_indexed(&mut self.diagnostics, &|j, d| {
-                *d = diagnose_joint(bodies, joints, j);
+            .for_each_chunk(&mut self.diagnostics, DIAGNOSE_CHUNK, &|first, rows| {
+                for (k, group) in rows.chunks_mut(WIDE_LANES).enumerate() {
+                    joints::diagnose_group::<Wide>(bodies, joints, first + k * WIDE_LANES, group);
+                }
             });
     }
 
     fn sync_joint(&mut self, j: usize) {
-        self.diagnostics[j] = diagnose_joint(&self.bodies, &self.joints, j);
+        let row = std::slice::from_mut(&mut self.diagnostics[j]);
+        joints::diagnose_group::<f32>(&self.bodies, &self.joints, j, row);
     }
 
     /// Advances the world by `dt` seconds and refreshes the diagnostics.
@@ -849,21 +857,11 @@ impl World {
     }
 }
 
-/// The eight diagnostic columns of joint `j`.
-fn diagnose_joint(bodies: &Bodies, joints: &Joints, j: usize) -> [f32; COLUMN_COUNT] {
-    let (a, b) = (joints.body_a[j] as usize, joints.body_b[j] as usize);
-    let v = VelocityPair {
-        linear_a: bodies.linear_velocity[a],
-        angular_a: bodies.angular_velocity[a],
-        linear_b: bodies.linear_velocity[b],
-        angular_b: bodies.angular_velocity[b],
-    };
-    joints::diagnose(
-        joints.kind[j],
-        &PosePair::of(bodies, a, b),
-        &v,
-        &joints.params(j),
-    )
+/// A 64-bit hash of a frame's diagnostics: xxh3-64 over the bits of the rows (little-endian
+/// builds). Logs keep it per frame so that `lavender diff` can tell two frames with the same
+/// state but diagnostics from different builds apart without reading them.
+pub fn diagnostics_hash(rows: &[[f32; COLUMN_COUNT]]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(rows))
 }
 
 /// A 64-bit hash of a simulation state: xxh3-64 over the bits of the poses and velocities in

@@ -232,7 +232,9 @@ pub fn diff_with_progress(
             first.get_or_insert((sa.min(sb), None));
             break;
         }
-        if ma.state_hash == mb.state_hash {
+        // Equal states and equal diagnostics: nothing recorded differs (the diagnostics are a
+        // function of the state, but of the build too).
+        if ma.state_hash == mb.state_hash && ma.diagnostics_hash == mb.diagnostics_hash {
             continue;
         }
         let fd = compare_frame(a, b, (oa + i, ob + i), tol)?;
@@ -412,6 +414,30 @@ mod tests {
                 b: 2
             }
         ));
+    }
+
+    #[test]
+    fn equal_states_with_different_diagnostics_differ() {
+        // Two builds whose diagnostics code differs record the same state hashes but different
+        // joint columns: the diagnostics hash in the index sends the frame to a full compare.
+        let frames = testutil::frames(3, 2, 30, 0);
+        let mut other = frames.clone();
+        other[17].diagnostics[0][4] += 1e-7;
+        let (a, b) = (open(&frames, 1), open(&other, 1));
+        assert_eq!(a.index()[17].state_hash, b.index()[17].state_hash);
+        let r = diff(&a, &b, &Tolerance::EXACT).unwrap();
+        assert_eq!(r.first_divergent_substep, Some(17));
+        let w = r.where_.unwrap();
+        assert_eq!(
+            (w.kind, w.index, w.field.as_str()),
+            (LocationKind::Joint, 0, "angular_error")
+        );
+        // Within a tolerance above the change, the runs agree.
+        let loose = Tolerance {
+            atol: 1e-6,
+            rtol: 0.0,
+        };
+        assert!(diff(&a, &b, &loose).unwrap().identical);
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub const MAGIC: [u8; 8] = *b"LAVLOG\0\0";
 /// Last eight bytes of a finished log.
 pub const TRAILER_MAGIC: [u8; 8] = *b"LAVEND\0\0";
 /// Major format version: readers refuse other majors.
-pub const FORMAT_MAJOR: u16 = 2;
+pub const FORMAT_MAJOR: u16 = 3;
 /// Minor format version: additions that older readers can ignore.
 pub const FORMAT_MINOR: u16 = 0;
 /// Encoded size of the fixed prefix.
@@ -448,6 +448,9 @@ pub struct FrameMeta {
     pub len: u64,
     /// Hash of the simulation state after the substep.
     pub state_hash: u64,
+    /// Hash of the frame's diagnostics ([`lavender_engine::diagnostics_hash`]): equal states
+    /// recorded by builds whose diagnostics differ still compare different.
+    pub diagnostics_hash: u64,
     /// True if the frame carries solver state (a keyframe).
     pub has_solver_state: bool,
     /// The frame's summary (substep, time, maxima, non-finite flags).
@@ -505,7 +508,7 @@ mod tests {
         assert!(check_magic(&bytes));
         assert_eq!(Prefix::decode(&bytes), p);
         // Little-endian, at fixed offsets.
-        assert_eq!(&bytes[8..10], &[2, 0]);
+        assert_eq!(&bytes[8..10], &[3, 0]);
         assert_eq!(&bytes[16..18], &[0xd2, 0x04]);
     }
 

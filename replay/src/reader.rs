@@ -244,9 +244,28 @@ fn meta_of(offset: u64, len: u64, rec: &ArchivedFrameRecord<'static>) -> FrameMe
         offset,
         len,
         state_hash: rec.state_hash.to_native(),
+        diagnostics_hash: diagnostics_hash_of(rec),
         has_solver_state: rec.solver_state.is_some(),
         summary,
     }
+}
+
+/// [`lavender_engine::diagnostics_hash`] of an archived frame's diagnostics.
+#[cfg(target_endian = "little")]
+fn diagnostics_hash_of(rec: &ArchivedFrameRecord<'_>) -> u64 {
+    lavender_engine::diagnostics_hash(native(rec.diagnostics.get()))
+}
+
+/// See the little-endian version.
+#[cfg(not(target_endian = "little"))]
+fn diagnostics_hash_of(rec: &ArchivedFrameRecord<'_>) -> u64 {
+    let rows: Vec<[f32; 8]> = rec
+        .diagnostics
+        .get()
+        .iter()
+        .map(|r| r.map(|v| v.to_native()))
+        .collect();
+    lavender_engine::diagnostics_hash(&rows)
 }
 
 /// True if `next` may follow `prev`: a later substep at the same or a later (finite) time.
@@ -260,9 +279,19 @@ fn same_meta(a: &FrameMeta, b: &FrameMeta) -> bool {
         x.value.to_bits() == y.value.to_bits() && x.joint == y.joint
     };
     let (sa, sb) = (&a.summary, &b.summary);
-    (a.offset, a.len, a.state_hash, a.has_solver_state)
-        == (b.offset, b.len, b.state_hash, b.has_solver_state)
-        && sa.substep == sb.substep
+    (
+        a.offset,
+        a.len,
+        a.state_hash,
+        a.diagnostics_hash,
+        a.has_solver_state,
+    ) == (
+        b.offset,
+        b.len,
+        b.state_hash,
+        b.diagnostics_hash,
+        b.has_solver_state,
+    ) && sa.substep == sb.substep
         && sa.time.to_bits() == sb.time.to_bits()
         && sa.total_energy.to_bits() == sb.total_energy.to_bits()
         && max_eq(&sa.anchor_error, &sb.anchor_error)
@@ -1159,21 +1188,21 @@ mod tests {
 
         let header = testutil::header(1, 1);
         let mut bytes = testutil::log_bytes(&header, &testutil::frames(1, 1, 2, 0), true);
-        bytes[8] = 3; // major version 3
+        bytes[8] = 4; // major version 4
         let err = LogReader::from_bytes(&bytes).unwrap_err();
         assert!(
             matches!(
                 err,
                 ReplayError::UnsupportedVersion {
-                    major: 3,
+                    major: 4,
                     minor: 0,
-                    supported: 2,
+                    supported: 3,
                     ..
                 }
             ),
             "{err}"
         );
-        bytes[8] = 2;
+        bytes[8] = 3;
         bytes[PREFIX_SIZE + 3] ^= 0x20; // inside the header JSON
         let err = LogReader::from_bytes(&bytes).unwrap_err();
         assert!(

@@ -293,6 +293,7 @@ impl LogWriter {
             offset: self.offset,
             len,
             state_hash: frame.state_hash,
+            diagnostics_hash: lavender_engine::diagnostics_hash(frame.diagnostics),
             has_solver_state: frame.solver_state.is_some(),
             summary,
         });

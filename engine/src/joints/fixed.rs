@@ -9,8 +9,12 @@
 #[cfg(test)]
 use super::angular_lock_rows;
 use super::{
-    angular_lock_rows_lanes, columns, orientation_error, rotation_angle, AnchorLanes, Anchors,
-    JointParams, ParamLanes, PoseLanes, PosePair, VelocityPair,
+    angular_lock_rows_lanes, columns_lanes, orientation_error_lanes, rotation_angle_lanes,
+    AnchorLanes, ParamLanes, PoseLanes, VelocityLanes,
+};
+#[cfg(test)]
+use super::{
+    columns, orientation_error, rotation_angle, Anchors, JointParams, PosePair, VelocityPair,
 };
 use crate::lanes::Lane;
 #[cfg(test)]
@@ -36,6 +40,24 @@ pub(crate) fn rows_lanes<L: Lane>(
     angular_lock_rows_lanes(p, j, out, 3);
 }
 
+/// [`diagnose`] for every lane.
+pub(crate) fn diagnose_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    v: &VelocityLanes<L>,
+    j: &ParamLanes<L>,
+) -> [L; 8] {
+    let anchors = AnchorLanes::of(p, j);
+    let zero = L::splat(0.0);
+    columns_lanes(
+        anchors.separation,
+        rotation_angle_lanes(orientation_error_lanes(p, j)),
+        zero,
+        anchors.relative_velocity(v).length(),
+        zero,
+    )
+}
+
+#[cfg(test)]
 /// Columns: anchor error; angular error = angle of the relative rotation against the
 /// reference, rad; no limit, no coordinate.
 pub(crate) fn diagnose(p: &PosePair, v: &VelocityPair, j: &JointParams) -> [f32; 8] {

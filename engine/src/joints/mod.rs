@@ -7,6 +7,10 @@
 //!   row by row and moves the poses back onto the joint manifold.
 //! - `diagnose`: the eight diagnostic columns.
 //!
+//! Both are written once for lanes (`rows_lanes`, `diagnose_lanes`, generic over the lane
+//! type, so the scalar path runs the same code on one lane); the scalar `rows` and `diagnose`
+//! remain as test references.
+//!
 //! Warm start and the velocity solve act on prepared rows whatever the joint type (the
 //! batches of `solver.rs`), so they need no per-type code.
 
@@ -15,9 +19,9 @@ pub mod prismatic;
 pub mod revolute;
 pub mod spherical;
 
-use crate::bodies::{check_unit_quat, BodyId};
+use crate::bodies::{check_unit_quat, Bodies, BodyId};
 use crate::error::{EngineError, Result};
-use crate::lanes::{Lane, Q, V3};
+use crate::lanes::{atan2, max, Lane, Q, V3};
 #[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
 use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
@@ -194,6 +198,7 @@ pub(crate) struct JointParams {
     pub limit: Option<[f32; 2]>,
 }
 
+#[cfg(test)]
 /// World-frame anchor geometry shared by the joint types.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Anchors {
@@ -205,6 +210,7 @@ pub(crate) struct Anchors {
     pub separation: Vec3,
 }
 
+#[cfg(test)]
 impl Anchors {
     pub fn of(p: &PosePair, j: &JointParams) -> Self {
         let r_a = p.rotation_a * j.anchor_a;
@@ -240,6 +246,7 @@ impl Anchors {
     }
 }
 
+#[cfg(test)]
 /// Orientation error of B against its reference, world frame: `q_B (q_A q_ref)^-1`, with
 /// `w >= 0` so that it is the shorter rotation.
 pub(crate) fn orientation_error(p: &PosePair, j: &JointParams) -> Quat {
@@ -251,6 +258,7 @@ pub(crate) fn orientation_error(p: &PosePair, j: &JointParams) -> Quat {
     }
 }
 
+#[cfg(test)]
 /// Rotation angle of a unit quaternion with `w >= 0`, rad in `[0, pi]`.
 pub(crate) fn rotation_angle(q: Quat) -> f32 {
     2.0 * q.xyz().length().atan2(q.w.abs())
@@ -306,11 +314,78 @@ pub(crate) fn limit_row(x: f32, limit: [f32; 2], g: RowGeometry) -> Option<RowGe
     }
 }
 
+#[cfg(test)]
 /// How far `x` is past `[lo, hi]`, 0 inside.
 pub(crate) fn limit_violation(x: f32, limit: Option<[f32; 2]>) -> f32 {
     match limit {
         Some([lo, hi]) => (lo - x).max(x - hi).max(0.0),
         None => 0.0,
+    }
+}
+
+/// [`limit_violation`] for every lane; `lo = -inf`, `hi = +inf` for lanes without a limit.
+pub(crate) fn limit_violation_lanes<L: Lane>(x: L, lo: L, hi: L) -> L {
+    max(max(lo - x, x - hi), L::splat(0.0))
+}
+
+/// [`orientation_error`] for every lane: `q_B (q_A q_ref)^-1` with `w >= 0`.
+pub(crate) fn orientation_error_lanes<L: Lane>(p: &PoseLanes<L>, j: &ParamLanes<L>) -> Q<L> {
+    let q = p
+        .rotation_b
+        .product(p.rotation_a.product(j.reference).conjugate());
+    q.negate_where(L::splat(0.0).gt(q.w))
+}
+
+/// [`rotation_angle`] for every lane (`w >= 0`), rad.
+pub(crate) fn rotation_angle_lanes<L: Lane>(q: Q<L>) -> L {
+    L::splat(2.0) * atan2(q.vector().length(), crate::lanes::abs(q.w))
+}
+
+/// [`columns`] for every lane.
+pub(crate) fn columns_lanes<L: Lane>(
+    anchor_error: V3<L>,
+    angular_error: L,
+    limit_violation: L,
+    anchor_speed: L,
+    coordinate: L,
+) -> [L; 8] {
+    [
+        anchor_error.x,
+        anchor_error.y,
+        anchor_error.z,
+        anchor_error.length(),
+        angular_error,
+        limit_violation,
+        anchor_speed,
+        coordinate,
+    ]
+}
+
+/// The velocities of each lane's two bodies, for the lane-parallel diagnostics.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VelocityLanes<L> {
+    pub linear_a: V3<L>,
+    pub angular_a: V3<L>,
+    pub linear_b: V3<L>,
+    pub angular_b: V3<L>,
+}
+
+impl<L: Lane> VelocityLanes<L> {
+    pub fn new() -> Self {
+        VelocityLanes {
+            linear_a: V3::zero(),
+            angular_a: V3::zero(),
+            linear_b: V3::zero(),
+            angular_b: V3::zero(),
+        }
+    }
+
+    /// Sets lane `i`.
+    pub fn set_lane(&mut self, i: usize, v: &VelocityPair) {
+        self.linear_a.set_lane(i, v.linear_a);
+        self.angular_a.set_lane(i, v.angular_a);
+        self.linear_b.set_lane(i, v.linear_b);
+        self.angular_b.set_lane(i, v.angular_b);
     }
 }
 
@@ -334,7 +409,7 @@ pub(crate) struct ParamLanes<L> {
     pub perpendicular_1: V3<L>,
     pub perpendicular_2: V3<L>,
     pub reference: Q<L>,
-    /// The limit `[lo, hi]` (unused without one).
+    /// The limit `[lo, hi]` (`-inf`, `+inf` without one).
     pub lo: L,
     pub hi: L,
     /// The revolute hinge angle, rad (computed lane by lane: it needs `atan2`).
@@ -380,25 +455,34 @@ impl<L: Lane> ParamLanes<L> {
     /// Sets lane `i` from a joint of type `kind` at the poses `p` (only what that type's
     /// rows read).
     pub fn set_lane(&mut self, i: usize, kind: JointKind, j: &JointParams, p: &PosePair) {
+        self.set_geometry(i, kind, j);
+        if matches!(kind, JointKind::Revolute | JointKind::Prismatic) {
+            let (t1, t2) = j.axis_a.any_orthonormal_pair();
+            self.perpendicular_1.set_lane(i, t1);
+            self.perpendicular_2.set_lane(i, t2);
+        }
+        if j.limit.is_some() && kind == JointKind::Revolute {
+            self.angle.set_lane(i, revolute::angle(p, j));
+        }
+    }
+
+    /// Sets lane `i`'s anchors, axes, reference and limit (what the diagnostics read).
+    pub fn set_geometry(&mut self, i: usize, kind: JointKind, j: &JointParams) {
         self.anchor_a.set_lane(i, j.anchor_a);
         self.anchor_b.set_lane(i, j.anchor_b);
         if matches!(kind, JointKind::Revolute | JointKind::Prismatic) {
             self.axis_a.set_lane(i, j.axis_a);
             self.axis_b.set_lane(i, j.axis_b);
-            let (t1, t2) = j.axis_a.any_orthonormal_pair();
-            self.perpendicular_1.set_lane(i, t1);
-            self.perpendicular_2.set_lane(i, t2);
         }
-        if matches!(kind, JointKind::Fixed | JointKind::Prismatic) {
+        if matches!(
+            kind,
+            JointKind::Revolute | JointKind::Fixed | JointKind::Prismatic
+        ) {
             self.reference.set_lane(i, j.reference);
         }
-        if let Some([lo, hi]) = j.limit {
-            self.lo.set_lane(i, lo);
-            self.hi.set_lane(i, hi);
-            if kind == JointKind::Revolute {
-                self.angle.set_lane(i, revolute::angle(p, j));
-            }
-        }
+        let [lo, hi] = j.limit.unwrap_or([f32::NEG_INFINITY, f32::INFINITY]);
+        self.lo.set_lane(i, lo);
+        self.hi.set_lane(i, hi);
     }
 }
 
@@ -418,6 +502,11 @@ impl<L: Lane> AnchorLanes<L> {
             r_b,
             separation: (p.position_b + r_b) - (p.position_a + r_a),
         }
+    }
+
+    /// [`Anchors::relative_velocity`] for every lane, m/s.
+    pub fn relative_velocity(&self, v: &VelocityLanes<L>) -> V3<L> {
+        v.linear_b + v.angular_b.cross(self.r_b) - v.linear_a - v.angular_a.cross(self.r_a)
     }
 
     /// [`Anchors::point_rows`] for every lane, in slots 0..3.
@@ -669,7 +758,9 @@ pub(crate) fn rows(kind: JointKind, p: &PosePair, j: &JointParams) -> RowSet {
     }
 }
 
-/// Dispatch: the eight diagnostic columns of a joint of `kind`.
+#[cfg(test)]
+/// Dispatch: the eight diagnostic columns of a joint of `kind` (the scalar reference of
+/// [`diagnose_lanes`]).
 pub(crate) fn diagnose(
     kind: JointKind,
     p: &PosePair,
@@ -684,6 +775,63 @@ pub(crate) fn diagnose(
     }
 }
 
+/// Dispatch: the eight diagnostic columns of every lane's joint, all of type `kind`.
+pub(crate) fn diagnose_lanes<L: Lane>(
+    kind: JointKind,
+    p: &PoseLanes<L>,
+    v: &VelocityLanes<L>,
+    j: &ParamLanes<L>,
+) -> [L; 8] {
+    match kind {
+        JointKind::Revolute => revolute::diagnose_lanes(p, v, j),
+        JointKind::Spherical => spherical::diagnose_lanes(p, v, j),
+        JointKind::Fixed => fixed::diagnose_lanes(p, v, j),
+        JointKind::Prismatic => prismatic::diagnose_lanes(p, v, j),
+    }
+}
+
+/// The diagnostics of joints `first..first + out.len()` (at most `L::WIDTH` of them): in
+/// lanes when they share a type, else one by one on one lane. Every lane type runs the same
+/// arithmetic, so a joint's columns have the same bits however the joints are grouped.
+pub(crate) fn diagnose_group<L: Lane>(
+    bodies: &Bodies,
+    joints: &Joints,
+    first: usize,
+    out: &mut [[f32; 8]],
+) {
+    debug_assert!(out.len() <= L::WIDTH);
+    let kind = joints.kind[first];
+    let range = first..first + out.len();
+    if joints.kind[range.clone()].iter().any(|&k| k != kind) {
+        for (k, row) in out.iter_mut().enumerate() {
+            diagnose_group::<f32>(bodies, joints, first + k, std::slice::from_mut(row));
+        }
+        return;
+    }
+    let mut p = PoseLanes::<L>::new();
+    let mut v = VelocityLanes::<L>::new();
+    let mut params = ParamLanes::<L>::new();
+    for (lane, j) in range.enumerate() {
+        let (a, b) = (joints.body_a[j] as usize, joints.body_b[j] as usize);
+        p.set_lane(lane, &PosePair::of(bodies, a, b));
+        v.set_lane(
+            lane,
+            &VelocityPair {
+                linear_a: bodies.linear_velocity[a],
+                angular_a: bodies.angular_velocity[a],
+                linear_b: bodies.linear_velocity[b],
+                angular_b: bodies.angular_velocity[b],
+            },
+        );
+        params.set_geometry(lane, kind, &joints.params(j));
+    }
+    let columns = diagnose_lanes(kind, &p, &v, &params);
+    for (lane, row) in out.iter_mut().enumerate() {
+        *row = columns.map(|c| c.lane(lane));
+    }
+}
+
+#[cfg(test)]
 /// Packs the eight columns in their documented order.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn columns(
@@ -718,6 +866,94 @@ mod tests {
             state ^= state << 17;
             (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
         }
+    }
+
+    #[test]
+    fn lane_diagnostics_equal_the_scalar_joint_code_and_are_the_same_bits_on_both_paths() {
+        // Every joint type at random poses and velocities, lanes with and without limits
+        // mixed: each wide lane has exactly the bits of the one-lane (scalar path) code, and
+        // is within 4e-6 (1 + |value|) of the scalar reference `diagnose` (libm's atan2 and
+        // glam's rotation order against the lane code's).
+        let mut r = stream(0x243f_6a88_85a3_08d3);
+        let quat =
+            |r: &mut dyn FnMut() -> f32| Quat::from_xyzw(r(), r(), r(), r() + 1.5).normalize();
+        let mut worst = 0.0f32;
+        for kind in [
+            JointKind::Revolute,
+            JointKind::Spherical,
+            JointKind::Fixed,
+            JointKind::Prismatic,
+        ] {
+            let mut poses = PoseLanes::<Wide>::new();
+            let mut velocities = VelocityLanes::<Wide>::new();
+            let mut params = ParamLanes::<Wide>::new();
+            let mut cases = Vec::new();
+            for lane in 0..8 {
+                let pair = PosePair {
+                    position_a: Vec3::new(r(), r(), r()),
+                    rotation_a: quat(&mut r),
+                    position_b: Vec3::new(r(), r(), r()),
+                    rotation_b: quat(&mut r),
+                };
+                let v = VelocityPair {
+                    linear_a: Vec3::new(r(), r(), r()),
+                    angular_a: Vec3::new(r(), r(), r()),
+                    linear_b: Vec3::new(r(), r(), r()),
+                    angular_b: Vec3::new(r(), r(), r()),
+                };
+                let axis = Vec3::new(r(), r(), r() + 2.0).normalize();
+                let j = JointParams {
+                    anchor_a: Vec3::new(r(), r(), r()),
+                    anchor_b: Vec3::new(r(), r(), r()),
+                    axis_a: axis,
+                    axis_b: axis,
+                    reference: quat(&mut r),
+                    // Narrow limits, so that most limited lanes are violated.
+                    limit: (lane % 2 == 1).then(|| [0.1 * r(), 0.1 * r() + 0.05]),
+                };
+                poses.set_lane(lane, &pair);
+                velocities.set_lane(lane, &v);
+                params.set_geometry(lane, kind, &j);
+                cases.push((pair, v, j));
+            }
+            let wide = diagnose_lanes(kind, &poses, &velocities, &params);
+            let mut violated = 0;
+            for (lane, (pair, v, j)) in cases.iter().enumerate() {
+                let (mut p1, mut v1, mut j1) =
+                    (PoseLanes::new(), VelocityLanes::new(), ParamLanes::new());
+                p1.set_lane(0, pair);
+                v1.set_lane(0, v);
+                j1.set_geometry(0, kind, j);
+                let one: [f32; 8] = diagnose_lanes(kind, &p1, &v1, &j1);
+                let reference = diagnose(kind, pair, v, j);
+                for c in 0..8 {
+                    let got = wide[c].lane(lane);
+                    assert_eq!(
+                        got.to_bits(),
+                        one[c].to_bits(),
+                        "{kind:?} lane {lane} col {c}"
+                    );
+                    let err = (got - reference[c]).abs() / (1.0 + reference[c].abs());
+                    worst = worst.max(err);
+                    assert!(
+                        err <= 4e-6,
+                        "{kind:?} lane {lane} column {c}: {got} vs reference {}",
+                        reference[c]
+                    );
+                }
+                violated += usize::from(reference[5] > 0.0);
+            }
+            if matches!(kind, JointKind::Revolute | JointKind::Prismatic) {
+                assert!(
+                    violated >= 2,
+                    "{kind:?}: only {violated} lanes past a limit"
+                );
+            }
+        }
+        assert!(
+            worst > 0.0,
+            "the lane code should not be the reference code itself"
+        );
     }
 
     #[test]

@@ -13,8 +13,13 @@
 #[cfg(test)]
 use super::{angular_lock_rows, limit_row};
 use super::{
-    angular_lock_rows_lanes, columns, limit_row_lanes, limit_violation, orientation_error,
-    rotation_angle, AnchorLanes, Anchors, JointParams, ParamLanes, PoseLanes, PosePair,
+    angular_lock_rows_lanes, columns_lanes, limit_row_lanes, limit_violation_lanes,
+    orientation_error_lanes, rotation_angle_lanes, AnchorLanes, ParamLanes, PoseLanes,
+    VelocityLanes,
+};
+#[cfg(test)]
+use super::{
+    columns, limit_violation, orientation_error, rotation_angle, Anchors, JointParams, PosePair,
     VelocityPair,
 };
 use crate::lanes::{Lane, V3};
@@ -84,6 +89,28 @@ pub(crate) fn rows_lanes<L: Lane>(
     }
 }
 
+/// [`diagnose`] for every lane.
+pub(crate) fn diagnose_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    v: &VelocityLanes<L>,
+    j: &ParamLanes<L>,
+) -> [L; 8] {
+    let anchors = AnchorLanes::of(p, j);
+    let a = p.rotation_a.rotate(j.axis_a);
+    let s = a.dot(anchors.separation);
+    let across = anchors.separation - a.scale(s);
+    let rel = anchors.relative_velocity(v);
+    let rel_across = rel - a.scale(a.dot(rel));
+    columns_lanes(
+        across,
+        rotation_angle_lanes(orientation_error_lanes(p, j)),
+        limit_violation_lanes(s, j.lo, j.hi),
+        rel_across.length(),
+        s,
+    )
+}
+
+#[cfg(test)]
 /// Columns: anchor error = the part of `p_B - p_A` across the axis, m; angular error =
 /// relative rotation angle, rad; limit violation, m; anchor relative speed across the
 /// axis, m/s; coordinate = translation along the axis, m.

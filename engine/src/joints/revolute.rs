@@ -12,14 +12,17 @@
 
 #[cfg(test)]
 use super::limit_row;
+#[cfg(test)]
+use super::{columns, limit_violation, Anchors, VelocityPair};
 use super::{
-    columns, limit_row_lanes, limit_violation, AnchorLanes, Anchors, JointParams, ParamLanes,
-    PoseLanes, PosePair, VelocityPair,
+    columns_lanes, limit_row_lanes, limit_violation_lanes, AnchorLanes, JointParams, ParamLanes,
+    PoseLanes, PosePair, VelocityLanes,
 };
-use crate::lanes::{Lane, V3};
+use crate::lanes::{atan2, Lane, V3};
 #[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
 use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
+#[cfg(test)]
 use glam::Vec3;
 
 /// The hinge angle theta, rad in `[-pi, pi]`, zero at the reference orientation.
@@ -32,6 +35,7 @@ pub(crate) fn angle(p: &PosePair, j: &JointParams) -> f32 {
     2.0 * q_rel.xyz().dot(axis_in_ref).atan2(q_rel.w)
 }
 
+#[cfg(test)]
 /// World hinge axes of A and B.
 fn world_axes(p: &PosePair, j: &JointParams) -> (Vec3, Vec3) {
     (p.rotation_a * j.axis_a, p.rotation_b * j.axis_b)
@@ -95,6 +99,39 @@ pub(crate) fn rows_lanes<L: Lane>(
     }
 }
 
+/// [`angle`] for every lane, rad.
+fn angle_lanes<L: Lane>(p: &PoseLanes<L>, j: &ParamLanes<L>) -> L {
+    let q_rel = p
+        .rotation_a
+        .product(j.reference)
+        .conjugate()
+        .product(p.rotation_b);
+    let q_rel = q_rel.negate_where(L::splat(0.0).gt(q_rel.w));
+    let axis_in_ref = j.reference.conjugate().rotate(j.axis_a);
+    L::splat(2.0) * atan2(q_rel.vector().dot(axis_in_ref), q_rel.w)
+}
+
+/// [`diagnose`] for every lane.
+pub(crate) fn diagnose_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    v: &VelocityLanes<L>,
+    j: &ParamLanes<L>,
+) -> [L; 8] {
+    let anchors = AnchorLanes::of(p, j);
+    let a = p.rotation_a.rotate(j.axis_a);
+    let b = p.rotation_b.rotate(j.axis_b);
+    let misalignment = atan2(a.cross(b).length(), a.dot(b));
+    let theta = angle_lanes(p, j);
+    columns_lanes(
+        anchors.separation,
+        misalignment,
+        limit_violation_lanes(theta, j.lo, j.hi),
+        anchors.relative_velocity(v).length(),
+        theta,
+    )
+}
+
+#[cfg(test)]
 /// Columns: anchor error; angular error = angle between the hinge axes, rad; limit
 /// violation, rad; anchor relative speed; coordinate = hinge angle, rad.
 pub(crate) fn diagnose(p: &PosePair, v: &VelocityPair, j: &JointParams) -> [f32; 8] {

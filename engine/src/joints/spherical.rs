@@ -6,9 +6,9 @@
 //! J    = [-E, [r_A]x, E, -[r_B]x]
 //! ```
 
-use super::{
-    columns, AnchorLanes, Anchors, JointParams, ParamLanes, PoseLanes, PosePair, VelocityPair,
-};
+#[cfg(test)]
+use super::{columns, Anchors, JointParams, PosePair, VelocityPair};
+use super::{columns_lanes, AnchorLanes, ParamLanes, PoseLanes, VelocityLanes};
 use crate::lanes::Lane;
 #[cfg(test)]
 use crate::rows::RowSet;
@@ -31,6 +31,24 @@ pub(crate) fn rows_lanes<L: Lane>(
     AnchorLanes::of(p, j).point_rows(out);
 }
 
+/// [`diagnose`] for every lane.
+pub(crate) fn diagnose_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    v: &VelocityLanes<L>,
+    j: &ParamLanes<L>,
+) -> [L; 8] {
+    let anchors = AnchorLanes::of(p, j);
+    let zero = L::splat(0.0);
+    columns_lanes(
+        anchors.separation,
+        zero,
+        zero,
+        anchors.relative_velocity(v).length(),
+        zero,
+    )
+}
+
+#[cfg(test)]
 /// Columns: anchor error, angular error 0 (rotation is free), no limit, no coordinate.
 pub(crate) fn diagnose(p: &PosePair, v: &VelocityPair, j: &JointParams) -> [f32; 8] {
     let anchors = Anchors::of(p, j);
