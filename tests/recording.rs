@@ -312,9 +312,15 @@ axis = [0.0, 0.0, 1.0]
     let original = dir.path().join("sleepy.lvlog");
     let (world, _) = record(&scene, &original, 60, RecordOptions::default());
     assert_eq!(world.sleeping_island_count(), 2);
-    assert!(!world.is_body_sleeping(world.body_id("bob").unwrap()).unwrap());
+    assert!(!world
+        .is_body_sleeping(world.body_id("bob").unwrap())
+        .unwrap());
     let a = open(&original);
-    assert!(a.header().scene.contains("sleeping = true"), "{}", a.header().scene);
+    assert!(
+        a.header().scene.contains("sleeping = true"),
+        "{}",
+        a.header().scene
+    );
     // Before the chains sleep (timers running), just after, and later, between keyframes.
     for from in [63u64, 123, 200] {
         let mut resumed = resume(&a, from).expect("resume");
@@ -323,7 +329,9 @@ axis = [0.0, 0.0, 1.0]
         let out = dir.path().join(format!("resumed-{from}.lvlog"));
         let mut rec = resumed.recorder(&out, RecordOptions::default()).unwrap();
         let frames_left = 60 - (from + 1) / 4;
-        resumed.run(frames_left, |w, info| rec.record(w, info)).unwrap();
+        resumed
+            .run(frames_left, |w, info| rec.record(w, info))
+            .unwrap();
         rec.finish().unwrap();
         assert_frames_bitwise_equal(&a, &open(&out));
     }

@@ -87,7 +87,11 @@ fn steady_state_steps_do_not_allocate() {
         }
         COUNTING.store(false, Ordering::SeqCst);
         let n = ALLOCATIONS.load(Ordering::SeqCst);
-        assert_eq!(world.sleeping_body_count(), asleep, "an island changed state");
+        assert_eq!(
+            world.sleeping_body_count(),
+            asleep,
+            "an island changed state"
+        );
         if sleeping {
             eprintln!("{asleep} of {} bodies asleep", world.body_count());
         }
