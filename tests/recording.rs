@@ -280,3 +280,59 @@ fn spike_finder_flags_a_knock_in_a_real_run_at_its_substep() {
         "final residual {final_worst}"
     );
 }
+
+#[test]
+fn a_run_with_sleeping_islands_resumes_bit_for_bit() {
+    // The shipped pendulum (swinging, stays awake) and two chains hanging at rest (they fall
+    // asleep after 0.5 s = 121 substeps), with sleeping on. The rest timers are part of the
+    // solver state at keyframes and of every frame's state hash.
+    let mut scene = Scene::builtin("pendulum").unwrap();
+    scene.world.sleeping = Some(true);
+    let resting = Scene::from_toml_str(
+        r#"
+[[chain]]
+name = "rest-a"
+links = 3
+origin = [5.0, 0.0, 0.0]
+direction = [0.0, -1.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+
+[[chain]]
+name = "rest-b"
+links = 1
+origin = [8.0, 0.0, 0.0]
+direction = [0.0, -1.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+"#,
+        "<test>",
+    )
+    .unwrap();
+    scene.chains = resting.chains;
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("sleepy.lvlog");
+    let (world, _) = record(&scene, &original, 60, RecordOptions::default());
+    assert_eq!(world.sleeping_island_count(), 2);
+    assert!(!world
+        .is_body_sleeping(world.body_id("bob").unwrap())
+        .unwrap());
+    let a = open(&original);
+    assert!(
+        a.header().scene.contains("sleeping = true"),
+        "{}",
+        a.header().scene
+    );
+    // Before the chains sleep (timers running), just after, and later, between keyframes.
+    for from in [63u64, 123, 200] {
+        let mut resumed = resume(&a, from).expect("resume");
+        let asleep = resumed.world.sleeping_island_count();
+        assert_eq!(asleep, if from < 120 { 0 } else { 2 }, "at {from}");
+        let out = dir.path().join(format!("resumed-{from}.lvlog"));
+        let mut rec = resumed.recorder(&out, RecordOptions::default()).unwrap();
+        let frames_left = 60 - (from + 1) / 4;
+        resumed
+            .run(frames_left, |w, info| rec.record(w, info))
+            .unwrap();
+        rec.finish().unwrap();
+        assert_frames_bitwise_equal(&a, &open(&out));
+    }
+}

@@ -46,6 +46,7 @@ pub mod rows;
 pub mod scene;
 pub mod schedule;
 pub mod settings;
+mod sleep;
 mod solver;
 pub mod world;
 

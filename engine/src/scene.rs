@@ -89,6 +89,14 @@ pub struct SceneWorld {
     pub projection_factor: Option<f32>,
     /// Warm starting (default true).
     pub warm_starting: Option<bool>,
+    /// Let islands at rest sleep (default false; see [`Settings::sleeping`]).
+    pub sleeping: Option<bool>,
+    /// Rest threshold on a body's linear speed, m/s (default 0.05).
+    pub sleep_linear_speed: Option<f32>,
+    /// Rest threshold on a body's angular speed, rad/s (default 0.05).
+    pub sleep_angular_speed: Option<f32>,
+    /// Rest time before an island sleeps, s (default 0.5).
+    pub time_to_sleep: Option<f32>,
 }
 
 /// A `[[body]]` table.
@@ -444,6 +452,10 @@ impl Scene {
             error_reduction: w.error_reduction.unwrap_or(d.error_reduction),
             projection_factor: w.projection_factor.unwrap_or(d.projection_factor),
             warm_starting: w.warm_starting.unwrap_or(d.warm_starting),
+            sleeping: w.sleeping.unwrap_or(d.sleeping),
+            sleep_linear_speed: w.sleep_linear_speed.unwrap_or(d.sleep_linear_speed),
+            sleep_angular_speed: w.sleep_angular_speed.unwrap_or(d.sleep_angular_speed),
+            time_to_sleep: w.time_to_sleep.unwrap_or(d.time_to_sleep),
             ..d
         }
     }

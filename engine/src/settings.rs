@@ -1,4 +1,4 @@
-//! World settings: gravity, substep cap, iteration counts, stabilisation gains.
+//! World settings: gravity, substep cap, iteration counts, stabilisation gains, sleeping.
 
 use crate::error::{EngineError, Result};
 use glam::Vec3;
@@ -31,6 +31,17 @@ pub struct Settings {
     /// Which instantiation of the joint kernels solves the colour batches. Both give bitwise
     /// identical results; `scalar` is the reference.
     pub solver_path: SolverPath,
+    /// Let islands at rest sleep (off by default: offline runs step every body every substep).
+    /// An island falls asleep when every body in it has stayed below both
+    /// `sleep_linear_speed` and `sleep_angular_speed` for `time_to_sleep`; it wakes when one of
+    /// its bodies is touched through the API (see [`crate::schedule::islands`]).
+    pub sleeping: bool,
+    /// Speed of a body's centre of mass below which it counts as resting, m/s (default 0.05).
+    pub sleep_linear_speed: f32,
+    /// Angular speed below which a body counts as resting, rad/s (default 0.05).
+    pub sleep_angular_speed: f32,
+    /// Time every body of an island must rest before the island falls asleep, s (default 0.5).
+    pub time_to_sleep: f32,
 }
 
 /// The joint kernels' instantiation (see [`crate::lanes`]).
@@ -66,6 +77,10 @@ impl Default for Settings {
             warm_starting: true,
             threads: 0,
             solver_path: SolverPath::Wide,
+            sleeping: false,
+            sleep_linear_speed: 0.05,
+            sleep_angular_speed: 0.05,
+            time_to_sleep: 0.5,
         }
     }
 }
@@ -132,6 +147,32 @@ impl Settings {
                 "must lie in (0, 1]; the default is 1",
             ));
         }
+        for (name, value, unit) in [
+            ("sleep_linear_speed", self.sleep_linear_speed, "m/s"),
+            ("sleep_angular_speed", self.sleep_angular_speed, "rad/s"),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(EngineError::InvalidSetting {
+                    name,
+                    value: value.to_string(),
+                    reason: if unit == "m/s" {
+                        "must be a finite speed >= 0 in m/s; the default is 0.05 (0 lets only \
+                         bodies at exactly zero speed sleep)"
+                    } else {
+                        "must be a finite angular speed >= 0 in rad/s; the default is 0.05 (0 \
+                         lets only bodies at exactly zero speed sleep)"
+                    },
+                });
+            }
+        }
+        if !(self.time_to_sleep.is_finite() && self.time_to_sleep > 0.0) {
+            return Err(bad(
+                "time_to_sleep",
+                self.time_to_sleep,
+                "must be a finite number of seconds greater than zero; the default is 0.5 \
+                 (to keep islands awake, set `sleeping = false` instead)",
+            ));
+        }
         Ok(())
     }
 
@@ -180,5 +221,66 @@ mod tests {
         };
         assert!(s.validate().is_err());
         assert!(Settings::default().validate().is_ok());
+    }
+
+    #[test]
+    fn sleeping_is_off_by_default_and_its_settings_are_checked() {
+        let d = Settings::default();
+        assert!(!d.sleeping);
+        assert_eq!(
+            (d.sleep_linear_speed, d.sleep_angular_speed, d.time_to_sleep),
+            (0.05, 0.05, 0.5)
+        );
+        let cases = [
+            (
+                Settings {
+                    sleep_linear_speed: -1.0,
+                    ..d
+                },
+                "sleep_linear_speed",
+                "m/s",
+            ),
+            (
+                Settings {
+                    sleep_angular_speed: f32::NAN,
+                    ..d
+                },
+                "sleep_angular_speed",
+                "rad/s",
+            ),
+            (
+                Settings {
+                    time_to_sleep: 0.0,
+                    ..d
+                },
+                "time_to_sleep",
+                "sleeping = false",
+            ),
+            (
+                Settings {
+                    time_to_sleep: f32::INFINITY,
+                    ..d
+                },
+                "time_to_sleep",
+                "seconds",
+            ),
+        ];
+        for (s, name, hint) in cases {
+            let e = s.validate().unwrap_err().to_string();
+            assert!(e.contains(name) && e.contains(hint), "{e}");
+        }
+        // Zero thresholds are allowed, and the settings are checked even with sleeping off.
+        let zero = Settings {
+            sleep_linear_speed: 0.0,
+            sleep_angular_speed: 0.0,
+            sleeping: true,
+            ..d
+        };
+        assert!(zero.validate().is_ok());
+        // Serialised settings without the new fields still parse, with sleeping off.
+        let parsed: Settings = toml::from_str("threads = 1").unwrap();
+        assert!(!parsed.sleeping);
+        let on: Settings = toml::from_str("sleeping = true\ntime_to_sleep = 1.0").unwrap();
+        assert!(on.sleeping && on.time_to_sleep == 1.0);
     }
 }

@@ -15,7 +15,13 @@
 //! 7. `project_positions`: `position_iterations` passes that move the poses back onto the
 //!    joint manifold, joint by joint (non-linear Gauss-Seidel; a joint's decoupled rows are
 //!    applied together);
-//! 8. `check_finite`: a non-finite state rolls the step back and names the body.
+//! 8. `update_sleep` (only with [`Settings::sleeping`]): rest timers, and islands falling
+//!    asleep or waking (see [`crate::schedule::islands`]); a change rebuilds the schedule
+//!    before the next substep;
+//! 9. `check_finite`: a non-finite state rolls the step back and names the body.
+//!
+//! Sleeping bodies are skipped by every stage: the schedule leaves out the joints of sleeping
+//! islands, and the integration stages skip sleeping bodies (whose velocities are zero).
 //!
 //! Every stage that touches rows walks the [`crate::schedule`]: colours in order, the batches
 //! of one colour in parallel (they share no dynamic body), then the overflow joints serially.
@@ -30,6 +36,7 @@ use crate::lanes::{BodyAccess, PoseAccess, Shared, SolverVelocity, Wide, WIDE_LA
 use crate::rows::{integrate_rotation, MAX_ROWS_PER_JOINT};
 use crate::schedule::{Islands, Schedule};
 use crate::settings::{Settings, SolverPath};
+use crate::sleep::Sleep;
 use crate::solver::{Exec, PrepareInput, Solver};
 use glam::{Quat, Vec3};
 use std::sync::Arc;
@@ -115,6 +122,18 @@ pub struct World {
     /// for. They move the poses in the substep they are computed in, then are discarded, so
     /// the bias never adds kinetic energy nor enters the warm start.
     bias: Vec<SolverVelocity>,
+    /// Rest timers and sleep flags (see [`crate::schedule::islands`]).
+    sleep: Sleep,
+    /// Rollback copy of the timers and flags.
+    sleep_backup: (Vec<f32>, Vec<bool>),
+    /// Set by `update_sleep` when an island fell asleep or woke: the schedule is rebuilt
+    /// before the next substep.
+    sleep_changed: bool,
+    /// The islands of the scene; `None` after a body or joint was added.
+    island_cache: Option<Islands>,
+    /// With sleeping on, [`World::solver_state`]: the impulses then the timers, refreshed
+    /// whenever either changes.
+    solver_state_buf: Vec<f32>,
 }
 
 impl World {
@@ -135,6 +154,11 @@ impl World {
             substeps_done: 0,
             velocities: Vec::new(),
             bias: Vec::new(),
+            sleep: Sleep::default(),
+            sleep_backup: (Vec::new(), Vec::new()),
+            sleep_changed: false,
+            island_cache: None,
+            solver_state_buf: Vec::new(),
         })
     }
 
@@ -143,17 +167,33 @@ impl World {
         &self.settings
     }
 
-    /// Replaces the settings (validated first; the world is unchanged on error).
+    /// Replaces the settings (validated first; the world is unchanged on error). Changing
+    /// any sleep setting wakes every island.
     pub fn set_settings(&mut self, settings: Settings) -> Result<()> {
         settings.validate()?;
+        let old = self.settings;
         self.settings = settings;
+        let sleep_key = |s: &Settings| {
+            (
+                s.sleeping,
+                s.sleep_linear_speed,
+                s.sleep_angular_speed,
+                s.time_to_sleep,
+            )
+        };
+        if sleep_key(&old) != sleep_key(&settings) {
+            self.wake_all();
+        }
         Ok(())
     }
 
-    /// Adds a body.
+    /// Adds a body (awake).
     pub fn add_body(&mut self, desc: BodyDesc) -> Result<BodyId> {
         let id = self.bodies.push(&desc)?;
+        self.sleep.push();
+        self.island_cache = None;
         self.invalidate_schedule();
+        self.publish_solver_state();
         Ok(id)
     }
 
@@ -185,9 +225,14 @@ impl World {
         let id = self
             .joints
             .push(&desc, self.bodies.rotation[a], self.bodies.rotation[b])?;
+        // A new joint touches its bodies: wake their islands before they merge.
+        self.wake_touching(a);
+        self.wake_touching(b);
+        self.island_cache = None;
         self.diagnostics.push([0.0; COLUMN_COUNT]);
         self.sync_joint(id.index());
         self.invalidate_schedule();
+        self.publish_solver_state();
         Ok(id)
     }
 
@@ -227,6 +272,92 @@ impl World {
     fn invalidate_schedule(&mut self) {
         self.schedule = None;
         self.solver = None;
+    }
+
+    /// Whether a body sleeps (always false for static and kinematic bodies, and with
+    /// [`Settings::sleeping`] off).
+    pub fn is_body_sleeping(&self, id: BodyId) -> Result<bool> {
+        let i = self.check_body(id)?;
+        Ok(self.sleep.asleep[i])
+    }
+
+    /// Number of sleeping bodies.
+    pub fn sleeping_body_count(&self) -> usize {
+        self.sleep.sleeping_bodies
+    }
+
+    /// Number of sleeping islands.
+    pub fn sleeping_island_count(&self) -> usize {
+        self.sleep.sleeping_islands
+    }
+
+    /// Seconds each body has rested below the sleep thresholds (frozen while its island
+    /// sleeps; 0 for static and kinematic bodies and with sleeping off).
+    pub fn sleep_timers(&self) -> &[f32] {
+        &self.sleep.timer
+    }
+
+    /// Wakes every island and resets every rest timer.
+    pub fn wake_all(&mut self) {
+        if self.sleep.wake_all() {
+            self.invalidate_schedule();
+        }
+        self.publish_solver_state();
+    }
+
+    /// The islands of the current scene, cached until a body or joint is added.
+    fn cached_islands(&mut self) -> &Islands {
+        if self.island_cache.is_none() {
+            self.island_cache = Some(match &self.schedule {
+                Some(s) => s.islands.clone(),
+                None => Islands::build(&self.bodies.kind, &self.joint_bodies()),
+            });
+        }
+        self.island_cache.as_ref().expect("just built")
+    }
+
+    /// With sleeping on, wakes what touching body `i` through the API disturbs: its island if
+    /// it is dynamic, else every island jointed to it (a moved static or kinematic body
+    /// drags its joints). Resets those islands' rest timers.
+    fn wake_touching(&mut self, i: usize) {
+        if !self.settings.sleeping {
+            return;
+        }
+        self.cached_islands();
+        let islands = self.island_cache.as_ref().expect("cached above");
+        let mut which: Vec<u32> = Vec::new();
+        if islands.island_of[i] != Islands::NONE {
+            which.push(islands.island_of[i]);
+        } else {
+            for (&a, &b) in self.joints.body_a.iter().zip(&self.joints.body_b) {
+                let other = if a as usize == i {
+                    b
+                } else if b as usize == i {
+                    a
+                } else {
+                    continue;
+                };
+                let island = islands.island_of[other as usize];
+                if island != Islands::NONE && !which.contains(&island) {
+                    which.push(island);
+                }
+            }
+        }
+        let islands = self.island_cache.as_ref().expect("cached above");
+        if self.sleep.wake_islands(islands, &which) {
+            self.invalidate_schedule();
+        }
+        self.publish_solver_state();
+    }
+
+    /// With sleeping on, copies the impulses and the timers into the solver-state buffer.
+    fn publish_solver_state(&mut self) {
+        if self.settings.sleeping {
+            self.solver_state_buf.clear();
+            self.solver_state_buf
+                .extend_from_slice(self.joints.impulse.as_flattened());
+            self.solver_state_buf.extend_from_slice(&self.sleep.timer);
+        }
     }
 
     /// The schedule (colours, batches, overflow, islands), built now if the scene changed
@@ -281,13 +412,17 @@ impl World {
                 SolverPath::Wide => WIDE_LANES,
             };
             let limited: Vec<bool> = self.joints.limit.iter().map(Option::is_some).collect();
-            let schedule = Schedule::build(
+            let schedule = Schedule::build_awake(
                 width,
                 &self.bodies.kind,
                 &self.joint_bodies(),
                 &self.joints.kind,
                 &limited,
+                &self.sleep.asleep,
             );
+            if self.island_cache.is_none() {
+                self.island_cache = Some(schedule.islands.clone());
+            }
             self.solver = Some(match path {
                 SolverPath::Scalar => {
                     PathSolver::Scalar(Solver::new(&schedule, &self.joints, &self.bodies))
@@ -337,7 +472,8 @@ impl World {
             + size_of::<f32>()
             + size_of::<Vec3>()
             + size_of::<glam::Mat3>()
-            + 2 * size_of::<SolverVelocity>(); // kernel and bias velocities
+            + 2 * size_of::<SolverVelocity>() // kernel and bias velocities
+            + Sleep::BYTES_PER_BODY;
         MemoryReport {
             bytes_per_joint: joint + solver.div_ceil(joints),
             solver_bytes_per_joint: solver.div_ceil(joints),
@@ -421,7 +557,9 @@ impl World {
         ))
     }
 
-    /// Sets a body's pose without advancing time, then refreshes the diagnostics.
+    /// Sets a body's pose without advancing time, then refreshes the diagnostics. With
+    /// sleeping on, this wakes the body's island (or, for a static or kinematic body, every
+    /// island jointed to it).
     pub fn set_body_pose(&mut self, id: BodyId, position: Vec3, rotation: Quat) -> Result<()> {
         let i = self.check_body(id)?;
         let name = &self.bodies.name[i];
@@ -435,11 +573,14 @@ impl World {
         self.bodies.position[i] = position;
         self.bodies.rotation[i] = rotation;
         self.bodies.refresh_inv_inertia_world(i);
+        self.wake_touching(i);
         self.sync();
         Ok(())
     }
 
-    /// Sets a body's velocity without advancing time, then refreshes the diagnostics.
+    /// Sets a body's velocity without advancing time, then refreshes the diagnostics. With
+    /// sleeping on, this wakes the body's island (or, for a kinematic body, every island
+    /// jointed to it) before setting the velocity, so the velocity is kept.
     pub fn set_body_velocity(&mut self, id: BodyId, linear: Vec3, angular: Vec3) -> Result<()> {
         let i = self.check_body(id)?;
         let name = &self.bodies.name[i];
@@ -454,6 +595,7 @@ impl World {
                     .into(),
             });
         }
+        self.wake_touching(i);
         self.bodies.linear_velocity[i] = linear;
         self.bodies.angular_velocity[i] = angular;
         self.sync();
@@ -510,26 +652,69 @@ impl World {
             .sum()
     }
 
-    /// Warm-start impulses of every joint, 6 per joint: the solver state that, with the poses
-    /// and velocities, determines the next step.
+    /// The solver state that, with the poses and velocities, determines the next step: the
+    /// warm-start impulses of every joint, 6 per joint; with [`Settings::sleeping`] on, followed
+    /// by every body's rest timer in seconds ([`World::sleep_timers`]), which also determine
+    /// who sleeps. With sleeping off it is exactly the impulses, as before sleeping existed.
+    /// The recorder stores it at keyframes and [`World::state_hash`] covers it.
     pub fn solver_state(&self) -> &[f32] {
-        self.joints.impulse.as_flattened()
+        if self.settings.sleeping {
+            &self.solver_state_buf
+        } else {
+            self.joints.impulse.as_flattened()
+        }
     }
 
-    /// Restores warm-start impulses saved by [`World::solver_state`].
+    /// Restores a state saved by [`World::solver_state`] (with the same sleeping setting).
+    /// With sleeping on, the timers are restored and the islands whose timers have all
+    /// reached `time_to_sleep` sleep (their velocities are zeroed, as they were when they fell
+    /// asleep), the others are awake. Call it after [`World::restore_body_states`], which
+    /// wakes everything.
     pub fn set_solver_state(&mut self, state: &[f32]) -> Result<()> {
-        let want = self.joints.len() * MAX_ROWS_PER_JOINT;
-        if state.len() != want || state.iter().any(|x| !x.is_finite()) {
+        let impulses = self.joints.len() * MAX_ROWS_PER_JOINT;
+        let timers = if self.settings.sleeping {
+            self.bodies.len()
+        } else {
+            0
+        };
+        let bad_timer = state[impulses.min(state.len())..].iter().any(|&t| t < 0.0);
+        if state.len() != impulses + timers || state.iter().any(|x| !x.is_finite()) || bad_timer {
             return Err(EngineError::InvalidSetting {
                 name: "solver_state",
                 value: format!("{} values", state.len()),
-                reason: "must hold 6 finite impulses per joint, as World::solver_state gives",
+                reason: if self.settings.sleeping {
+                    "with sleeping on it must hold 6 finite impulses per joint then one finite \
+                     rest timer >= 0 per body, as World::solver_state gives; a state saved \
+                     with sleeping off has no timers: restore it with sleeping off"
+                } else {
+                    "must hold 6 finite impulses per joint, as World::solver_state gives; a \
+                     state saved with sleeping on also holds one timer per body: restore it \
+                     with sleeping on"
+                },
             });
         }
         self.joints
             .impulse
             .as_flattened_mut()
-            .copy_from_slice(state);
+            .copy_from_slice(&state[..impulses]);
+        if self.settings.sleeping {
+            self.sleep.timer.copy_from_slice(&state[impulses..]);
+            let kind = &self.bodies.kind;
+            for (t, k) in self.sleep.timer.iter_mut().zip(kind) {
+                if *k != BodyKind::Dynamic {
+                    *t = 0.0;
+                }
+            }
+            self.sleep.asleep.fill(false);
+            self.cached_islands();
+            let islands = self.island_cache.as_ref().expect("cached above");
+            self.sleep
+                .settle(&mut self.bodies, islands, self.settings.time_to_sleep);
+            self.sleep.recount(islands);
+            self.invalidate_schedule();
+            self.publish_solver_state();
+            self.sync();
+        }
         Ok(())
     }
 
@@ -545,7 +730,8 @@ impl World {
     /// [`World::set_solver_state`] and [`World::set_clock`] it reproduces the recorded state
     /// hash. (Added by the replay crate's owner; `set_body_pose` per body re-normalises the
     /// quaternion, which changes the last bit of about one rotation in three, and re-syncs
-    /// every joint per body.)
+    /// every joint per body.) With sleeping on it wakes every island and resets the rest
+    /// timers; [`World::set_solver_state`], called after it, restores them.
     pub fn restore_body_states(
         &mut self,
         poses: &[[f32; 7]],
@@ -576,6 +762,9 @@ impl World {
             self.bodies.linear_velocity[i] = Vec3::new(v[0], v[1], v[2]);
             self.bodies.angular_velocity[i] = Vec3::new(v[3], v[4], v[5]);
             self.bodies.refresh_inv_inertia_world(i);
+        }
+        if self.settings.sleeping {
+            self.wake_all();
         }
         self.sync();
         Ok(())
@@ -663,6 +852,11 @@ impl World {
         let h = dt / n as f32;
         self.bodies.save_state(&mut self.backup);
         self.impulse_backup.clone_from(&self.joints.impulse);
+        let sleeping = self.settings.sleeping;
+        if sleeping {
+            self.sleep_backup.0.clone_from(&self.sleep.timer);
+            self.sleep_backup.1.clone_from(&self.sleep.asleep);
+        }
         let start = (self.time, self.substeps_done);
         let observed = observer.is_some();
         for _ in 0..n {
@@ -679,12 +873,32 @@ impl World {
             if let Err(e) = checked {
                 self.bodies.restore_state(&self.backup);
                 self.joints.impulse.clone_from(&self.impulse_backup);
+                if sleeping {
+                    self.sleep.timer.clone_from(&self.sleep_backup.0);
+                    if self.sleep.asleep != self.sleep_backup.1 {
+                        self.sleep.asleep.clone_from(&self.sleep_backup.1);
+                        self.invalidate_schedule();
+                    }
+                    self.sleep_changed = false;
+                    self.cached_islands();
+                    let islands = self.island_cache.as_ref().expect("cached above");
+                    self.sleep.recount(islands);
+                    self.publish_solver_state();
+                }
                 (self.time, self.substeps_done) = start;
                 self.sync();
                 return Err(e);
             }
             self.time += f64::from(h);
             self.substeps_done += 1;
+            if sleeping {
+                if std::mem::take(&mut self.sleep_changed) {
+                    // An island fell asleep or woke: the next substep solves the new set.
+                    self.invalidate_schedule();
+                    self.ensure_solver();
+                }
+                self.publish_solver_state();
+            }
             if let Some(observer) = observer.as_mut() {
                 let info = SubstepInfo {
                     substep: self.substeps_done - 1,
@@ -710,15 +924,18 @@ impl World {
         self.store_impulses(h);
         self.integrate_positions(h);
         self.project_positions();
+        if self.settings.sleeping {
+            self.update_sleep(h);
+        }
     }
 
     fn integrate_velocities(&mut self, h: f32) {
         let _s = trace_span!("integrate_velocities").entered();
         let dv = self.settings.gravity * h;
-        let kind = &self.bodies.kind;
+        let (kind, asleep) = (&self.bodies.kind, &self.sleep.asleep);
         self.exec()
             .for_each_indexed(&mut self.bodies.linear_velocity, &|i, v| {
-                if kind[i] == BodyKind::Dynamic {
+                if kind[i] == BodyKind::Dynamic && !asleep[i] {
                     *v += dv;
                 }
             });
@@ -800,15 +1017,15 @@ impl World {
         let _s = trace_span!("integrate_positions").entered();
         let exec = self.exec();
         let b = &mut self.bodies;
-        let u = &self.bias;
+        let (u, asleep) = (&self.bias, &self.sleep.asleep);
         let (kind, linear, angular) = (&b.kind, &b.linear_velocity, &b.angular_velocity);
         exec.for_each_indexed(&mut b.position, &|i, x| {
-            if kind[i] != BodyKind::Static {
+            if kind[i] != BodyKind::Static && !asleep[i] {
                 *x += (linear[i] + u[i].linear()) * h;
             }
         });
         exec.for_each_indexed(&mut b.rotation, &|i, q| {
-            if kind[i] != BodyKind::Static {
+            if kind[i] != BodyKind::Static && !asleep[i] {
                 *q = integrate_rotation(*q, (angular[i] + u[i].angular()) * h);
             }
         });
@@ -829,6 +1046,23 @@ impl World {
             let joints = &self.joints;
             on_path!(&self.solver, s => s.project(exec, poses, joints, factor));
         }
+    }
+
+    fn update_sleep(&mut self, h: f32) {
+        let _s = trace_span!("update_sleep").entered();
+        let exec = self.exec();
+        let schedule = self
+            .schedule
+            .as_ref()
+            .expect("built at the start of the step");
+        self.sleep_changed |= self.sleep.update(
+            exec,
+            &mut self.bodies,
+            &schedule.islands,
+            &schedule.driven,
+            &self.settings,
+            h,
+        );
     }
 
     fn check_finite(&self) -> Result<()> {
@@ -874,4 +1108,276 @@ pub fn state_hash(poses: &[[f32; 7]], velocities: &[[f32; 6]], solver_state: &[f
     h.update(bytemuck::cast_slice(velocities));
     h.update(bytemuck::cast_slice(solver_state));
     h.digest()
+}
+
+#[cfg(test)]
+mod sleep_tests {
+    //! Island sleeping (see `schedule::islands`).
+    use super::*;
+
+    const DT: f32 = 1.0 / 60.0;
+
+    fn sleepy(threads: u32, path: SolverPath) -> Settings {
+        Settings {
+            sleeping: true,
+            threads,
+            solver_path: path,
+            ..Settings::default()
+        }
+    }
+
+    /// Adds a chain of `links` 1 m links hanging from a static body at `top`; straight down
+    /// (at rest) or straight out along +x (it swings). Returns the links.
+    fn add_chain(w: &mut World, name: &str, top: Vec3, links: usize, swing: bool) -> Vec<BodyId> {
+        let dir = if swing { Vec3::X } else { -Vec3::Y };
+        let ground = w.add_body(BodyDesc::fixed(format!("{name}-ground")).position(top));
+        let mut prev = ground.unwrap();
+        let mut out = Vec::new();
+        for k in 0..links {
+            let p = top + dir * (k + 1) as f32;
+            let body = w
+                .add_body(BodyDesc::dynamic(format!("{name}-{k}")).position(p))
+                .unwrap();
+            let anchor_a = if k == 0 { Vec3::ZERO } else { dir * 0.5 };
+            let joint = JointDesc::spherical(format!("{name}-j{k}"), prev, body)
+                .anchors(anchor_a, -dir * if k == 0 { 1.0 } else { 0.5 });
+            w.add_joint(joint).unwrap();
+            prev = body;
+            out.push(body);
+        }
+        out
+    }
+
+    fn bits(w: &World, id: BodyId) -> [u32; 13] {
+        let (p, q) = w.body_pose(id).unwrap();
+        let (v, a) = w.body_velocity(id).unwrap();
+        let f = [
+            p.x, p.y, p.z, q.x, q.y, q.z, q.w, v.x, v.y, v.z, a.x, a.y, a.z,
+        ];
+        f.map(f32::to_bits)
+    }
+
+    #[test]
+    fn a_pendulum_at_rest_falls_asleep_after_time_to_sleep_and_is_skipped() {
+        let mut w = World::new(sleepy(1, SolverPath::Wide)).unwrap();
+        let bob = add_chain(&mut w, "p", Vec3::ZERO, 1, false)[0];
+        let h = 1.0 / 240.0;
+        let mut substeps = 0;
+        while !w.is_body_sleeping(bob).unwrap() {
+            w.step(h).unwrap();
+            substeps += 1;
+            assert!(substeps < 1000, "never slept");
+        }
+        // 0.5 s of 1/240 s substeps: the body rests from the first substep, and the f32 sum
+        // of h is 0.49999 after 120 substeps and 0.50417 after 121, so it sleeps at 121.
+        eprintln!("slept after {substeps} substeps");
+        assert_eq!(substeps, 121, "slept after {substeps} substeps");
+        assert_eq!((w.sleeping_body_count(), w.sleeping_island_count()), (1, 1));
+        assert_eq!(w.body_velocity(bob).unwrap(), (Vec3::ZERO, Vec3::ZERO));
+        let asleep = bits(&w, bob);
+        let hash = w.state_hash();
+        for _ in 0..100 {
+            w.step(DT).unwrap();
+        }
+        assert_eq!(bits(&w, bob), asleep, "a sleeping body moved");
+        assert_eq!(w.state_hash(), hash);
+        assert_eq!(
+            w.active_row_count(),
+            0,
+            "a sleeping island's rows were solved"
+        );
+        assert_eq!(w.schedule().sleeping_joints, 1);
+        // The diagnostics stay those of the resting pose.
+        let d = w.constraint_data()[0];
+        assert!(d[3] < 1e-6 && d[6] == 0.0, "{d:?}");
+    }
+
+    #[test]
+    fn a_swinging_island_is_unaffected_by_a_sleeping_one() {
+        let run = |with_rest: bool, sleeping: bool| {
+            let mut w = World::new(Settings {
+                sleeping,
+                ..sleepy(1, SolverPath::Wide)
+            })
+            .unwrap();
+            let rest = with_rest.then(|| add_chain(&mut w, "rest", Vec3::ZERO, 3, false));
+            let swing = add_chain(&mut w, "swing", Vec3::new(10.0, 0.0, 0.0), 3, true);
+            let mut max_speed = 0.0f32;
+            for _ in 0..240 {
+                w.step(DT).unwrap();
+                max_speed = max_speed.max(w.body_velocity(swing[2]).unwrap().0.length());
+            }
+            let awake = swing.iter().all(|&b| !w.is_body_sleeping(b).unwrap());
+            let slept = rest.map(|r| r.iter().all(|&b| w.is_body_sleeping(b).unwrap()));
+            let state: Vec<_> = swing.iter().map(|&b| bits(&w, b)).collect();
+            (state, awake, slept, max_speed)
+        };
+        let (with_sleep, awake, slept, max_speed) = run(true, true);
+        eprintln!("swinging chain: max speed of its end {max_speed} m/s");
+        assert!(awake && max_speed > 3.0, "max speed {max_speed}");
+        assert_eq!(slept, Some(true));
+        let (alone, ..) = run(false, true);
+        let (no_sleep, _, slept_off, _) = run(true, false);
+        assert_eq!(slept_off, Some(false));
+        assert_eq!(
+            with_sleep, alone,
+            "the swinging chain depends on a sleeping island"
+        );
+        assert_eq!(with_sleep, no_sleep, "sleeping changed the swinging chain");
+    }
+
+    #[test]
+    fn set_body_velocity_wakes_the_whole_island() {
+        let mut w = World::new(sleepy(1, SolverPath::Wide)).unwrap();
+        let links = add_chain(&mut w, "c", Vec3::ZERO, 2, false);
+        for _ in 0..60 {
+            w.step(DT).unwrap();
+        }
+        assert_eq!(w.sleeping_body_count(), 2);
+        let before = [links[0], links[1]].map(|b| w.body_pose(b).unwrap().0);
+        w.set_body_velocity(links[0], Vec3::new(1.0, 0.0, 0.0), Vec3::ZERO)
+            .unwrap();
+        assert!(!w.is_body_sleeping(links[0]).unwrap() && !w.is_body_sleeping(links[1]).unwrap());
+        assert_eq!(w.sleep_timers()[1..], [0.0, 0.0]);
+        assert_eq!(
+            w.body_velocity(links[0]).unwrap().0,
+            Vec3::new(1.0, 0.0, 0.0)
+        );
+        w.step(DT).unwrap();
+        let moved = [0, 1].map(|k| (w.body_pose(links[k]).unwrap().0 - before[k]).length());
+        eprintln!("woken links moved {moved:?} m in one frame");
+        // The kicked link moves about 1 m/s x 1/60 s; the joint drags the lower one along.
+        assert!(moved[0] > 1e-2 && moved[1] > 1e-4, "moved {moved:?} m");
+        assert!(w.active_row_count() > 0);
+        // Nothing damps the swing, so the chain stays awake.
+        for _ in 0..60 {
+            w.step(DT).unwrap();
+        }
+        assert_eq!(w.sleeping_body_count(), 0);
+        // Touching the static anchor wakes the island jointed to it, too.
+        w.wake_all();
+        w.set_settings(Settings {
+            sleep_linear_speed: 100.0,
+            sleep_angular_speed: 100.0,
+            ..*w.settings()
+        })
+        .unwrap();
+        for _ in 0..31 {
+            w.step(DT).unwrap();
+        }
+        assert_eq!(w.sleeping_body_count(), 2);
+        let ground = w.body_id("c-ground").unwrap();
+        w.set_body_pose(ground, Vec3::new(0.0, 0.1, 0.0), Quat::IDENTITY)
+            .unwrap();
+        assert_eq!(w.sleeping_body_count(), 0);
+    }
+
+    /// Ten chains of 1 to 3 links hanging at rest (ten islands that fall asleep) and two
+    /// swinging chains (that stay awake).
+    fn mixed(settings: Settings) -> World {
+        let mut w = World::new(settings).unwrap();
+        for i in 0..10 {
+            add_chain(
+                &mut w,
+                &format!("r{i}"),
+                Vec3::new(i as f32, 0.0, 0.0),
+                1 + i % 3,
+                false,
+            );
+        }
+        add_chain(&mut w, "s0", Vec3::new(0.0, 10.0, 0.0), 4, true);
+        add_chain(&mut w, "s1", Vec3::new(0.0, 20.0, 0.0), 2, true);
+        w
+    }
+
+    #[test]
+    fn sleeping_is_bitwise_identical_for_every_thread_count_and_path() {
+        let runs = [
+            (1, SolverPath::Wide),
+            (2, SolverPath::Wide),
+            (1, SolverPath::Scalar),
+            (2, SolverPath::Scalar),
+        ];
+        let mut hashes: Vec<Vec<u64>> = Vec::new();
+        let mut slept = 0;
+        for (threads, path) in runs {
+            let mut w = mixed(sleepy(threads, path));
+            let mut h = Vec::new();
+            for _ in 0..90 {
+                w.step(DT).unwrap();
+                h.push(w.state_hash());
+            }
+            slept = w.sleeping_island_count();
+            hashes.push(h);
+        }
+        assert_eq!(slept, 10, "the ten resting islands sleep");
+        for h in &hashes[1..] {
+            assert_eq!(h, &hashes[0]);
+        }
+    }
+
+    #[test]
+    fn solver_state_carries_the_timers_and_resumes_bitwise() {
+        for frames in [20, 45] {
+            // 20 frames: timers running, nothing asleep; 45: the resting islands asleep.
+            let mut a = mixed(sleepy(1, SolverPath::Wide));
+            for _ in 0..frames {
+                a.step(DT).unwrap();
+            }
+            assert_eq!(
+                a.solver_state().len(),
+                a.joint_count() * MAX_ROWS_PER_JOINT + a.body_count()
+            );
+            let (mut poses, mut velocities) = (Vec::new(), Vec::new());
+            a.gather_state(&mut poses, &mut velocities);
+            let solver = a.solver_state().to_vec();
+            let mut b = mixed(sleepy(1, SolverPath::Wide));
+            b.restore_body_states(&poses, &velocities).unwrap();
+            b.set_solver_state(&solver).unwrap();
+            b.set_clock(a.time(), a.substeps_done());
+            assert_eq!(b.state_hash(), a.state_hash());
+            assert_eq!(b.sleeping_body_count(), a.sleeping_body_count());
+            assert_eq!(a.sleeping_island_count(), if frames == 45 { 10 } else { 0 });
+            for _ in 0..60 {
+                a.step(DT).unwrap();
+                b.step(DT).unwrap();
+                assert_eq!(b.state_hash(), a.state_hash());
+            }
+            // The wrong length is refused with a message saying why.
+            let e = b.set_solver_state(&solver[..solver.len() - 1]).unwrap_err();
+            assert!(e.to_string().contains("rest timer"), "{e}");
+        }
+    }
+
+    #[test]
+    fn with_sleeping_off_the_solver_state_is_the_impulses() {
+        let mut w = mixed(Settings::default());
+        w.step(DT).unwrap();
+        assert_eq!(w.solver_state().len(), w.joint_count() * MAX_ROWS_PER_JOINT);
+        assert_eq!(w.sleeping_body_count(), 0);
+        assert!(w.sleep_timers().iter().all(|&t| t == 0.0));
+    }
+
+    #[test]
+    fn a_moving_kinematic_body_keeps_its_island_awake() {
+        let mut w = World::new(sleepy(1, SolverPath::Wide)).unwrap();
+        let k = w
+            .add_body(BodyDesc::kinematic("k").velocity(Vec3::new(0.01, 0.0, 0.0), Vec3::ZERO))
+            .unwrap();
+        let bob = w
+            .add_body(BodyDesc::dynamic("bob").position(Vec3::new(0.0, -1.0, 0.0)))
+            .unwrap();
+        w.add_joint(JointDesc::spherical("j", k, bob).anchors(Vec3::ZERO, Vec3::Y))
+            .unwrap();
+        for _ in 0..120 {
+            w.step(DT).unwrap();
+        }
+        // The kinematic body crawls at 0.01 m/s, below the threshold, yet drags the bob.
+        assert!(!w.is_body_sleeping(bob).unwrap());
+        w.set_body_velocity(k, Vec3::ZERO, Vec3::ZERO).unwrap();
+        for _ in 0..60 {
+            w.step(DT).unwrap();
+        }
+        assert!(w.is_body_sleeping(bob).unwrap());
+    }
 }

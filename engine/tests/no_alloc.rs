@@ -58,23 +58,28 @@ fn scene() -> Scene {
 fn steady_state_steps_do_not_allocate() {
     let scene = scene();
     // (threads, path): serial runs on this thread; 2 threads use the world's own rayon pool.
-    for (threads, path) in [
-        (1, SolverPath::Wide),
-        (1, SolverPath::Scalar),
-        (2, SolverPath::Wide),
-        (0, SolverPath::Wide),
+    // (threads, path, sleeping): with sleeping on, the warm-up runs long enough (1 s) for
+    // the islands at rest to fall asleep, and no island changes state while counting.
+    for (threads, path, sleeping) in [
+        (1, SolverPath::Wide, false),
+        (1, SolverPath::Scalar, false),
+        (2, SolverPath::Wide, false),
+        (0, SolverPath::Wide, false),
+        (1, SolverPath::Wide, true),
     ] {
         let settings = Settings {
             threads,
             solver_path: path,
+            sleeping,
             ..scene.settings()
         };
         let mut world = scene.build_with(settings).unwrap();
         // The first steps build the schedule, the batches, the pool and the scratch buffers
         // (and let rayon's work queues grow to their high-water mark).
-        for _ in 0..10 {
+        for _ in 0..if sleeping { 60 } else { 10 } {
             world.step(scene.frame_dt()).unwrap();
         }
+        let asleep = world.sleeping_body_count();
         ALLOCATIONS.store(0, Ordering::SeqCst);
         COUNTING.store(true, Ordering::SeqCst);
         for _ in 0..STEPS {
@@ -82,6 +87,14 @@ fn steady_state_steps_do_not_allocate() {
         }
         COUNTING.store(false, Ordering::SeqCst);
         let n = ALLOCATIONS.load(Ordering::SeqCst);
+        assert_eq!(
+            world.sleeping_body_count(),
+            asleep,
+            "an island changed state"
+        );
+        if sleeping {
+            eprintln!("{asleep} of {} bodies asleep", world.body_count());
+        }
         // Serial: nothing. Parallel: the step enters the pool once, through rayon's injector
         // (a crossbeam queue that allocates one block per 63 entries, freeing the old one);
         // the engine itself allocates nothing.

@@ -319,6 +319,14 @@ pub fn effective_scene(scene: &Scene, world: &World, dt: f32) -> Scene {
     w.error_reduction = Some(s.error_reduction);
     w.projection_factor = Some(s.projection_factor);
     w.warm_starting = Some(s.warm_starting);
+    // Written when on (or named by the scene), so that a run without sleeping records the
+    // same header as before sleeping existed (and the golden logs stay valid).
+    if s.sleeping || w.sleeping.is_some() {
+        w.sleeping = Some(s.sleeping);
+        w.sleep_linear_speed = Some(s.sleep_linear_speed);
+        w.sleep_angular_speed = Some(s.sleep_angular_speed);
+        w.time_to_sleep = Some(s.time_to_sleep);
+    }
     out
 }
 

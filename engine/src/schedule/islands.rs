@@ -5,10 +5,32 @@
 //! their lowest body index, so the numbering depends on the scene alone. They are recomputed
 //! whenever a body or joint is added (joints are never removed).
 //!
-//! Sleeping is not implemented: Lavender's offline runs step every body every substep. The
-//! rule an implementation should follow is Box2D's: an island sleeps when all of its bodies
-//! have stayed below a linear and angular speed threshold for a time, and wakes when any of
-//! its bodies is touched by the API (`set_body_pose`, `set_body_velocity`).
+//! # Sleeping
+//!
+//! Off by default ([`crate::Settings::sleeping`]): offline runs step every body every substep.
+//! When on, the rule is Box2D's, applied per island by the `update_sleep` stage at the end of
+//! every substep (after position projection; `crate::sleep`):
+//!
+//! - each awake dynamic body has a rest timer, in seconds: it grows by the substep `h` while
+//!   `|v| <= sleep_linear_speed` (m/s) and `|w| <= sleep_angular_speed` (rad/s), and is reset
+//!   to 0 otherwise. A dynamic body jointed to a kinematic body with a non-zero velocity is
+//!   reset to 0 too (the kinematic body drags it, however slowly);
+//! - an island falls asleep when every one of its bodies' timers is `>= time_to_sleep` (s):
+//!   its velocities are set to zero, its joints leave the schedule (the schedule is rebuilt
+//!   before the next substep) and the integration stages skip its bodies, so its poses stay
+//!   bit for bit where they were. Warm-start impulses and joint forces keep their last values;
+//!   the diagnostics, derived from the poses and zero velocities, stay correct;
+//! - an island wakes, with every timer reset to 0, when the API touches one of its bodies
+//!   (`World::set_body_pose`, `World::set_body_velocity`, `World::add_joint`), when a touched
+//!   static or kinematic body is jointed to it, when a kinematic body jointed to it moves, on
+//!   `World::restore_body_states` and `World::wake_all` (every island), and when a sleep
+//!   setting changes.
+//!
+//! Timers freeze while an island sleeps, so between substeps an island sleeps exactly when all
+//! of its timers have reached `time_to_sleep`: the timers alone determine who sleeps. With
+//! sleeping on they follow the impulses in `World::solver_state`, and `World::set_solver_state`
+//! re-derives the sleeping islands from them, so a run resumed from a keyframe is bit-exact.
+//! Nothing depends on the thread count.
 
 use crate::bodies::BodyKind;
 

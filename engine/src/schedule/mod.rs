@@ -16,6 +16,13 @@
 //!   batch key: the batches never need rebuilding while the scene is unchanged.
 //! - [`islands`]: connected components of dynamic bodies through joints.
 //!
+//! With sleeping on, the joints of sleeping islands are left out of the batches, the overflow
+//! and the projection groups ([`Schedule::build_awake`]): every stage skips them. The
+//! coloring still covers every joint, so an awake joint keeps the colour it has when nothing
+//! sleeps (a joint's colour depends only on earlier joints of its own island), and the awake
+//! islands are solved bitwise as if no island slept. The schedule is rebuilt when an island
+//! falls asleep or wakes, a rare event.
+//!
 //! Colours run in order; the batches of one colour touch disjoint dynamic bodies, so they may
 //! run in any order or in parallel with bitwise the same result.
 
@@ -74,6 +81,11 @@ pub struct Schedule {
     pub projection_colors: Vec<Range<usize>>,
     /// Overflow joints of the larger islands, projected serially after the colours.
     pub projection_overflow: Vec<u32>,
+    /// `(kinematic body, dynamic body)` of every joint between the two kinds, in joint order
+    /// (a moving kinematic body keeps the island it is jointed to awake).
+    pub driven: Vec<(u32, u32)>,
+    /// Joints left out because their island sleeps.
+    pub sleeping_joints: usize,
 }
 
 /// Islands with at most this many joints are projected serially in joint order (one task per
@@ -131,7 +143,7 @@ fn group_by_island(
 
 impl Schedule {
     /// Builds the schedule for `width` lanes from the bodies' kinds and, per joint, its two
-    /// bodies, type and whether it has a limit.
+    /// bodies, type and whether it has a limit; every body awake.
     pub fn build(
         width: usize,
         body_kinds: &[BodyKind],
@@ -139,12 +151,51 @@ impl Schedule {
         joint_kinds: &[JointKind],
         limited: &[bool],
     ) -> Schedule {
+        let awake = vec![false; body_kinds.len()];
+        Self::build_awake(
+            width,
+            body_kinds,
+            joint_bodies,
+            joint_kinds,
+            limited,
+            &awake,
+        )
+    }
+
+    /// [`Schedule::build`] leaving out the joints of sleeping bodies (`body_asleep`, per body;
+    /// islands sleep whole, so a joint's dynamic bodies are all asleep or all awake).
+    pub fn build_awake(
+        width: usize,
+        body_kinds: &[BodyKind],
+        joint_bodies: &[(u32, u32)],
+        joint_kinds: &[JointKind],
+        limited: &[bool],
+        body_asleep: &[bool],
+    ) -> Schedule {
         assert!(width >= 1);
+        assert_eq!(body_asleep.len(), body_kinds.len());
         let coloring = Coloring::build(body_kinds, joint_bodies);
         let islands = Islands::build(body_kinds, joint_bodies);
+        let asleep: Vec<bool> = joint_bodies
+            .iter()
+            .map(|&(a, b)| body_asleep[a as usize] || body_asleep[b as usize])
+            .collect();
+        let driven = joint_bodies
+            .iter()
+            .filter_map(
+                |&(a, b)| match (body_kinds[a as usize], body_kinds[b as usize]) {
+                    (BodyKind::Kinematic, BodyKind::Dynamic) => Some((a, b)),
+                    (BodyKind::Dynamic, BodyKind::Kinematic) => Some((b, a)),
+                    _ => None,
+                },
+            )
+            .collect();
         let mut per_color: Vec<Vec<u32>> = vec![Vec::new(); coloring.color_count()];
         let mut overflow = Vec::new();
         for (j, &c) in coloring.color_of.iter().enumerate() {
+            if asleep[j] {
+                continue;
+            }
             if c == OVERFLOW {
                 overflow.push(j as u32);
             } else {
@@ -187,6 +238,12 @@ impl Schedule {
         let mut serial_islands = Vec::new();
         let mut large = vec![false; joint_bodies.len()];
         for range in &island_ranges {
+            if island_joints[range.clone()]
+                .first()
+                .is_some_and(|&j| asleep[j as usize])
+            {
+                continue;
+            }
             if range.len() <= SERIAL_PROJECTION_MAX_JOINTS {
                 serial_islands.push(range.clone());
             } else {
@@ -230,6 +287,8 @@ impl Schedule {
             projection_joints,
             projection_colors,
             projection_overflow,
+            driven,
+            sleeping_joints: asleep.iter().filter(|&&x| x).count(),
         }
     }
 

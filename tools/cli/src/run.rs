@@ -38,6 +38,10 @@ pub struct Args {
     /// bitwise identical for every thread count.
     #[arg(long)]
     threads: Option<u32>,
+    /// Let islands at rest sleep (as `sleeping = true` in the scene's `[world]`; off by
+    /// default). A recorded run keeps the setting, so `lavender resume` reproduces it.
+    #[arg(long)]
+    sleep: bool,
     /// Record every substep to this file: a Lavender log (`.lvlog`) or HDF5 (`.h5`, `.hdf5`).
     #[arg(long, value_name = "PATH")]
     record: Option<std::path::PathBuf>,
@@ -70,6 +74,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     if let Some(n) = args.threads {
         settings.threads = n;
+    }
+    if args.sleep {
+        settings.sleeping = true;
     }
     let dt = args.dt.unwrap_or_else(|| scene.frame_dt());
     if !(dt.is_finite() && dt > 0.0) {
