@@ -281,11 +281,20 @@ fn report_breakdown(dir: &Path) {
     for (s, rows) in history[..16].iter().enumerate() {
         finder.judge_frame(s as u64, s as f64, rows, &mut onsets);
     }
+    // In the recorder the frame's diagnostics are in cache (the summary just read them):
+    // each frame is copied into one buffer first, and the copy's own time subtracted.
+    let mut rows = history[0].clone();
     let mut s = 16usize;
-    let spike_index = time(&mut || {
-        finder.judge_frame(s as u64, s as f64, &history[s], &mut onsets);
+    let copy = time(&mut || {
+        rows.copy_from_slice(&history[s]);
         s += 1;
     });
+    let mut s = 16usize;
+    let spike_index = time(&mut || {
+        rows.copy_from_slice(&history[s]);
+        finder.judge_frame(s as u64, s as f64, &rows, &mut onsets);
+        s += 1;
+    }) - copy;
     let header = lavender::replay::recorder::header_for(&scene, &world, dt);
     let path = dir.join("breakdown.lvlog");
     let mut w = lavender::replay::LogWriter::create(&path, &header).unwrap();

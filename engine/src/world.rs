@@ -460,7 +460,7 @@ impl World {
         let joint = name
             + size_of::<joints::JointKind>()
             + 2 * size_of::<u32>()
-            + 4 * size_of::<Vec3>()
+            + 6 * size_of::<Vec3>() // anchors, axes, perpendiculars
             + size_of::<Quat>()
             + size_of::<Option<[f32; 2]>>()
             + 2 * size_of::<[f32; MAX_ROWS_PER_JOINT]>() // impulses and their rollback copy

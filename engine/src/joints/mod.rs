@@ -196,6 +196,9 @@ pub(crate) struct JointParams {
     pub axis_b: Vec3,
     pub reference: Quat,
     pub limit: Option<[f32; 2]>,
+    /// Two unit vectors perpendicular to `axis_a` and each other, in A's frame
+    /// (`axis_a.any_orthonormal_pair()`, computed once when the joint is added).
+    pub perpendicular: [Vec3; 2],
 }
 
 #[cfg(test)]
@@ -457,9 +460,8 @@ impl<L: Lane> ParamLanes<L> {
     pub fn set_lane(&mut self, i: usize, kind: JointKind, j: &JointParams, p: &PosePair) {
         self.set_geometry(i, kind, j);
         if matches!(kind, JointKind::Revolute | JointKind::Prismatic) {
-            let (t1, t2) = j.axis_a.any_orthonormal_pair();
-            self.perpendicular_1.set_lane(i, t1);
-            self.perpendicular_2.set_lane(i, t2);
+            self.perpendicular_1.set_lane(i, j.perpendicular[0]);
+            self.perpendicular_2.set_lane(i, j.perpendicular[1]);
         }
         if j.limit.is_some() && kind == JointKind::Revolute {
             self.angle.set_lane(i, revolute::angle(p, j));
@@ -593,6 +595,8 @@ pub struct Joints {
     pub(crate) axis_b: Vec<Vec3>,
     pub(crate) reference: Vec<Quat>,
     pub(crate) limit: Vec<Option<[f32; 2]>>,
+    /// See [`JointParams::perpendicular`].
+    pub(crate) perpendicular: Vec<[Vec3; 2]>,
     /// Accumulated impulse per row slot from the last substep (warm start), N s or N m s.
     pub(crate) impulse: Vec<[f32; MAX_ROWS_PER_JOINT]>,
     /// Constraint force on B over the last substep, N.
@@ -653,6 +657,7 @@ impl Joints {
             axis_b: self.axis_b[j],
             reference: self.reference[j],
             limit: self.limit[j],
+            perpendicular: self.perpendicular[j],
         }
     }
 
@@ -737,6 +742,8 @@ impl Joints {
         self.anchor_b.push(desc.anchor_b);
         self.axis_a.push(axes[0]);
         self.axis_b.push(axes[1]);
+        let (t1, t2) = axes[0].any_orthonormal_pair();
+        self.perpendicular.push([t1, t2]);
         self.reference.push(reference);
         self.limit.push(desc.limit);
         self.impulse.push([0.0; MAX_ROWS_PER_JOINT]);
@@ -868,6 +875,11 @@ mod tests {
         }
     }
 
+    fn perpendicular(axis: Vec3) -> [Vec3; 2] {
+        let (t1, t2) = axis.any_orthonormal_pair();
+        [t1, t2]
+    }
+
     #[test]
     fn lane_diagnostics_equal_the_scalar_joint_code_and_are_the_same_bits_on_both_paths() {
         // Every joint type at random poses and velocities, lanes with and without limits
@@ -910,6 +922,7 @@ mod tests {
                     reference: quat(&mut r),
                     // Narrow limits, so that most limited lanes are violated.
                     limit: (lane % 2 == 1).then(|| [0.1 * r(), 0.1 * r() + 0.05]),
+                    perpendicular: perpendicular(axis),
                 };
                 poses.set_lane(lane, &pair);
                 velocities.set_lane(lane, &v);
@@ -993,6 +1006,7 @@ mod tests {
                         axis_b: axis,
                         reference: quat(&mut r),
                         limit: None,
+                        perpendicular: perpendicular(axis),
                     };
                     if limited {
                         // The coordinate, then a limit that holds it inside, or above or
