@@ -33,6 +33,9 @@ def test_documented_usage_type_checks(tmp_path):
             view: np.ndarray = sim.constraint_data(copy=False)
             position, rotation = sim.body_pose("bob")
             sim.set_body_pose("bob", position + 0.01, rotation)
+            sim.set_settings(sleeping=True, time_to_sleep=0.5)
+            asleep: bool = sim.is_body_sleeping("bob") and sim.sleeping_body_count == 1
+            timers: np.ndarray = sim.sleep_timers()
             log = lavender.Log("run.lvlog")
             diagnostics = log[0].diagnostics
             report = log.diff(log, atol=1e-6)

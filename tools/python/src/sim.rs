@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use lavender_engine::{BodyId, Scene, Settings, SolverPath, World};
 use lavender_replay::recorder::{RecordOptions, Recorder};
-use numpy::PyArray2;
+use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -36,6 +36,11 @@ struct Recording {
 /// The bodies and joints are fixed when the Sim is built, so the zero-copy view from
 /// ``constraint_data(copy=False)`` stays valid as long as the array lives (the array keeps
 /// the Sim alive).
+///
+/// Island sleeping is off by default; with ``sleeping=True`` an island whose bodies stay
+/// below ``sleep_linear_speed`` (m/s) and ``sleep_angular_speed`` (rad/s) for
+/// ``time_to_sleep`` (s) stops moving until ``wake_all()`` or a ``set_body_*`` call wakes it
+/// (see ``is_body_sleeping``, ``sleeping_body_count``, ``sleep_timers``).
 #[pyclass(module = "lavender", name = "Sim")]
 pub struct Sim {
     world: World,
@@ -45,7 +50,7 @@ pub struct Sim {
 }
 
 /// The keyword arguments that set solver settings, in the order the docs list them.
-pub(crate) const SETTING_NAMES: [&str; 10] = [
+pub(crate) const SETTING_NAMES: [&str; 14] = [
     "dt",
     "gravity",
     "max_substep",
@@ -56,6 +61,10 @@ pub(crate) const SETTING_NAMES: [&str; 10] = [
     "warm_starting",
     "threads",
     "solver_path",
+    "sleeping",
+    "sleep_linear_speed",
+    "sleep_angular_speed",
+    "time_to_sleep",
 ];
 
 /// Settings given as keyword arguments (``**settings``), parsed; the engine validates the
@@ -72,6 +81,10 @@ struct Overrides {
     warm_starting: Option<bool>,
     threads: Option<u32>,
     solver_path: Option<SolverPath>,
+    sleeping: Option<bool>,
+    sleep_linear_speed: Option<f32>,
+    sleep_angular_speed: Option<f32>,
+    time_to_sleep: Option<f32>,
 }
 
 fn bad_setting(name: &'static str, value: &Bound<'_, PyAny>, reason: &'static str) -> PyErr {
@@ -87,6 +100,12 @@ fn setting_f32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<f32> {
         .extract()
         .map_err(|_| bad_setting(name, value, "must be a number"))?;
     Ok(v as f32)
+}
+
+fn setting_bool(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    value
+        .extract()
+        .map_err(|_| bad_setting(name, value, "must be True or False"))
 }
 
 fn setting_u32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
@@ -123,12 +142,7 @@ impl Overrides {
                 "projection_factor" => {
                     o.projection_factor = Some(setting_f32("projection_factor", v)?)
                 }
-                "warm_starting" => {
-                    o.warm_starting =
-                        Some(v.extract().map_err(|_| {
-                            bad_setting("warm_starting", v, "must be True or False")
-                        })?)
-                }
+                "warm_starting" => o.warm_starting = Some(setting_bool("warm_starting", v)?),
                 "threads" => o.threads = Some(setting_u32("threads", v)?),
                 "solver_path" => {
                     let path: String = v.extract().unwrap_or_default();
@@ -144,6 +158,14 @@ impl Overrides {
                         }
                     })
                 }
+                "sleeping" => o.sleeping = Some(setting_bool("sleeping", v)?),
+                "sleep_linear_speed" => {
+                    o.sleep_linear_speed = Some(setting_f32("sleep_linear_speed", v)?)
+                }
+                "sleep_angular_speed" => {
+                    o.sleep_angular_speed = Some(setting_f32("sleep_angular_speed", v)?)
+                }
+                "time_to_sleep" => o.time_to_sleep = Some(setting_f32("time_to_sleep", v)?),
                 _ => {
                     return Err(PyTypeError::new_err(format!(
                         "unexpected keyword argument {key:?}; the settings are {}",
@@ -167,6 +189,10 @@ impl Overrides {
         s.warm_starting = self.warm_starting.unwrap_or(s.warm_starting);
         s.threads = self.threads.unwrap_or(s.threads);
         s.solver_path = self.solver_path.unwrap_or(s.solver_path);
+        s.sleeping = self.sleeping.unwrap_or(s.sleeping);
+        s.sleep_linear_speed = self.sleep_linear_speed.unwrap_or(s.sleep_linear_speed);
+        s.sleep_angular_speed = self.sleep_angular_speed.unwrap_or(s.sleep_angular_speed);
+        s.time_to_sleep = self.time_to_sleep.unwrap_or(s.time_to_sleep);
         s
     }
 }
@@ -393,7 +419,9 @@ impl Sim {
         text_signature = "(scene=None, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, position_iterations=None, \
                           error_reduction=None, projection_factor=None, warm_starting=None, \
-                          threads=None, solver_path=None)"
+                          threads=None, solver_path=None, sleeping=None, \
+                          sleep_linear_speed=None, sleep_angular_speed=None, \
+                          time_to_sleep=None)"
     )]
     fn new(
         scene: Option<&Bound<'_, PyAny>>,
@@ -411,7 +439,9 @@ impl Sim {
         text_signature = "(text, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, position_iterations=None, \
                           error_reduction=None, projection_factor=None, warm_starting=None, \
-                          threads=None, solver_path=None)"
+                          threads=None, solver_path=None, sleeping=None, \
+                          sleep_linear_speed=None, sleep_angular_speed=None, \
+                          time_to_sleep=None)"
     )]
     fn from_toml(text: &str, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Sim> {
         let overrides = Overrides::parse(settings)?;
@@ -643,7 +673,8 @@ impl Sim {
 
     /// Changes solver settings (``gravity``, ``max_substep``, ``velocity_iterations``,
     /// ``position_iterations``, ``error_reduction``, ``projection_factor``,
-    /// ``warm_starting``, ``threads``, ``solver_path``) and the default frame ``dt``.
+    /// ``warm_starting``, ``threads``, ``solver_path``, ``sleeping``, ``sleep_linear_speed``,
+    /// ``sleep_angular_speed``, ``time_to_sleep``) and the default frame ``dt``.
     /// Validated first: on error nothing changes. Refused while recording (the log's header
     /// holds the settings).
     #[pyo3(
@@ -651,7 +682,9 @@ impl Sim {
         text_signature = "($self, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, position_iterations=None, \
                           error_reduction=None, projection_factor=None, warm_starting=None, \
-                          threads=None, solver_path=None)"
+                          threads=None, solver_path=None, sleeping=None, \
+                          sleep_linear_speed=None, sleep_angular_speed=None, \
+                          time_to_sleep=None)"
     )]
     fn set_settings(&mut self, settings: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
         if let Some(r) = &self.recording {
@@ -671,7 +704,8 @@ impl Sim {
 
     /// The solver settings as a dict (gravity, max_substep, velocity_iterations,
     /// position_iterations, error_reduction, projection_factor, warm_starting, threads,
-    /// solver_path) plus the default frame ``dt``.
+    /// solver_path, sleeping, sleep_linear_speed, sleep_angular_speed, time_to_sleep) plus the
+    /// default frame ``dt``.
     #[getter]
     fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.world.settings();
@@ -686,6 +720,10 @@ impl Sim {
         d.set_item("warm_starting", s.warm_starting)?;
         d.set_item("threads", s.threads)?;
         d.set_item("solver_path", s.solver_path.name())?;
+        d.set_item("sleeping", s.sleeping)?;
+        d.set_item("sleep_linear_speed", s.sleep_linear_speed)?;
+        d.set_item("sleep_angular_speed", s.sleep_angular_speed)?;
+        d.set_item("time_to_sleep", s.time_to_sleep)?;
         Ok(d)
     }
 
@@ -827,6 +865,42 @@ impl Sim {
     #[getter]
     fn joint_count(&self) -> usize {
         self.world.joint_count()
+    }
+
+    /// Number of sleeping bodies (always 0 unless the ``sleeping`` setting is on).
+    #[getter]
+    fn sleeping_body_count(&self) -> usize {
+        self.world.sleeping_body_count()
+    }
+
+    /// Number of sleeping islands (connected groups of dynamic bodies through joints).
+    #[getter]
+    fn sleeping_island_count(&self) -> usize {
+        self.world.sleeping_island_count()
+    }
+
+    /// Whether a body (by name or index) sleeps: its island has rested for
+    /// ``time_to_sleep`` seconds, so its velocities are zero and steps leave its pose
+    /// unchanged. Always False for static and kinematic bodies and with ``sleeping`` off.
+    fn is_body_sleeping(&self, body: &Bound<'_, PyAny>) -> PyResult<bool> {
+        self.world
+            .is_body_sleeping(self.body(body)?)
+            .map_err(errors::engine)
+    }
+
+    /// Per-body rest timers, a ``(bodies,)`` float32 array (copy), s: how long each body
+    /// has stayed below both ``sleep_linear_speed`` (m/s) and ``sleep_angular_speed``
+    /// (rad/s). An island sleeps once every timer in it reaches ``time_to_sleep``; the timers
+    /// of a sleeping island are frozen. 0 for static and kinematic bodies and with
+    /// ``sleeping`` off.
+    fn sleep_timers<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f32>> {
+        PyArray1::from_slice(py, self.world.sleep_timers())
+    }
+
+    /// Wakes every sleeping island and resets every rest timer to 0, without advancing time.
+    /// (``set_body_pose`` and ``set_body_velocity`` already wake the island they touch.)
+    fn wake_all(&mut self) {
+        self.world.wake_all();
     }
 
     /// Kinetic plus gravitational potential energy of the dynamic bodies, J, computed as

@@ -42,7 +42,8 @@ class SceneBuilder:
         """Starts an empty scene; keyword arguments are ``[world]`` settings (``dt``,
         ``duration``, ``gravity``, ``max_substep``, ``velocity_iterations``,
         ``position_iterations``, ``error_reduction``, ``projection_factor``,
-        ``warm_starting``)."""
+        ``warm_starting``, ``sleeping``, ``sleep_linear_speed``, ``sleep_angular_speed``,
+        ``time_to_sleep``)."""
         self._description = description
         self._world: Dict[str, Any] = {}
         self._bodies: List[Dict[str, Any]] = []

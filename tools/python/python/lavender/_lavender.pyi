@@ -56,6 +56,10 @@ class _SettingsDict(TypedDict):
     warm_starting: bool
     threads: int
     solver_path: Literal["wide", "scalar"]
+    sleeping: bool
+    sleep_linear_speed: float
+    sleep_angular_speed: float
+    time_to_sleep: float
 
 class _JointForces(TypedDict):
     force_on_b: _F32Array
@@ -75,6 +79,8 @@ class Sim:
     ``scene`` is a scene file path, a shipped scene name, a scene dict with the scene
     file's structure, a ``SceneBuilder``, or None (an empty world). Keyword arguments
     override the scene's ``[world]`` settings; ``dt`` is the default frame step.
+    ``sleeping=True`` lets islands at rest sleep (``sleep_linear_speed`` m/s,
+    ``sleep_angular_speed`` rad/s, ``time_to_sleep`` s).
     """
 
     def __new__(
@@ -91,6 +97,10 @@ class Sim:
         warm_starting: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
+        sleeping: Optional[bool] = None,
+        sleep_linear_speed: Optional[float] = None,
+        sleep_angular_speed: Optional[float] = None,
+        time_to_sleep: Optional[float] = None,
     ) -> "Sim": ...
     @staticmethod
     def from_toml(
@@ -106,6 +116,10 @@ class Sim:
         warm_starting: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
+        sleeping: Optional[bool] = None,
+        sleep_linear_speed: Optional[float] = None,
+        sleep_angular_speed: Optional[float] = None,
+        time_to_sleep: Optional[float] = None,
     ) -> "Sim":
         """A Sim from scene TOML text."""
     def step(self, dt: Optional[float] = None) -> int:
@@ -156,6 +170,10 @@ class Sim:
         warm_starting: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
+        sleeping: Optional[bool] = None,
+        sleep_linear_speed: Optional[float] = None,
+        sleep_angular_speed: Optional[float] = None,
+        time_to_sleep: Optional[float] = None,
     ) -> None:
         """Changes settings (validated; refused while recording)."""
     @property
@@ -200,6 +218,18 @@ class Sim:
     @property
     def joint_count(self) -> int:
         """Number of joints."""
+    @property
+    def sleeping_body_count(self) -> int:
+        """Number of sleeping bodies (0 unless ``sleeping`` is on)."""
+    @property
+    def sleeping_island_count(self) -> int:
+        """Number of sleeping islands."""
+    def is_body_sleeping(self, body: _Selector) -> bool:
+        """Whether a body (by name or index) sleeps."""
+    def sleep_timers(self) -> _F32Array:
+        """``(bodies,)`` float32 rest timers (copy), s."""
+    def wake_all(self) -> None:
+        """Wakes every island and resets every rest timer."""
     def total_energy(self) -> float:
         """Kinetic plus gravitational potential energy, J."""
     def state_hash(self) -> int:
