@@ -151,14 +151,14 @@ impl Schedule {
         joint_kinds: &[JointKind],
         limited: &[bool],
     ) -> Schedule {
-        let awake = vec![false; body_kinds.len()];
+        let none_asleep = vec![false; body_kinds.len()];
         Self::build_awake(
             width,
             body_kinds,
             joint_bodies,
             joint_kinds,
             limited,
-            &awake,
+            &none_asleep,
         )
     }
 
