@@ -10,7 +10,9 @@
 //!   the per-block-pair ratios, robust to other load on the machine), the time per recorded frame and the write bandwidth reached (log bytes /
 //!   time spent in `Recorder::record` on the stepping thread, and log bytes / recorded run
 //!   time); `default` is `RecordOptions::default()` (recording thread, keyframes every 16
-//!   frames, spike index), the others are the alternatives measured against it;
+//!   frames, spike index), `default_one_stepping_thread` the same with the engine on one
+//!   thread (the recording thread then has the other core to itself), the others are the
+//!   alternatives measured against the default;
 //! * `breakdown`: the pieces of a recorded substep, timed alone;
 //! * `scrub`: the time per GB of the log for the timeline (footer index only), the spikes
 //!   from the log's spike index (footer only), the same spikes found by scanning every
@@ -94,11 +96,18 @@ const BLOCK: u64 = 15;
 /// block is inside the block's time (it runs behind the stepping thread; without the drain,
 /// its last jobs would run during, and be charged to, the next unrecorded block), while
 /// within a block it overlaps the later frames as in a real run.
-fn overhead(path: &Path, frames: u64, options: RecordOptions) -> Overhead {
+fn overhead(path: &Path, frames: u64, options: RecordOptions, threads: u32) -> Overhead {
     let scene = chains_scene();
     let dt = scene.frame_dt();
     let mut plain = scene.build().unwrap();
     let mut recorded_world = scene.build().unwrap();
+    for world in [&mut plain, &mut recorded_world] {
+        let settings = lavender::engine::Settings {
+            threads,
+            ..*world.settings()
+        };
+        world.set_settings(settings).unwrap();
+    }
     let mut rec = Recorder::create_with(path, &scene, &recorded_world, dt, options).unwrap();
     // Warm-up: one frame each (page faults of the solver's buffers).
     plain.step(dt).unwrap();
@@ -390,9 +399,15 @@ fn main() {
     let dir = tempfile::tempdir_in(base).unwrap();
     let path = dir.path().join("chain100x100.lvlog");
     report_breakdown(dir.path());
-    let default = overhead(&path, frames, RecordOptions::default());
+    let default = overhead(&path, frames, RecordOptions::default(), 0);
     report_overhead("default", &default);
     report_scrub(&path);
+    // The same with one stepping thread: the recording thread then has a core of its own
+    // (what a machine with a spare core gives).
+    report_overhead(
+        "default_one_stepping_thread",
+        &overhead(&path, frames, RecordOptions::default(), 1),
+    );
     for (label, threaded, background, keyframe_every) in [
         ("caller_thread", false, false, DEFAULT_KEYFRAME_EVERY),
         (
@@ -411,7 +426,7 @@ fn main() {
                 ..WriterOptions::default()
             },
         };
-        report_overhead(label, &overhead(&path, frames, options));
+        report_overhead(label, &overhead(&path, frames, options, 0));
     }
     drop(dir);
     if std::env::args().any(|a| a == "--skip-criterion") {
