@@ -12,7 +12,7 @@ use std::time::Instant;
 /// joint that held the worst anchor error.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender scenes                           lists the shipped scene names"
+    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender scenes                           lists the shipped scene names"
 )]
 pub struct Args {
     /// A shipped scene's name (see `lavender scenes`) or a path to a scene TOML file.
@@ -180,6 +180,8 @@ struct Summary {
     max: ResidualMax,
     final_anchor_error: f32,
     worst_joint: Option<String>,
+    /// With sleeping on: sleeping bodies, sleeping islands and all islands, at the end.
+    sleeping: Option<(usize, usize, usize)>,
 }
 
 impl Summary {
@@ -209,6 +211,13 @@ impl Summary {
             final_anchor_error,
             worst_joint: (world.joint_count() > 0)
                 .then(|| world.joints().names()[max.anchor_joint].clone()),
+            sleeping: world.settings().sleeping.then(|| {
+                (
+                    world.sleeping_body_count(),
+                    world.sleeping_island_count(),
+                    world.islands().count,
+                )
+            }),
         }
     }
 
@@ -226,6 +235,11 @@ impl Summary {
             "max_angular_error": self.max.angular_error,
             "max_limit_violation": self.max.limit_violation,
             "worst_joint": self.worst_joint,
+            "sleeping": self.sleeping.map(|(bodies, islands, of)| serde_json::json!({
+                "bodies": bodies,
+                "islands": islands,
+                "of_islands": of,
+            })),
         })
     }
 
@@ -251,6 +265,11 @@ impl Summary {
             self.final_anchor_error,
             self.max.angular_error,
             self.max.limit_violation,
-        )
+        ) + &self
+            .sleeping
+            .map(|(bodies, islands, of)| {
+                format!("sleeping at end    {islands} of {of} islands ({bodies} bodies)\n")
+            })
+            .unwrap_or_default()
     }
 }

@@ -38,6 +38,31 @@ fn run_without_a_scene_runs_the_default_chain() {
 }
 
 #[test]
+fn run_sleep_reports_the_islands_asleep_at_the_end() {
+    // The shipped spherical grid hangs still within a few seconds: with --sleep its one island
+    // (380 dynamic bodies) is asleep after 6 s; without, the summary says sleeping is off.
+    let out = lavender(&["run", "grid", "--sleep", "--duration", "6", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sleeping"]["islands"], 1, "{v}");
+    assert_eq!(v["sleeping"]["of_islands"], 1);
+    assert_eq!(v["sleeping"]["bodies"], 380);
+    let out = lavender(&["run", "grid", "--duration", "1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["sleeping"].is_null(), "{v}");
+    let out = lavender(&["run", "grid", "--sleep", "--duration", "6"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("sleeping at end    1 of 1 islands (380 bodies)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn text_summary_names_the_worst_joint() {
     let out = lavender(&[
         "run",
