@@ -459,6 +459,26 @@ pub struct PairVelocities<L> {
     pub angular_b: V3<L>,
 }
 
+impl<L: Lane> PairVelocities<L> {
+    /// All zero.
+    pub fn zero() -> Self {
+        PairVelocities {
+            linear_a: V3::zero(),
+            angular_a: V3::zero(),
+            linear_b: V3::zero(),
+            angular_b: V3::zero(),
+        }
+    }
+
+    /// Sets lane `i` from the two bodies' `(linear, angular)` velocities.
+    pub fn set_lane(&mut self, i: usize, a: (Vec3, Vec3), b: (Vec3, Vec3)) {
+        self.linear_a.set_lane(i, a.0);
+        self.angular_a.set_lane(i, a.1);
+        self.linear_b.set_lane(i, b.0);
+        self.angular_b.set_lane(i, b.1);
+    }
+}
+
 /// Which bodies of a batch a kernel may write: bit `i` for lane `i`. A lane's body is written
 /// only if the lane is real (not padding) and the body is dynamic, so that no two lanes of one
 /// colour ever write the same body.

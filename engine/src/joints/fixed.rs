@@ -10,13 +10,13 @@
 use super::angular_lock_rows;
 use super::{
     angular_lock_rows_lanes, columns_lanes, orientation_error_lanes, rotation_angle_lanes,
-    AnchorLanes, ParamLanes, PoseLanes, VelocityLanes,
+    AnchorLanes, ParamLanes, PoseLanes,
 };
 #[cfg(test)]
 use super::{
     columns, orientation_error, rotation_angle, Anchors, JointParams, PosePair, VelocityPair,
 };
-use crate::lanes::Lane;
+use crate::lanes::{Lane, PairVelocities};
 #[cfg(test)]
 use crate::rows::RowSet;
 use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
@@ -43,7 +43,7 @@ pub(crate) fn rows_lanes<L: Lane>(
 /// [`diagnose`] for every lane.
 pub(crate) fn diagnose_lanes<L: Lane>(
     p: &PoseLanes<L>,
-    v: &VelocityLanes<L>,
+    v: &PairVelocities<L>,
     j: &ParamLanes<L>,
 ) -> [L; 8] {
     let anchors = AnchorLanes::of(p, j);

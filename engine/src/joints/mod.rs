@@ -21,7 +21,7 @@ pub mod spherical;
 
 use crate::bodies::{check_unit_quat, Bodies, BodyId};
 use crate::error::{EngineError, Result};
-use crate::lanes::{atan2, max, Lane, Q, V3};
+use crate::lanes::{atan2, max, Lane, PairVelocities, Q, V3};
 #[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
 use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
@@ -178,6 +178,7 @@ impl PosePair {
     }
 }
 
+#[cfg(test)]
 /// The two bodies' velocities.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct VelocityPair {
@@ -364,34 +365,6 @@ pub(crate) fn columns_lanes<L: Lane>(
     ]
 }
 
-/// The velocities of each lane's two bodies, for the lane-parallel diagnostics.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct VelocityLanes<L> {
-    pub linear_a: V3<L>,
-    pub angular_a: V3<L>,
-    pub linear_b: V3<L>,
-    pub angular_b: V3<L>,
-}
-
-impl<L: Lane> VelocityLanes<L> {
-    pub fn new() -> Self {
-        VelocityLanes {
-            linear_a: V3::zero(),
-            angular_a: V3::zero(),
-            linear_b: V3::zero(),
-            angular_b: V3::zero(),
-        }
-    }
-
-    /// Sets lane `i`.
-    pub fn set_lane(&mut self, i: usize, v: &VelocityPair) {
-        self.linear_a.set_lane(i, v.linear_a);
-        self.angular_a.set_lane(i, v.angular_a);
-        self.linear_b.set_lane(i, v.linear_b);
-        self.angular_b.set_lane(i, v.angular_b);
-    }
-}
-
 /// The poses of each lane's two bodies, for the lane-parallel row builders.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PoseLanes<L> {
@@ -507,7 +480,7 @@ impl<L: Lane> AnchorLanes<L> {
     }
 
     /// [`Anchors::relative_velocity`] for every lane, m/s.
-    pub fn relative_velocity(&self, v: &VelocityLanes<L>) -> V3<L> {
+    pub fn relative_velocity(&self, v: &PairVelocities<L>) -> V3<L> {
         v.linear_b + v.angular_b.cross(self.r_b) - v.linear_a - v.angular_a.cross(self.r_a)
     }
 
@@ -786,7 +759,7 @@ pub(crate) fn diagnose(
 pub(crate) fn diagnose_lanes<L: Lane>(
     kind: JointKind,
     p: &PoseLanes<L>,
-    v: &VelocityLanes<L>,
+    v: &PairVelocities<L>,
     j: &ParamLanes<L>,
 ) -> [L; 8] {
     match kind {
@@ -816,19 +789,15 @@ pub(crate) fn diagnose_group<L: Lane>(
         return;
     }
     let mut p = PoseLanes::<L>::new();
-    let mut v = VelocityLanes::<L>::new();
+    let mut v = PairVelocities::<L>::zero();
     let mut params = ParamLanes::<L>::new();
     for (lane, j) in range.enumerate() {
         let (a, b) = (joints.body_a[j] as usize, joints.body_b[j] as usize);
         p.set_lane(lane, &PosePair::of(bodies, a, b));
         v.set_lane(
             lane,
-            &VelocityPair {
-                linear_a: bodies.linear_velocity[a],
-                angular_a: bodies.angular_velocity[a],
-                linear_b: bodies.linear_velocity[b],
-                angular_b: bodies.angular_velocity[b],
-            },
+            (bodies.linear_velocity[a], bodies.angular_velocity[a]),
+            (bodies.linear_velocity[b], bodies.angular_velocity[b]),
         );
         params.set_geometry(lane, kind, &joints.params(j));
     }
@@ -897,7 +866,7 @@ mod tests {
             JointKind::Prismatic,
         ] {
             let mut poses = PoseLanes::<Wide>::new();
-            let mut velocities = VelocityLanes::<Wide>::new();
+            let mut velocities = PairVelocities::<Wide>::zero();
             let mut params = ParamLanes::<Wide>::new();
             let mut cases = Vec::new();
             for lane in 0..8 {
@@ -925,7 +894,7 @@ mod tests {
                     perpendicular: perpendicular(axis),
                 };
                 poses.set_lane(lane, &pair);
-                velocities.set_lane(lane, &v);
+                velocities.set_lane(lane, (v.linear_a, v.angular_a), (v.linear_b, v.angular_b));
                 params.set_geometry(lane, kind, &j);
                 cases.push((pair, v, j));
             }
@@ -933,9 +902,9 @@ mod tests {
             let mut violated = 0;
             for (lane, (pair, v, j)) in cases.iter().enumerate() {
                 let (mut p1, mut v1, mut j1) =
-                    (PoseLanes::new(), VelocityLanes::new(), ParamLanes::new());
+                    (PoseLanes::new(), PairVelocities::zero(), ParamLanes::new());
                 p1.set_lane(0, pair);
-                v1.set_lane(0, v);
+                v1.set_lane(0, (v.linear_a, v.angular_a), (v.linear_b, v.angular_b));
                 j1.set_geometry(0, kind, j);
                 let one: [f32; 8] = diagnose_lanes(kind, &p1, &v1, &j1);
                 let reference = diagnose(kind, pair, v, j);

@@ -15,14 +15,13 @@ use super::{angular_lock_rows, limit_row};
 use super::{
     angular_lock_rows_lanes, columns_lanes, limit_row_lanes, limit_violation_lanes,
     orientation_error_lanes, rotation_angle_lanes, AnchorLanes, ParamLanes, PoseLanes,
-    VelocityLanes,
 };
 #[cfg(test)]
 use super::{
     columns, limit_violation, orientation_error, rotation_angle, Anchors, JointParams, PosePair,
     VelocityPair,
 };
-use crate::lanes::{Lane, V3};
+use crate::lanes::{Lane, PairVelocities, V3};
 #[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
 use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
@@ -92,7 +91,7 @@ pub(crate) fn rows_lanes<L: Lane>(
 /// [`diagnose`] for every lane.
 pub(crate) fn diagnose_lanes<L: Lane>(
     p: &PoseLanes<L>,
-    v: &VelocityLanes<L>,
+    v: &PairVelocities<L>,
     j: &ParamLanes<L>,
 ) -> [L; 8] {
     let anchors = AnchorLanes::of(p, j);

@@ -16,9 +16,9 @@ use super::limit_row;
 use super::{columns, limit_violation, Anchors, VelocityPair};
 use super::{
     columns_lanes, limit_row_lanes, limit_violation_lanes, AnchorLanes, JointParams, ParamLanes,
-    PoseLanes, PosePair, VelocityLanes,
+    PoseLanes, PosePair,
 };
-use crate::lanes::{atan2, Lane, V3};
+use crate::lanes::{atan2, Lane, PairVelocities, V3};
 #[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
 use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
@@ -114,7 +114,7 @@ fn angle_lanes<L: Lane>(p: &PoseLanes<L>, j: &ParamLanes<L>) -> L {
 /// [`diagnose`] for every lane.
 pub(crate) fn diagnose_lanes<L: Lane>(
     p: &PoseLanes<L>,
-    v: &VelocityLanes<L>,
+    v: &PairVelocities<L>,
     j: &ParamLanes<L>,
 ) -> [L; 8] {
     let anchors = AnchorLanes::of(p, j);

@@ -8,8 +8,8 @@
 
 #[cfg(test)]
 use super::{columns, Anchors, JointParams, PosePair, VelocityPair};
-use super::{columns_lanes, AnchorLanes, ParamLanes, PoseLanes, VelocityLanes};
-use crate::lanes::Lane;
+use super::{columns_lanes, AnchorLanes, ParamLanes, PoseLanes};
+use crate::lanes::{Lane, PairVelocities};
 #[cfg(test)]
 use crate::rows::RowSet;
 use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
@@ -34,7 +34,7 @@ pub(crate) fn rows_lanes<L: Lane>(
 /// [`diagnose`] for every lane.
 pub(crate) fn diagnose_lanes<L: Lane>(
     p: &PoseLanes<L>,
-    v: &VelocityLanes<L>,
+    v: &PairVelocities<L>,
     j: &ParamLanes<L>,
 ) -> [L; 8] {
     let anchors = AnchorLanes::of(p, j);
