@@ -111,7 +111,7 @@ impl<L: Lane> JointLanes<L> {
         ([inv_mass_a, inv_mass_b], [inv_inertia_a, inv_inertia_b]): ([f32; 2], [&Mat3; 2]),
     ) {
         self.poses.set_lane(lane, pair);
-        self.params.set_lane(lane, kind, j, pair);
+        self.params.set_lane(lane, kind, j);
         self.inv_mass_a.set_lane(lane, inv_mass_a);
         self.inv_mass_b.set_lane(lane, inv_mass_b);
         self.inv_inertia_a.set_lane(lane, inv_inertia_a);

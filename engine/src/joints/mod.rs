@@ -388,8 +388,6 @@ pub(crate) struct ParamLanes<L> {
     /// The limit `[lo, hi]` (`-inf`, `+inf` without one).
     pub lo: L,
     pub hi: L,
-    /// The revolute hinge angle, rad (computed lane by lane: it needs `atan2`).
-    pub angle: L,
 }
 
 impl<L: Lane> PoseLanes<L> {
@@ -424,20 +422,15 @@ impl<L: Lane> ParamLanes<L> {
             reference: Q::identity(),
             lo: z,
             hi: z,
-            angle: z,
         }
     }
 
-    /// Sets lane `i` from a joint of type `kind` at the poses `p` (only what that type's
-    /// rows read).
-    pub fn set_lane(&mut self, i: usize, kind: JointKind, j: &JointParams, p: &PosePair) {
+    /// Sets lane `i` from a joint of type `kind` (only what that type's rows read).
+    pub fn set_lane(&mut self, i: usize, kind: JointKind, j: &JointParams) {
         self.set_geometry(i, kind, j);
         if matches!(kind, JointKind::Revolute | JointKind::Prismatic) {
             self.perpendicular_1.set_lane(i, j.perpendicular[0]);
             self.perpendicular_2.set_lane(i, j.perpendicular[1]);
-        }
-        if j.limit.is_some() && kind == JointKind::Revolute {
-            self.angle.set_lane(i, revolute::angle(p, j));
         }
     }
 
@@ -994,7 +987,7 @@ mod tests {
                         j.limit = Some([lo, lo + 0.3]);
                     }
                     poses.set_lane(lane, &pair);
-                    params.set_lane(lane, kind, &j, &pair);
+                    params.set_lane(lane, kind, &j);
                     cases.push((pair, j));
                 }
                 let mut wide = [RowGeometryLanes::<Wide>::zero(); MAX_ROWS_PER_JOINT];
@@ -1005,7 +998,7 @@ mod tests {
                     let mut p1 = PoseLanes::<f32>::new();
                     let mut j1 = ParamLanes::<f32>::new();
                     p1.set_lane(0, pair);
-                    j1.set_lane(0, kind, j, pair);
+                    j1.set_lane(0, kind, j);
                     let mut one = [RowGeometryLanes::<f32>::zero(); MAX_ROWS_PER_JOINT];
                     rows_lanes(kind, limited, &p1, &j1, &mut one);
                     for slot in 0..MAX_ROWS_PER_JOINT {

@@ -13,10 +13,9 @@
 #[cfg(test)]
 use super::limit_row;
 #[cfg(test)]
-use super::{columns, limit_violation, Anchors, VelocityPair};
+use super::{columns, limit_violation, Anchors, JointParams, PosePair, VelocityPair};
 use super::{
-    columns_lanes, limit_row_lanes, limit_violation_lanes, AnchorLanes, JointParams, ParamLanes,
-    PoseLanes, PosePair,
+    columns_lanes, limit_row_lanes, limit_violation_lanes, AnchorLanes, ParamLanes, PoseLanes,
 };
 use crate::lanes::{atan2, Lane, PairVelocities, V3};
 #[cfg(test)]
@@ -25,6 +24,7 @@ use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
 #[cfg(test)]
 use glam::Vec3;
 
+#[cfg(test)]
 /// The hinge angle theta, rad in `[-pi, pi]`, zero at the reference orientation.
 pub(crate) fn angle(p: &PosePair, j: &JointParams) -> f32 {
     let mut q_rel = (p.rotation_a * j.reference).inverse() * p.rotation_b;
@@ -78,7 +78,7 @@ pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
     rows
 }
 
-/// [`rows`] for every lane (the hinge angle of a limited joint comes in `j.angle`).
+/// [`rows`] for every lane.
 pub(crate) fn rows_lanes<L: Lane>(
     p: &PoseLanes<L>,
     j: &ParamLanes<L>,
@@ -95,7 +95,7 @@ pub(crate) fn rows_lanes<L: Lane>(
     }
     if limited {
         let g = RowGeometryLanes::new(V3::zero(), -a, a, L::splat(0.0));
-        out[5] = limit_row_lanes(j.angle, j.lo, j.hi, &g);
+        out[5] = limit_row_lanes(angle_lanes(p, j), j.lo, j.hi, &g);
     }
 }
 
