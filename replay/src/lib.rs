@@ -56,5 +56,5 @@ mod writer;
 
 pub use error::{ReplayError, Result};
 pub use format::{ColumnMax, FrameInput, FrameMeta, FrameSummary, Header, WorldSettingsRecord};
-pub use reader::{FrameView, LogReader, Recovery, RecoveryReason};
+pub use reader::{FrameView, LogReader, Recovery, RecoveryReason, StorageKeepAlive};
 pub use writer::{FlushPolicy, LogSummary, LogWriter, WriterOptions, BACKGROUND_QUEUE};

@@ -10,6 +10,7 @@ use std::fmt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 
 use memmap2::Mmap;
 use rkyv::rancor;
@@ -86,9 +87,10 @@ pub struct Recovery {
     pub reason: RecoveryReason,
 }
 
+/// The bytes a reader reads from, shared with the [`StorageKeepAlive`] handles it gave out.
 enum Storage {
-    Mapped { map: Mmap, file: File },
-    Owned(AlignedVec<16>),
+    Mapped { map: Arc<Mmap>, file: File },
+    Owned(Arc<AlignedVec<16>>),
 }
 
 impl Storage {
@@ -97,6 +99,19 @@ impl Storage {
             Storage::Mapped { map, .. } => map,
             Storage::Owned(v) => v,
         }
+    }
+}
+
+/// Keeps the bytes a [`LogReader`] read from alive: see [`LogReader::keep_alive`].
+#[derive(Clone)]
+pub struct StorageKeepAlive {
+    /// Held, never read: while it lives, so do the bytes.
+    _storage: Arc<dyn std::any::Any + Send + Sync>,
+}
+
+impl fmt::Debug for StorageKeepAlive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StorageKeepAlive")
     }
 }
 
@@ -509,7 +524,13 @@ impl LogReader {
         // truncated nor modified while mapped, except by appends beyond the mapped length,
         // which do not affect the mapped bytes.
         let map = unsafe { Mmap::map(&file) }.map_err(io("mapping"))?;
-        Self::from_storage(path.to_path_buf(), Storage::Mapped { map, file })
+        Self::from_storage(
+            path.to_path_buf(),
+            Storage::Mapped {
+                map: Arc::new(map),
+                file,
+            },
+        )
     }
 
     /// Opens a log held in memory (a copy is made into an aligned buffer). Safe: nothing else
@@ -517,7 +538,7 @@ impl LogReader {
     pub fn from_bytes(bytes: &[u8]) -> Result<LogReader> {
         let mut v = AlignedVec::<16>::with_capacity(bytes.len());
         v.extend_from_slice(bytes);
-        Self::from_storage(PathBuf::from("<memory>"), Storage::Owned(v))
+        Self::from_storage(PathBuf::from("<memory>"), Storage::Owned(Arc::new(v)))
     }
 
     fn from_storage(path: PathBuf, storage: Storage) -> Result<LogReader> {
@@ -625,14 +646,34 @@ impl LogReader {
         }
         // SAFETY: the contract of `open` (no truncation, no modification except appends)
         // covers the whole life of this reader, so it holds for the new mapping too. `&mut
-        // self` guarantees no view into the old mapping is alive when it is dropped.
+        // self` guarantees no borrow of the old mapping is alive here, and handles from
+        // `keep_alive` keep it mapped for views that outlive the borrow (bindings).
         let map = unsafe { Mmap::map(file) }.map_err(io("re-mapping"))?;
         if let Storage::Mapped { map: old, .. } = &mut self.storage {
-            *old = map;
+            // Handles from `keep_alive` keep the old mapping until they are dropped.
+            *old = Arc::new(map);
         }
         let before = self.frames.len();
         self.load_from(self.scan_end);
         Ok(self.frames.len() - before)
+    }
+
+    /// A handle on the bytes this reader reads from now (its memory map, or its copy of the
+    /// bytes of [`from_bytes`](LogReader::from_bytes)). Every slice this reader or its
+    /// [`FrameView`]s lend lies in those bytes, and they stay mapped, unmoved and (under the
+    /// contract of [`open`](LogReader::open)) unchanged for as long as the handle lives, also
+    /// after [`refresh`](LogReader::refresh) re-maps the file and after the reader is dropped.
+    /// For bindings that hand out views whose lifetime the borrow checker cannot see (the
+    /// Python module's NumPy arrays keep one as their base).
+    pub fn keep_alive(&self) -> StorageKeepAlive {
+        match &self.storage {
+            Storage::Mapped { map, .. } => StorageKeepAlive {
+                _storage: map.clone(),
+            },
+            Storage::Owned(v) => StorageKeepAlive {
+                _storage: v.clone(),
+            },
+        }
     }
 
     /// The header.
@@ -1328,6 +1369,34 @@ mod tests {
             assert_frame_eq(&r, i, f);
         }
         assert_eq!(r.refresh().unwrap(), 0);
+    }
+
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn a_keep_alive_handle_keeps_lent_bytes_valid_across_refresh_and_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.lavlog");
+        let frames = testutil::frames(2, 3, 40, 4);
+        let mut w = LogWriter::create(&path, &testutil::header(2, 3)).unwrap();
+        for f in &frames[..2] {
+            w.append(&f.input()).unwrap();
+        }
+        // SAFETY: the file is only appended to (by `w`) while the reader is alive.
+        let mut r = unsafe { LogReader::open(&path) }.unwrap();
+        let keep = r.keep_alive();
+        let rows = r.frame(1).unwrap().diagnostics();
+        let (ptr, len, copy) = (rows.as_ptr(), rows.len(), rows.to_vec());
+        // Grow the file by far more than a page, so the re-map cannot reuse the old one.
+        for f in &frames[2..] {
+            w.append(&f.input()).unwrap();
+        }
+        assert_eq!(r.refresh().unwrap(), 38);
+        drop(r);
+        // SAFETY: the rows lay in the reader's mapping at the time of `keep_alive`, which the
+        // handle keeps mapped; the file was only appended to.
+        let again = unsafe { std::slice::from_raw_parts(ptr, len) };
+        assert_eq!(again, &copy[..]);
+        drop(keep);
     }
 
     #[test]

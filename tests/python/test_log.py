@@ -124,6 +124,38 @@ def test_frame_arrays_are_read_in_place_and_keep_the_log_alive(tmp_path):
     assert diagnostics[0, 7] == expected and poses.shape == (2, 7)
 
 
+def test_refresh_follows_a_run_still_being_recorded(tmp_path):
+    # A Log opened while the Sim records sees the frames written so far (the recording
+    # thread works at most a few substeps behind); refresh() picks up the rest, and arrays
+    # taken before a refresh stay valid after it re-maps the (grown) file.
+    path = tmp_path / "live.lvlog"
+    sim = lavender.Sim("chain")
+    sim.record(path)
+    sim.run(0.25)  # 60 substeps
+    log = lavender.Log(path)
+    first = len(log)
+    assert 50 <= first <= 60 and not log.finished
+    early = log[0].diagnostics
+    early_poses = log[0].poses
+    expected, expected_poses = early.copy(), early_poses.copy()
+    sim.run(1.0)  # 240 more substeps: the file grows by far more than a page
+    added = log.refresh()
+    assert added >= 180 and len(log) == first + added
+    summary = sim.stop_recording()
+    assert summary["frames"] == 300
+    rest = log.refresh()
+    assert len(log) == 300 and first + added + rest == 300 and log.finished
+    assert log.refresh() == 0
+    np.testing.assert_array_equal(early, expected)
+    np.testing.assert_array_equal(early_poses, expected_poses)
+    # The refreshed log reads like one opened after the run.
+    again = lavender.Log(path)
+    np.testing.assert_array_equal(log.column(5, 3), again.column(5, 3))
+    np.testing.assert_array_equal(log[-1].poses, again[-1].poses)
+    del log, again
+    np.testing.assert_array_equal(early, expected)
+
+
 def test_recording_over_an_open_log_leaves_the_reader_intact(tmp_path):
     path = tmp_path / "again.lvlog"
     first = lavender.Sim("pendulum")

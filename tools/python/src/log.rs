@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use lavender_replay::diff::{self, DiffReport, Location, LocationKind, Tolerance};
 use lavender_replay::scrub::{self, SpikeParams};
 use lavender_replay::{h5, resume};
-use lavender_replay::{ColumnMax, FrameView, LogReader};
+use lavender_replay::{ColumnMax, FrameView, LogReader, StorageKeepAlive};
 use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::{PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::convert;
 use crate::errors;
@@ -28,13 +29,24 @@ use crate::sim::Sim;
 ///     log.column("hinge", "anchor_error_norm")   # one joint's column over time
 ///
 /// Arrays read in place (``Frame.diagnostics``, ``poses``, ``velocities``,
-/// ``solver_state``, ``Log.diagnostics``) are read-only and keep the Log alive. While a Log
+/// ``solver_state``, ``Log.diagnostics``) are read-only and keep the memory map they were read
+/// from alive (also after ``refresh`` re-maps a growing file). While a Log
 /// or any such array exists, the file must not be modified or truncated by another program
 /// (Lavender's own writers only append, and ``Sim.record`` replaces a file by unlinking it
 /// first, which is safe).
 #[pyclass(module = "lavender", name = "Log", frozen)]
 pub struct Log {
-    reader: LogReader,
+    /// The reader; [`Log::refresh`] replaces it in place (only when no other thread holds a
+    /// clone of the `Arc`).
+    reader: RwLock<Arc<LogReader>>,
+}
+
+/// The base object of the arrays read in place: it keeps the bytes they lie in (the log's
+/// memory map as it was when they were made) mapped, also after ``Log.refresh`` re-maps the
+/// file and after the Log is gone.
+#[pyclass(module = "lavender", name = "_LogBytes", frozen)]
+struct LogBytes {
+    _keep: StorageKeepAlive,
 }
 
 /// One substep of a recorded run (from ``Log.frame``, ``log[i]``, ``Log.frame_at_substep``
@@ -64,14 +76,23 @@ fn joint_or_minus_one(j: Option<u32>) -> i64 {
     j.map_or(-1, i64::from)
 }
 
+/// Frame `index` of `reader`, as a Python error when it is corrupt.
+fn frame_of(reader: &LogReader, index: usize) -> PyResult<FrameView<'_>> {
+    reader.frame(index).map_err(errors::replay)
+}
+
 impl Log {
-    fn frame_view(&self, index: usize) -> PyResult<FrameView<'_>> {
-        self.reader.frame(index).map_err(errors::replay)
+    /// The current reader (a clone of the `Arc`; cheap).
+    fn reader(&self) -> Arc<LogReader> {
+        self.reader
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// `index`, where a negative index counts from the end, checked.
     fn position(&self, index: i64) -> PyResult<usize> {
-        let n = self.reader.len() as i64;
+        let n = self.reader().len() as i64;
         let i = if index < 0 { index + n } else { index };
         if (0..n).contains(&i) {
             Ok(i as usize)
@@ -83,7 +104,8 @@ impl Log {
     }
 
     fn make_frame(slf: &Bound<'_, Self>, index: usize) -> PyResult<Frame> {
-        let f = slf.get().frame_view(index)?;
+        let reader = slf.get().reader();
+        let f = frame_of(&reader, index)?;
         Ok(Frame {
             log: slf.clone().unbind(),
             index,
@@ -96,7 +118,8 @@ impl Log {
     }
 
     fn body(&self, body: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let h = self.reader.header();
+        let reader = self.reader();
+        let h = reader.header();
         let names: Vec<String> = (0..h.body_count).map(|i| h.body_name(i)).collect();
         convert::select(body, &names, "body")
     }
@@ -104,19 +127,20 @@ impl Log {
     /// One row per frame, from `row` (which returns `None` only past the frame's arrays,
     /// impossible for an index checked against the header, whose counts every frame has).
     fn rows_over_time<const N: usize>(
-        &self,
+        reader: &LogReader,
         row: impl Fn(&FrameView<'_>) -> Option<[f32; N]>,
     ) -> lavender_replay::Result<Vec<[f32; N]>> {
-        (0..self.reader.len())
+        (0..reader.len())
             .map(|i| {
-                let f = self.reader.frame(i)?;
+                let f = reader.frame(i)?;
                 Ok(row(&f).unwrap_or([f32::NAN; N]))
             })
             .collect()
     }
 
     fn joint(&self, joint: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let h = self.reader.header();
+        let reader = self.reader();
+        let h = reader.header();
         let names: Vec<String> = (0..h.joint_count).map(|j| h.joint_name(j)).collect();
         convert::select(joint, &names, "joint")
     }
@@ -128,41 +152,67 @@ mod in_place {
     //! memory map in place.
     use super::*;
 
+    /// The base object for arrays read from `reader`'s bytes.
+    fn base<'py>(py: Python<'py>, reader: &LogReader) -> Bound<'py, PyAny> {
+        Bound::new(
+            py,
+            LogBytes {
+                _keep: reader.keep_alive(),
+            },
+        )
+        .expect("allocating a small Python object")
+        .into_any()
+    }
+
     /// # Safety
-    /// `rows` must point into the memory map of `log`'s reader.
+    /// `rows` must lie in `reader`'s bytes.
     unsafe fn view<'py, const N: usize>(
+        py: Python<'py>,
         rows: &[[f32; N]],
-        log: &Bound<'py, Log>,
+        reader: &LogReader,
     ) -> Bound<'py, PyArray2<f32>> {
-        // SAFETY: the rows lie in the reader's memory map, which lives as long as the Log
-        // object (the array's base); a frozen Log never re-maps or mutates its reader, and
-        // `LogReader::open`'s contract (no truncation or modification of the file) is
-        // documented on `Log`.
-        unsafe { convert::view2(rows, log.clone().into_any()) }
+        // SAFETY: the rows lie in the reader's bytes, which the base object keeps mapped and
+        // unmoved for as long as the array lives (`LogReader::keep_alive`, also across a
+        // refresh), and `LogReader::open`'s contract (no truncation or modification of the
+        // file) is documented on `Log`.
+        unsafe { convert::view2(rows, base(py, reader)) }
     }
 
-    pub fn diagnostics<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
-        // SAFETY: `f` was read from `log`'s reader.
-        unsafe { view(f.diagnostics(), log) }
+    pub fn diagnostics<'py>(
+        py: Python<'py>,
+        reader: &LogReader,
+        f: &FrameView<'_>,
+    ) -> Bound<'py, PyArray2<f32>> {
+        // SAFETY: `f` was read from `reader`.
+        unsafe { view(py, f.diagnostics(), reader) }
     }
 
-    pub fn poses<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
+    pub fn poses<'py>(
+        py: Python<'py>,
+        reader: &LogReader,
+        f: &FrameView<'_>,
+    ) -> Bound<'py, PyArray2<f32>> {
         // SAFETY: as above.
-        unsafe { view(f.poses(), log) }
+        unsafe { view(py, f.poses(), reader) }
     }
 
-    pub fn velocities<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
+    pub fn velocities<'py>(
+        py: Python<'py>,
+        reader: &LogReader,
+        f: &FrameView<'_>,
+    ) -> Bound<'py, PyArray2<f32>> {
         // SAFETY: as above.
-        unsafe { view(f.velocities(), log) }
+        unsafe { view(py, f.velocities(), reader) }
     }
 
     pub fn solver_state<'py>(
-        log: &Bound<'py, Log>,
+        py: Python<'py>,
+        reader: &LogReader,
         f: &FrameView<'_>,
     ) -> Option<Bound<'py, PyArray1<f32>>> {
-        // SAFETY: the solver state lies in the reader's memory map, as above.
+        // SAFETY: the solver state lies in the reader's bytes, as above.
         f.solver_state()
-            .map(|s| unsafe { convert::view1(s, log.clone().into_any()) })
+            .map(|s| unsafe { convert::view1(s, base(py, reader)) })
     }
 }
 
@@ -172,20 +222,33 @@ mod in_place {
     use super::*;
     use crate::convert::copy2;
 
-    pub fn diagnostics<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
-        copy2(log.py(), &f.diagnostic_rows().collect::<Vec<_>>())
+    pub fn diagnostics<'py>(
+        py: Python<'py>,
+        _: &LogReader,
+        f: &FrameView<'_>,
+    ) -> Bound<'py, PyArray2<f32>> {
+        copy2(py, &f.diagnostic_rows().collect::<Vec<_>>())
     }
-    pub fn poses<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
-        copy2(log.py(), &f.pose_rows().collect::<Vec<_>>())
+    pub fn poses<'py>(
+        py: Python<'py>,
+        _: &LogReader,
+        f: &FrameView<'_>,
+    ) -> Bound<'py, PyArray2<f32>> {
+        copy2(py, &f.pose_rows().collect::<Vec<_>>())
     }
-    pub fn velocities<'py>(log: &Bound<'py, Log>, f: &FrameView<'_>) -> Bound<'py, PyArray2<f32>> {
-        copy2(log.py(), &f.velocity_rows().collect::<Vec<_>>())
+    pub fn velocities<'py>(
+        py: Python<'py>,
+        _: &LogReader,
+        f: &FrameView<'_>,
+    ) -> Bound<'py, PyArray2<f32>> {
+        copy2(py, &f.velocity_rows().collect::<Vec<_>>())
     }
     pub fn solver_state<'py>(
-        log: &Bound<'py, Log>,
+        py: Python<'py>,
+        reader: &LogReader,
         f: &FrameView<'_>,
     ) -> Option<Bound<'py, PyArray1<f32>>> {
-        let _ = (log, f);
+        let _ = (py, reader, f);
         None
     }
 }
@@ -247,11 +310,35 @@ impl Log {
         let reader = py
             .detach(|| unsafe { LogReader::open(&path) })
             .map_err(errors::replay)?;
-        Ok(Log { reader })
+        Ok(Log {
+            reader: RwLock::new(Arc::new(reader)),
+        })
     }
 
     fn __len__(&self) -> usize {
-        self.reader.len()
+        self.reader().len()
+    }
+
+    /// Picks up the frames a writer appended since the log was opened or last refreshed
+    /// (a run still being recorded) and returns how many; 0 once the log is finished.
+    /// Frames and arrays taken before stay valid: an array keeps the mapping it was read
+    /// from. Raises RuntimeError if another thread is inside a call on this Log that
+    /// released the GIL (``column``, ``spikes``, ...); refresh once it has returned. ::
+    ///
+    ///     log = lavender.Log("live.lvlog")   # while the run is still recording
+    ///     while not log.finished:
+    ///         if log.refresh():
+    ///             print(len(log), log.summaries()["anchor_error"][-1])
+    ///         time.sleep(1.0)
+    fn refresh(&self, py: Python<'_>) -> PyResult<usize> {
+        let mut current = self.reader.write().unwrap_or_else(PoisonError::into_inner);
+        let Some(reader) = Arc::get_mut(&mut current) else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "the log is being read by another thread (a Log call that released the GIL \
+                 is still running); refresh once it has returned",
+            ));
+        };
+        py.detach(|| reader.refresh()).map_err(errors::replay)
     }
 
     fn __getitem__(slf: &Bound<'_, Self>, index: i64) -> PyResult<Frame> {
@@ -268,7 +355,7 @@ impl Log {
 
     /// The frame recording global substep ``substep`` (ValueError if the log has none).
     fn frame_at_substep(slf: &Bound<'_, Self>, substep: u64) -> PyResult<Frame> {
-        let r = &slf.get().reader;
+        let r = slf.get().reader();
         let i = r.index_of_substep(substep).ok_or_else(|| {
             let range = match (r.index().first(), r.index().last()) {
                 (Some(a), Some(b)) => format!(
@@ -287,7 +374,7 @@ impl Log {
     /// The last frame at or before ``time`` seconds (ValueError if ``time`` precedes the
     /// first frame or is NaN).
     fn frame_at_time(slf: &Bound<'_, Self>, time: f64) -> PyResult<Frame> {
-        let r = &slf.get().reader;
+        let r = slf.get().reader();
         let i = r.index_at_time(time).ok_or_else(|| {
             let first = r
                 .index()
@@ -304,8 +391,9 @@ impl Log {
     /// as ``log[index].diagnostics``.
     fn diagnostics<'py>(slf: &Bound<'py, Self>, index: i64) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let log = slf.get();
-        let f = log.frame_view(log.position(index)?)?;
-        Ok(in_place::diagnostics(slf, &f))
+        let reader = log.reader();
+        let f = frame_of(&reader, log.position(index)?)?;
+        Ok(in_place::diagnostics(slf.py(), &reader, &f))
     }
 
     /// One joint's diagnostic column over the whole log, a float32 array with one value per
@@ -320,7 +408,7 @@ impl Log {
     ) -> PyResult<Bound<'py, PyArray1<f32>>> {
         let j = self.joint(joint)?;
         let c = convert::column_index(column)?;
-        let reader = &self.reader;
+        let reader = &*self.reader();
         let values = py
             .detach(|| {
                 reader
@@ -341,7 +429,7 @@ impl Log {
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let b = self.body(body)?;
         let rows = py
-            .detach(|| self.rows_over_time(|f| f.pose(b)))
+            .detach(|| Log::rows_over_time(&self.reader(), |f| f.pose(b)))
             .map_err(errors::replay)?;
         Ok(convert::copy2(py, &rows))
     }
@@ -355,19 +443,19 @@ impl Log {
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let b = self.body(body)?;
         let rows = py
-            .detach(|| self.rows_over_time(|f| f.velocity(b)))
+            .detach(|| Log::rows_over_time(&self.reader(), |f| f.velocity(b)))
             .map_err(errors::replay)?;
         Ok(convert::copy2(py, &rows))
     }
 
     /// The substep number of every frame, a uint64 array (from the index: no frame is read).
     fn substeps<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        PyArray1::from_iter(py, self.reader.summaries().map(|s| s.substep))
+        PyArray1::from_iter(py, self.reader().summaries().map(|s| s.substep))
     }
 
     /// The simulation time after every frame's substep, a float64 array, s.
     fn times<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_iter(py, self.reader.summaries().map(|s| s.time))
+        PyArray1::from_iter(py, self.reader().summaries().map(|s| s.time))
     }
 
     /// The per-frame summaries the writer stored, as a dict of arrays with one entry per
@@ -378,7 +466,7 @@ impl Log {
     /// ``first_non_finite_joint``, ``first_non_finite_body`` (int64, -1 for none) and
     /// ``non_finite`` (bool).
     fn summaries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s: Vec<_> = self.reader.summaries().copied().collect();
+        let s: Vec<_> = self.reader().summaries().copied().collect();
         let d = PyDict::new(py);
         d.set_item(
             "substep",
@@ -477,7 +565,7 @@ impl Log {
             rel_floor,
             abs_floor,
         };
-        let reader = &self.reader;
+        let reader = &*self.reader();
         let found = py
             .detach(|| scrub::spikes(reader, &params))
             .map_err(errors::replay)?;
@@ -508,7 +596,7 @@ impl Log {
     /// ``first_non_finite_substep``.
     #[pyo3(signature = (n = 10))]
     fn worst_joints<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
-        let reader = &self.reader;
+        let reader = &*self.reader();
         let worst = py
             .detach(|| scrub::worst_joints(reader, n))
             .map_err(errors::replay)?;
@@ -554,7 +642,7 @@ impl Log {
                 "atol = {atol}, rtol = {rtol}: tolerances must be finite and >= 0"
             )));
         }
-        let (a, b) = (&self.reader, &other.get().reader);
+        let (a, b) = (&*self.reader(), &*other.get().reader());
         if !force && a.header().scene_hash != b.header().scene_hash {
             return Err(errors::value(format!(
                 "the logs come from different scenes (scene hashes {:016x} and {:016x}); \
@@ -593,7 +681,7 @@ impl Log {
             to: to_substep.unwrap_or(u64::MAX),
             every,
         };
-        let reader = &self.reader;
+        let reader = &*self.reader();
         let summary = py
             .detach(|| h5::export(reader, &path, range, |_| {}))
             .map_err(errors::replay)?;
@@ -612,7 +700,7 @@ impl Log {
     /// left in that frame) reproduces the recorded frames bit for bit. ValueError when the
     /// run cannot be resumed there.
     fn resume(&self, py: Python<'_>, substep: u64) -> PyResult<Sim> {
-        let reader = &self.reader;
+        let reader = &*self.reader();
         let resumed = py
             .detach(|| resume::resume(reader, substep))
             .map_err(errors::replay)?;
@@ -622,7 +710,7 @@ impl Log {
     /// The file's path.
     #[getter]
     fn path(&self) -> String {
-        self.reader.path().display().to_string()
+        self.reader().path().display().to_string()
     }
 
     /// The header as a dict: ``body_count``, ``body_names``, ``joint_count``,
@@ -631,7 +719,7 @@ impl Log {
     /// setting written out).
     #[getter]
     fn header<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let text = serde_json::to_string(self.reader.header())
+        let text = serde_json::to_string(self.reader().header())
             .map_err(|e| errors::value(format!("header: {e}")))?;
         py.import("json")?.call_method1("loads", (text,))
     }
@@ -639,40 +727,43 @@ impl Log {
     /// Body names, in index order (``body<i>`` when the log has none).
     #[getter]
     fn body_names(&self) -> Vec<String> {
-        let h = self.reader.header();
+        let reader = self.reader();
+        let h = reader.header();
         (0..h.body_count).map(|i| h.body_name(i)).collect()
     }
 
     /// Joint names, in index order (``joint<j>`` when the log has none).
     #[getter]
     fn joint_names(&self) -> Vec<String> {
-        let h = self.reader.header();
+        let reader = self.reader();
+        let h = reader.header();
         (0..h.joint_count).map(|j| h.joint_name(j)).collect()
     }
 
     /// Number of bodies in every frame.
     #[getter]
     fn body_count(&self) -> usize {
-        self.reader.header().body_count
+        self.reader().header().body_count
     }
 
     /// Number of joints in every frame.
     #[getter]
     fn joint_count(&self) -> usize {
-        self.reader.header().joint_count
+        self.reader().header().joint_count
     }
 
     /// True when the log was closed by its writer (footer present).
     #[getter]
     fn finished(&self) -> bool {
-        self.reader.is_finished()
+        self.reader().is_finished()
     }
 
     /// None for a finished log; otherwise a dict ``{"dropped_bytes", "reason"}`` saying
     /// what recovery dropped.
     #[getter]
     fn recovery<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(r) = self.reader.recovery() else {
+        let reader = self.reader();
+        let Some(r) = reader.recovery() else {
             return Ok(None);
         };
         let d = PyDict::new(py);
@@ -684,17 +775,18 @@ impl Log {
     /// The file's format version ``(major, minor)``.
     #[getter]
     fn version(&self) -> (u16, u16) {
-        self.reader.version()
+        self.reader().version()
     }
 
     fn __repr__(&self) -> String {
+        let reader = self.reader();
         format!(
             "<lavender.Log {}: {} frames, {} bodies, {} joints{}>",
-            self.reader.path().display(),
-            self.reader.len(),
-            self.reader.header().body_count,
-            self.reader.header().joint_count,
-            if self.reader.is_finished() {
+            reader.path().display(),
+            reader.len(),
+            reader.header().body_count,
+            reader.header().joint_count,
+            if reader.is_finished() {
                 ""
             } else {
                 ", recovered"
@@ -744,42 +836,42 @@ impl Frame {
     /// The ``(joints, 8)`` float32 diagnostics, read in place (read-only).
     #[getter]
     fn diagnostics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let log = self.log.bind(py);
-        let f = log.get().frame_view(self.index)?;
-        Ok(in_place::diagnostics(log, &f))
+        let reader = self.log.bind(py).get().reader();
+        let f = frame_of(&reader, self.index)?;
+        Ok(in_place::diagnostics(py, &reader, &f))
     }
 
     /// The ``(bodies, 7)`` float32 poses ``[x, y, z, qx, qy, qz, qw]``, read in place.
     #[getter]
     fn poses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let log = self.log.bind(py);
-        let f = log.get().frame_view(self.index)?;
-        Ok(in_place::poses(log, &f))
+        let reader = self.log.bind(py).get().reader();
+        let f = frame_of(&reader, self.index)?;
+        Ok(in_place::poses(py, &reader, &f))
     }
 
     /// The ``(bodies, 6)`` float32 velocities ``[vx, vy, vz, wx, wy, wz]``, read in place.
     #[getter]
     fn velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let log = self.log.bind(py);
-        let f = log.get().frame_view(self.index)?;
-        Ok(in_place::velocities(log, &f))
+        let reader = self.log.bind(py).get().reader();
+        let f = frame_of(&reader, self.index)?;
+        Ok(in_place::velocities(py, &reader, &f))
     }
 
     /// The solver state (warm-start impulses, 6 per joint) of a keyframe, read in place, or
     /// None.
     #[getter]
     fn solver_state<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray1<f32>>>> {
-        let log = self.log.bind(py);
-        let f = log.get().frame_view(self.index)?;
-        Ok(in_place::solver_state(log, &f))
+        let reader = self.log.bind(py).get().reader();
+        let f = frame_of(&reader, self.index)?;
+        Ok(in_place::solver_state(py, &reader, &f))
     }
 
     /// The writer's summary of this frame, as a dict (see ``Log.summaries``; here the values
     /// are scalars and a missing joint is None).
     #[getter]
     fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let log = self.log.bind(py);
-        let s = log.get().frame_view(self.index)?.summary();
+        let reader = self.log.bind(py).get().reader();
+        let s = frame_of(&reader, self.index)?.summary();
         let d = PyDict::new(py);
         d.set_item("substep", s.substep)?;
         d.set_item("time", s.time)?;
