@@ -12,9 +12,9 @@ use std::path::PathBuf;
 
 /// Compare two run logs frame by frame: the first substep where any body pose or velocity
 /// or joint diagnostic differs beyond `atol + rtol * max(|a|, |b|)`, naming the body or joint
-/// and the field, and the largest deviation over the run. Frames with equal state hashes are
-/// identical and skipped without reading them. Exit code 0: identical within tolerance;
-/// 1: diverged; 2: unusable input.
+/// and the field, and the largest deviation over the run. Frames with equal state and
+/// diagnostics hashes are identical and skipped without reading them. Exit code 0: identical
+/// within tolerance; 1: diverged; 2: unusable input.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  lavender diff golden.lvlog new.lvlog                 bitwise; exit 1 if they differ\n  lavender diff a.lvlog b.lvlog --atol 1e-6 --rtol 1e-5\n  lavender diff a.lvlog b.lvlog --json                 {\"identical\", \"first_divergent_substep\", \"where\": {\"kind\", \"index\", \"name\", \"field\"}, \"max_deviation\"}\n  lavender diff run.lvlog other-scene.lvlog --force    compare even though the scene hashes differ"

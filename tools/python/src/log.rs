@@ -619,7 +619,7 @@ impl Log {
 
     /// Compares this run with ``other`` frame by frame, as ``lavender diff`` does. Values
     /// agree when ``|a - b| <= atol + rtol * max(|a|, |b|)`` (default: bitwise). Frames
-    /// with equal state hashes are skipped without being read.
+    /// with equal state and diagnostics hashes are skipped without being read.
     ///
     /// Returns a dict: ``identical``, ``first_divergent_substep`` (or None), ``where``
     /// (the most deviating value in that frame: dict with ``kind``, ``index``, ``name``,
