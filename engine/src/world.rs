@@ -1381,3 +1381,111 @@ mod sleep_tests {
         assert!(w.is_body_sleeping(bob).unwrap());
     }
 }
+
+#[cfg(test)]
+mod diagnostics_tests {
+    //! The world's diagnostics: lane groups of one joint type, groups that mix types (joint by
+    //! joint on one lane) and single joints all give the same bits, close to the scalar
+    //! reference.
+    use super::*;
+    use crate::joints::{JointKind, PosePair, VelocityPair};
+
+    #[test]
+    fn sync_gives_every_joint_the_bits_of_its_one_lane_diagnostics_whatever_its_group() {
+        for threads in [1, 2] {
+            let mut w = World::new(Settings {
+                threads,
+                ..Settings::default()
+            })
+            .unwrap();
+            let ground = w.add_body(BodyDesc::fixed("ground")).unwrap();
+            // Nine revolute joints (one full lane group, then one more), then the four types
+            // in turn (groups that mix types), some with limits; 29 joints.
+            let kinds: Vec<JointKind> = (0..29)
+                .map(|k| match k {
+                    0..=8 => JointKind::Revolute,
+                    _ => [
+                        JointKind::Spherical,
+                        JointKind::Fixed,
+                        JointKind::Prismatic,
+                        JointKind::Revolute,
+                    ][k % 4],
+                })
+                .collect();
+            let mut prev = ground;
+            for (k, &kind) in kinds.iter().enumerate() {
+                let x = k as f32 + 1.0;
+                let body = w
+                    .add_body(BodyDesc::dynamic(format!("b{k}")).position(Vec3::new(x, 0.0, 0.0)))
+                    .unwrap();
+                let name = format!("j{k}");
+                let desc = match kind {
+                    JointKind::Revolute => JointDesc::revolute(name, prev, body).axis(Vec3::Z),
+                    JointKind::Spherical => JointDesc::spherical(name, prev, body),
+                    JointKind::Fixed => JointDesc::fixed(name, prev, body),
+                    JointKind::Prismatic => JointDesc::prismatic(name, prev, body).axis(Vec3::X),
+                }
+                .anchors(Vec3::new(0.5, 0.0, 0.0), Vec3::new(-0.5, 0.0, 0.0));
+                let desc = if k % 3 == 0 && kind != JointKind::Spherical && kind != JointKind::Fixed
+                {
+                    desc.limit(-0.05, 0.05)
+                } else {
+                    desc
+                };
+                w.add_joint(desc).unwrap();
+                prev = body;
+            }
+            // Move every body off its joints and give it a velocity.
+            for k in 0..kinds.len() {
+                let id = w.body_id(&format!("b{k}")).unwrap();
+                let f = k as f32;
+                let q =
+                    Quat::from_euler(glam::EulerRot::XYZ, 0.1 * f.sin(), 0.2 * f.cos(), 0.05 * f);
+                w.set_body_pose(id, Vec3::new(f + 1.0 + 0.01 * f, 0.02 * f.sin(), 0.0), q)
+                    .unwrap();
+                w.set_body_velocity(
+                    id,
+                    Vec3::new(0.1 * f.cos(), 0.2, -0.1),
+                    Vec3::new(0.0, 0.3 * f.sin(), 1.0),
+                )
+                .unwrap();
+            }
+            w.sync();
+            let (b, j) = (&w.bodies, &w.joints);
+            let mut violated = 0;
+            for (k, &kind) in kinds.iter().enumerate() {
+                let mut one = [[0.0f32; COLUMN_COUNT]];
+                joints::diagnose_group::<f32>(b, j, k, &mut one);
+                let got = w.constraint_data()[k];
+                assert_eq!(
+                    got.map(f32::to_bits),
+                    one[0].map(f32::to_bits),
+                    "joint {k} ({kind:?}), {threads} threads"
+                );
+                let (a, bb) = (j.body_a[k] as usize, j.body_b[k] as usize);
+                let v = VelocityPair {
+                    linear_a: b.linear_velocity[a],
+                    angular_a: b.angular_velocity[a],
+                    linear_b: b.linear_velocity[bb],
+                    angular_b: b.angular_velocity[bb],
+                };
+                let reference = joints::diagnose(kind, &PosePair::of(b, a, bb), &v, &j.params(k));
+                for c in 0..COLUMN_COUNT {
+                    let err = (got[c] - reference[c]).abs() / (1.0 + reference[c].abs());
+                    assert!(
+                        err <= 4e-6,
+                        "joint {k} column {c}: {} vs {}",
+                        got[c],
+                        reference[c]
+                    );
+                }
+                violated += usize::from(got[5] > 0.0);
+                assert!(
+                    got[3] > 1e-3,
+                    "joint {k}: the poses were moved off the joint"
+                );
+            }
+            assert!(violated >= 2, "only {violated} limits violated");
+        }
+    }
+}
