@@ -205,15 +205,20 @@ impl History {
     /// after warm-up).
     fn median_mad(&self, slot: usize, scratch: &mut Vec<f32>) -> Option<(f32, f32)> {
         self.gather(slot, scratch);
-        if scratch.is_empty() {
-            return None;
-        }
-        let med = median(scratch);
-        for v in scratch.iter_mut() {
-            *v = (*v - med).abs();
-        }
-        Some((med, median(scratch)))
+        median_mad(scratch)
     }
+}
+
+/// Median and MAD of `values` (reordered and overwritten), None when empty.
+fn median_mad(values: &mut [f32]) -> Option<(f32, f32)> {
+    if values.is_empty() {
+        return None;
+    }
+    let med = median(values);
+    for v in values.iter_mut() {
+        *v = (*v - med).abs();
+    }
+    Some((med, median(values)))
 }
 
 fn median(v: &mut [f32]) -> f32 {
@@ -404,7 +409,8 @@ impl SpikeFinder {
                 if !judged {
                     continue;
                 }
-                let (med, mad) = hist.median_mad(slot, scratch).unwrap_or((v, 0.0));
+                // `scratch` still holds the window gathered above (the count only read it).
+                let (med, mad) = median_mad(scratch).unwrap_or((v, 0.0));
                 let scale = (1.4826 * mad)
                     .max(params.rel_floor * med.abs())
                     .max(params.abs_floor);
