@@ -842,6 +842,38 @@ mod tests {
         [t1, t2]
     }
 
+    fn random_vec(r: &mut impl FnMut() -> f32) -> Vec3 {
+        Vec3::new(r(), r(), r())
+    }
+
+    fn random_quat(r: &mut impl FnMut() -> f32) -> Quat {
+        Quat::from_xyzw(r(), r(), r(), r() + 1.5).normalize()
+    }
+
+    /// Two bodies at random poses.
+    fn random_pair(r: &mut impl FnMut() -> f32) -> PosePair {
+        PosePair {
+            position_a: random_vec(r),
+            rotation_a: random_quat(r),
+            position_b: random_vec(r),
+            rotation_b: random_quat(r),
+        }
+    }
+
+    /// A joint with random anchors, axis (the same in both bodies) and reference; no limit.
+    fn random_params(r: &mut impl FnMut() -> f32) -> JointParams {
+        let axis = Vec3::new(r(), r(), r() + 2.0).normalize();
+        JointParams {
+            anchor_a: random_vec(r),
+            anchor_b: random_vec(r),
+            axis_a: axis,
+            axis_b: axis,
+            reference: random_quat(r),
+            limit: None,
+            perpendicular: perpendicular(axis),
+        }
+    }
+
     #[test]
     fn lane_diagnostics_equal_the_scalar_joint_code_and_are_the_same_bits_on_both_paths() {
         // Every joint type at random poses and velocities, lanes with and without limits
@@ -849,8 +881,6 @@ mod tests {
         // is within 4e-6 (1 + |value|) of the scalar reference `diagnose` (libm's atan2 and
         // glam's rotation order against the lane code's).
         let mut r = stream(0x243f_6a88_85a3_08d3);
-        let quat =
-            |r: &mut dyn FnMut() -> f32| Quat::from_xyzw(r(), r(), r(), r() + 1.5).normalize();
         let mut worst = 0.0f32;
         for kind in [
             JointKind::Revolute,
@@ -863,29 +893,16 @@ mod tests {
             let mut params = ParamLanes::<Wide>::new();
             let mut cases = Vec::new();
             for lane in 0..8 {
-                let pair = PosePair {
-                    position_a: Vec3::new(r(), r(), r()),
-                    rotation_a: quat(&mut r),
-                    position_b: Vec3::new(r(), r(), r()),
-                    rotation_b: quat(&mut r),
-                };
+                let pair = random_pair(&mut r);
                 let v = VelocityPair {
-                    linear_a: Vec3::new(r(), r(), r()),
-                    angular_a: Vec3::new(r(), r(), r()),
-                    linear_b: Vec3::new(r(), r(), r()),
-                    angular_b: Vec3::new(r(), r(), r()),
+                    linear_a: random_vec(&mut r),
+                    angular_a: random_vec(&mut r),
+                    linear_b: random_vec(&mut r),
+                    angular_b: random_vec(&mut r),
                 };
-                let axis = Vec3::new(r(), r(), r() + 2.0).normalize();
-                let j = JointParams {
-                    anchor_a: Vec3::new(r(), r(), r()),
-                    anchor_b: Vec3::new(r(), r(), r()),
-                    axis_a: axis,
-                    axis_b: axis,
-                    reference: quat(&mut r),
-                    // Narrow limits, so that most limited lanes are violated.
-                    limit: (lane % 2 == 1).then(|| [0.1 * r(), 0.1 * r() + 0.05]),
-                    perpendicular: perpendicular(axis),
-                };
+                let mut j = random_params(&mut r);
+                // Narrow limits, so that most limited lanes are violated.
+                j.limit = (lane % 2 == 1).then(|| [0.1 * r(), 0.1 * r() + 0.05]);
                 poses.set_lane(lane, &pair);
                 velocities.set_lane(lane, (v.linear_a, v.angular_a), (v.linear_b, v.angular_b));
                 params.set_geometry(lane, kind, &j);
@@ -938,8 +955,6 @@ mod tests {
         // and the f32 builder give the scalar reference rows within 2e-6 (different rounding
         // of the same formulas), and zero rows where the reference has none.
         let mut r = stream(0x9e37_79b9_7f4a_7c15);
-        let quat =
-            |r: &mut dyn FnMut() -> f32| Quat::from_xyzw(r(), r(), r(), r() + 1.5).normalize();
         for kind in [
             JointKind::Revolute,
             JointKind::Spherical,
@@ -954,22 +969,8 @@ mod tests {
                 let mut params = ParamLanes::<Wide>::new();
                 let mut cases = Vec::new();
                 for lane in 0..8 {
-                    let pair = PosePair {
-                        position_a: Vec3::new(r(), r(), r()),
-                        rotation_a: quat(&mut r),
-                        position_b: Vec3::new(r(), r(), r()),
-                        rotation_b: quat(&mut r),
-                    };
-                    let axis = Vec3::new(r(), r(), r() + 2.0).normalize();
-                    let mut j = JointParams {
-                        anchor_a: Vec3::new(r(), r(), r()),
-                        anchor_b: Vec3::new(r(), r(), r()),
-                        axis_a: axis,
-                        axis_b: axis,
-                        reference: quat(&mut r),
-                        limit: None,
-                        perpendicular: perpendicular(axis),
-                    };
+                    let pair = random_pair(&mut r);
+                    let mut j = random_params(&mut r);
                     if limited {
                         // The coordinate, then a limit that holds it inside, or above or
                         // below, by lane.
