@@ -3,6 +3,7 @@
 mod bad_input;
 mod determinism;
 mod diagnostics;
+mod docs;
 mod dynamics;
 mod golden;
 mod limits;
