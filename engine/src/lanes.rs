@@ -510,7 +510,7 @@ unsafe impl<T: Send> Send for Shared<'_, T> {}
 // SAFETY: as above; no element is written by one task while another reads it.
 unsafe impl<T: Send> Sync for Shared<'_, T> {}
 
-impl<'a, T: Copy> Shared<'a, T> {
+impl<'a, T> Shared<'a, T> {
     pub(crate) fn new(slice: &'a mut [T]) -> Self {
         Shared {
             ptr: slice.as_mut_ptr(),
@@ -519,6 +519,24 @@ impl<'a, T: Copy> Shared<'a, T> {
         }
     }
 
+    /// Elements.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The elements `range`, borrowed mutably.
+    ///
+    /// # Safety
+    /// No other task reads or writes these elements while the borrow lives.
+    #[inline(always)]
+    pub(crate) unsafe fn slice_mut(&self, range: std::ops::Range<usize>) -> &'a mut [T] {
+        assert!(range.start <= range.end && range.end <= self.len);
+        // SAFETY: in bounds (asserted), and exclusively owned by this task (caller).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(range.start), range.len()) }
+    }
+}
+
+impl<T: Copy> Shared<'_, T> {
     /// Reads element `i`.
     ///
     /// # Safety

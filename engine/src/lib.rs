@@ -42,6 +42,7 @@ pub mod diagnostics;
 pub mod error;
 pub mod joints;
 pub mod lanes;
+mod parallel;
 pub mod rows;
 pub mod scene;
 pub mod schedule;

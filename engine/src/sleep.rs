@@ -7,9 +7,9 @@
 //! the timers alone (the tail of [`crate::World::solver_state`]) determine who sleeps.
 
 use crate::bodies::{Bodies, BodyKind};
+use crate::parallel::Exec;
 use crate::schedule::Islands;
 use crate::settings::Settings;
-use crate::solver::Exec;
 use glam::Vec3;
 
 /// Per-body sleep state and the scratch of the island pass (kept to avoid allocating).

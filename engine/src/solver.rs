@@ -32,10 +32,10 @@ use crate::joints::{self, JointKind, Joints, ParamLanes, PoseLanes, PosePair};
 use crate::lanes::{
     BodyAccess, Lane, PairVelocities, PoseAccess, Shared, Wide, WriteMask, M3, V3, WIDE_LANES,
 };
+use crate::parallel::{Exec, Stages, BATCH_CHUNK, SHARED_CHUNK};
 use crate::rows::{integrate_rotation, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K};
 use crate::schedule::{Batch, Schedule};
 use glam::{Mat3, Vec3};
-use rayon::prelude::*;
 use std::ops::Range;
 
 /// One row slot of a batch: the prepared row of every lane.
@@ -698,96 +698,6 @@ unsafe fn project_step<L: Lane>(
     }
 }
 
-/// How a stage spreads its work: serially, or in rayon tasks of a fixed size (the split
-/// depends on the scene alone; results do not depend on it in any case, because the items of
-/// one parallel loop are independent).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Exec {
-    Serial,
-    Parallel,
-}
-
-/// Batches per rayon task.
-const BATCH_CHUNK: usize = 8;
-/// Colour projection groups (eight joints each) per rayon task.
-const SHARED_CHUNK: usize = 16;
-/// Bodies or joints per rayon task in per-item loops.
-pub(crate) const ITEM_CHUNK: usize = 512;
-
-impl Exec {
-    /// A loop of `len` items in tasks of `chunk` runs serially when it is one task: entering
-    /// rayon costs microseconds, more than a small scene's whole stage.
-    fn for_len(self, len: usize, chunk: usize) -> Exec {
-        if len <= chunk {
-            Exec::Serial
-        } else {
-            self
-        }
-    }
-
-    /// Calls `f` on every item.
-    pub(crate) fn for_each<T: Send>(self, items: &mut [T], f: &(impl Fn(&mut T) + Sync)) {
-        match self.for_len(items.len(), BATCH_CHUNK) {
-            Exec::Serial => items.iter_mut().for_each(f),
-            Exec::Parallel => items
-                .par_chunks_mut(BATCH_CHUNK)
-                .for_each(|chunk| chunk.iter_mut().for_each(f)),
-        }
-    }
-
-    /// Calls `f` on every item of a shared slice, in tasks of `chunk` items.
-    pub(crate) fn for_each_ref<T: Sync>(self, items: &[T], chunk: usize, f: &(impl Fn(&T) + Sync)) {
-        match self.for_len(items.len(), chunk) {
-            Exec::Serial => items.iter().for_each(f),
-            Exec::Parallel => items
-                .par_chunks(chunk)
-                .for_each(|chunk| chunk.iter().for_each(f)),
-        }
-    }
-
-    /// Calls `f(first, chunk)` for consecutive chunks of `chunk` items (the last may be
-    /// shorter), `first` being the index of the chunk's first item. The chunks are fixed by
-    /// `chunk` alone, whatever the thread count.
-    pub(crate) fn for_each_chunk<T: Send>(
-        self,
-        items: &mut [T],
-        chunk: usize,
-        f: &(impl Fn(usize, &mut [T]) + Sync),
-    ) {
-        match self.for_len(items.len(), chunk) {
-            Exec::Serial => items
-                .chunks_mut(chunk)
-                .enumerate()
-                .for_each(|(c, x)| f(c * chunk, x)),
-            Exec::Parallel => items
-                .par_chunks_mut(chunk)
-                .enumerate()
-                .for_each(|(c, x)| f(c * chunk, x)),
-        }
-    }
-
-    /// Calls `f(i, &mut items[i])` for every item.
-    pub(crate) fn for_each_indexed<T: Send>(
-        self,
-        items: &mut [T],
-        f: &(impl Fn(usize, &mut T) + Sync),
-    ) {
-        match self.for_len(items.len(), ITEM_CHUNK) {
-            Exec::Serial => items.iter_mut().enumerate().for_each(|(i, x)| f(i, x)),
-            Exec::Parallel => {
-                items
-                    .par_chunks_mut(ITEM_CHUNK)
-                    .enumerate()
-                    .for_each(|(c, chunk)| {
-                        for (k, x) in chunk.iter_mut().enumerate() {
-                            f(c * ITEM_CHUNK + k, x);
-                        }
-                    })
-            }
-        }
-    }
-}
-
 /// The rows of a whole world on one path: colour batches of `L::WIDTH` lanes and the
 /// overflow joints, one scalar batch each.
 #[derive(Debug, Clone, Default)]
@@ -804,6 +714,8 @@ pub(crate) struct Solver<L: Lane> {
     color_group_ranges: Vec<Range<usize>>,
     /// One group per overflow joint of the larger islands, projected serially.
     overflow_groups: Vec<ProjectionGroup<L>>,
+    /// The parallel region of the multi-pass verbs (velocity passes, projection passes).
+    stages: Stages,
 }
 
 /// Builds [`ProjectionGroup`]s: lanes are filled in order of first appearance with items of
@@ -942,6 +854,7 @@ impl<L: Lane> Solver<L> {
             color_groups,
             color_group_ranges,
             overflow_groups,
+            stages: Stages::default(),
         }
     }
 
@@ -964,18 +877,47 @@ impl<L: Lane> Solver<L> {
             .sum()
     }
 
-    /// Runs `f` over the colours in order (batches of a colour per `exec`), then over the
-    /// overflow joints serially.
+    /// Runs `passes` passes of `f` over the colours in order (the batches of a colour in
+    /// parallel per `exec`, in tasks of [`BATCH_CHUNK`]), each pass followed by the overflow
+    /// joints, serially: one parallel region for all passes ([`Stages`]).
     fn each_color(
         &mut self,
         exec: Exec,
+        passes: usize,
         f: impl Fn(&mut JointBatch<L>) + Sync,
-        overflow: impl Fn(&mut JointBatch<f32>),
+        overflow: impl Fn(&mut JointBatch<f32>) + Sync,
     ) {
-        for range in &self.colors {
-            exec.for_each(&mut self.batches[range.clone()], &f);
-        }
-        self.overflow.iter_mut().for_each(overflow);
+        let Solver {
+            batches,
+            colors,
+            overflow: overflow_batches,
+            stages,
+            ..
+        } = self;
+        let per_pass = colors.len() + 1;
+        let overflow_items = usize::from(!overflow_batches.is_empty());
+        let (batches, overflow_batches) = (Shared::new(batches), Shared::new(overflow_batches));
+        let items = |stage: usize| match colors.get(stage % per_pass) {
+            Some(range) => range.len().div_ceil(BATCH_CHUNK),
+            None => overflow_items,
+        };
+        stages.run(exec, passes * per_pass, &items, &|stage, chunks| {
+            match colors.get(stage % per_pass) {
+                Some(range) => {
+                    let start = range.start + chunks.start * BATCH_CHUNK;
+                    let end = (range.start + chunks.end * BATCH_CHUNK).min(range.end);
+                    // SAFETY: the stage runner hands out each item of a stage once, and the
+                    // items of one colour are disjoint ranges of batches.
+                    unsafe { batches.slice_mut(start..end) }
+                        .iter_mut()
+                        .for_each(&f);
+                }
+                // SAFETY: the overflow is one item, run alone in its stage.
+                None => unsafe { overflow_batches.slice_mut(0..overflow_batches.len()) }
+                    .iter_mut()
+                    .for_each(&overflow),
+            }
+        });
     }
 
     /// Prepare every batch (the stage only reads the bodies, so all batches are independent).
@@ -990,29 +932,36 @@ impl<L: Lane> Solver<L> {
         // gives them disjoint dynamic bodies, and the overflow runs alone.
         self.each_color(
             exec,
+            1,
             |b| unsafe { b.warm_start(&access) },
             |b| unsafe { b.warm_start(&access) },
         );
     }
 
-    /// One velocity pass.
-    pub(crate) fn solve(&mut self, exec: Exec, access: BodyAccess) {
-        // SAFETY: as in `warm_start`.
-        self.each_color(
-            exec,
-            |b| unsafe { b.solve(&access) },
-            |b| unsafe { b.solve(&access) },
-        );
-    }
-
-    /// One velocity pass and one bias pass, fused (see [`JointBatch::solve_with_bias`]).
-    pub(crate) fn solve_with_bias(&mut self, exec: Exec, v: BodyAccess, u: BodyAccess) {
-        // SAFETY: as in `warm_start`, for both arrays.
-        self.each_color(
-            exec,
-            |b| unsafe { b.solve_with_bias(&v, &u) },
-            |b| unsafe { b.solve_with_bias(&v, &u) },
-        );
+    /// `passes` velocity passes; with bias velocities `u`, each pass also runs one bias pass,
+    /// fused (see [`JointBatch::solve_with_bias`]).
+    pub(crate) fn solve(
+        &mut self,
+        exec: Exec,
+        passes: usize,
+        v: BodyAccess,
+        u: Option<BodyAccess>,
+    ) {
+        // SAFETY (all four): as in `warm_start`, for both arrays.
+        match u {
+            Some(u) => self.each_color(
+                exec,
+                passes,
+                |b| unsafe { b.solve_with_bias(&v, &u) },
+                |b| unsafe { b.solve_with_bias(&v, &u) },
+            ),
+            None => self.each_color(
+                exec,
+                passes,
+                |b| unsafe { b.solve(&v) },
+                |b| unsafe { b.solve(&v) },
+            ),
+        }
     }
 
     /// Store impulses and forces.
@@ -1044,22 +993,58 @@ impl<L: Lane> Solver<L> {
     /// bound is 2 cm), 9.2e-4 m on the 20 x 20 grid (4.4e-4 m) and a 0.077 rad twist on the
     /// welded cantilever (0.049 rad); more projection passes did not close the gap (4 passes:
     /// 2.10 cm), nor 24 cyclic colours (1.95 cm), nor reversing the colour order (1.78 cm).
-    pub(crate) fn project(&self, exec: Exec, poses: PoseAccess, joints: &Joints, factor: f32) {
+    pub(crate) fn project(
+        &mut self,
+        exec: Exec,
+        passes: usize,
+        poses: PoseAccess,
+        joints: &Joints,
+        factor: f32,
+    ) {
+        let Solver {
+            projection_steps,
+            serial_groups,
+            color_groups,
+            color_group_ranges,
+            overflow_groups,
+            stages,
+            ..
+        } = self;
         let group = |g: &ProjectionGroup<L>| {
-            for ids in &self.projection_steps[g.steps.clone()] {
+            for ids in &projection_steps[g.steps.clone()] {
                 // SAFETY: a group's lanes are different islands, or joints of one colour, so
                 // they share no dynamic body; groups run concurrently only with groups of
                 // other islands or of the same colour (below).
                 unsafe { project_step::<L>(&poses, joints, ids, g.lanes, factor) };
             }
         };
-        // An island group is up to 4,096 steps of eight joints: one task each. A colour's
-        // group is one step: tasks of SHARED_CHUNK.
-        exec.for_each_ref(&self.serial_groups, 1, &group);
-        for range in &self.color_group_ranges {
-            exec.for_each_ref(&self.color_groups[range.clone()], SHARED_CHUNK, &group);
-        }
-        self.overflow_groups.iter().for_each(group);
+        // Per pass: the island groups (up to 4,096 steps of eight joints: one item each),
+        // each colour's groups (one step each: items of SHARED_CHUNK), the overflow (one
+        // item, its groups one after another).
+        let per_pass = color_group_ranges.len() + 2;
+        let colors = |stage: usize| (stage % per_pass).checked_sub(1);
+        let items = |stage: usize| match colors(stage) {
+            None => serial_groups.len(),
+            Some(c) if c < color_group_ranges.len() => {
+                color_group_ranges[c].len().div_ceil(SHARED_CHUNK)
+            }
+            Some(_) => usize::from(!overflow_groups.is_empty()),
+        };
+        stages.run(
+            exec,
+            passes * per_pass,
+            &items,
+            &|stage, chunks| match colors(stage) {
+                None => serial_groups[chunks].iter().for_each(group),
+                Some(c) if c < color_group_ranges.len() => {
+                    let range = &color_group_ranges[c];
+                    let start = range.start + chunks.start * SHARED_CHUNK;
+                    let end = (range.start + chunks.end * SHARED_CHUNK).min(range.end);
+                    color_groups[start..end].iter().for_each(group);
+                }
+                Some(_) => overflow_groups.iter().for_each(group),
+            },
+        );
     }
 }
 

@@ -33,11 +33,12 @@ use crate::diagnostics::{JointForce, COLUMN_COUNT};
 use crate::error::{EngineError, Result};
 use crate::joints::{self, JointDesc, JointId, Joints};
 use crate::lanes::{BodyAccess, PoseAccess, Shared, SolverVelocity, Wide, WIDE_LANES};
+use crate::parallel::Exec;
 use crate::rows::{integrate_rotation, MAX_ROWS_PER_JOINT};
 use crate::schedule::{Islands, Schedule};
 use crate::settings::{Settings, SolverPath};
 use crate::sleep::Sleep;
-use crate::solver::{Exec, PrepareInput, Solver};
+use crate::solver::{PrepareInput, Solver};
 use glam::{Quat, Vec3};
 use std::sync::Arc;
 use tracing::trace_span;
@@ -985,21 +986,16 @@ impl World {
         self.bias
             .resize(self.bodies.len(), SolverVelocity::default());
         let with_bias = self.settings.error_reduction > 0.0;
-        for _ in 0..self.settings.velocity_iterations {
-            let access = BodyAccess {
-                velocities: Shared::new(&mut self.velocities),
-            };
-            if with_bias {
-                // The velocity and bias systems are independent: one fused pass per
-                // iteration reads the rows once (bitwise the same as separate passes).
-                let bias = BodyAccess {
-                    velocities: Shared::new(&mut self.bias),
-                };
-                on_path!(&mut self.solver, s => s.solve_with_bias(exec, access, bias));
-            } else {
-                on_path!(&mut self.solver, s => s.solve(exec, access));
-            }
-        }
+        let passes = self.settings.velocity_iterations as usize;
+        let access = BodyAccess {
+            velocities: Shared::new(&mut self.velocities),
+        };
+        // The velocity and bias systems are independent: one fused pass per iteration reads
+        // the rows once (bitwise the same as separate passes).
+        let bias = with_bias.then(|| BodyAccess {
+            velocities: Shared::new(&mut self.bias),
+        });
+        on_path!(&mut self.solver, s => s.solve(exec, passes, access, bias));
         let v = &self.velocities;
         let b = &mut self.bodies;
         exec.for_each_indexed(&mut b.linear_velocity, &|i, x| *x = v[i].linear());
@@ -1035,17 +1031,16 @@ impl World {
         let _s = trace_span!("project_positions").entered();
         let exec = self.exec();
         let factor = self.settings.projection_factor;
-        for _ in 0..self.settings.position_iterations {
-            let b = &mut self.bodies;
-            let poses = PoseAccess {
-                position: Shared::new(&mut b.position),
-                rotation: Shared::new(&mut b.rotation),
-                inv_mass: &b.inv_mass,
-                inv_inertia: &b.inv_inertia_world,
-            };
-            let joints = &self.joints;
-            on_path!(&self.solver, s => s.project(exec, poses, joints, factor));
-        }
+        let passes = self.settings.position_iterations as usize;
+        let b = &mut self.bodies;
+        let poses = PoseAccess {
+            position: Shared::new(&mut b.position),
+            rotation: Shared::new(&mut b.rotation),
+            inv_mass: &b.inv_mass,
+            inv_inertia: &b.inv_inertia_world,
+        };
+        let joints = &self.joints;
+        on_path!(&mut self.solver, s => s.project(exec, passes, poses, joints, factor));
     }
 
     fn update_sleep(&mut self, h: f32) {
