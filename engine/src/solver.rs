@@ -554,24 +554,28 @@ impl<L: Lane> JointBatch<L> {
     /// No other task writes this batch's joints' entries of `out` (every joint is in exactly
     /// one batch or the overflow).
     pub(crate) unsafe fn store(&self, out: &JointOutputs, inv_h: f32) {
+        // Forces in lanes: `F = sum_rows J_row lambda_row / h`, row by row in slot order.
+        let inv_h = L::splat(inv_h);
+        let (mut force, mut torque_a, mut torque_b) = (V3::<L>::zero(), V3::zero(), V3::zero());
+        for slot in self.slot_iter() {
+            let r = &self.rows[slot];
+            let f = r.impulse * inv_h;
+            force = force + r.linear.scale(f);
+            torque_a = torque_a + r.angular_a.scale(f);
+            torque_b = torque_b + r.angular_b.scale(f);
+        }
         for lane in 0..self.len {
             let j = self.joints.as_ref()[lane] as usize;
             let mut impulse = [0.0; MAX_ROWS_PER_JOINT];
-            let (mut force, mut torque_a, mut torque_b) = (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO);
             for slot in self.slot_iter() {
-                let r = &self.rows[slot];
-                let lambda = r.impulse.lane(lane);
-                impulse[slot] = lambda;
-                force += r.linear.lane(lane) * (lambda * inv_h);
-                torque_a += r.angular_a.lane(lane) * (lambda * inv_h);
-                torque_b += r.angular_b.lane(lane) * (lambda * inv_h);
+                impulse[slot] = self.rows[slot].impulse.lane(lane);
             }
             // SAFETY: `j` is a joint index (< the outputs' length) owned by this batch.
             unsafe {
                 out.impulse.set(j, impulse);
-                out.force_on_b.set(j, force);
-                out.torque_on_a.set(j, torque_a);
-                out.torque_on_b.set(j, torque_b);
+                out.force_on_b.set(j, force.lane(lane));
+                out.torque_on_a.set(j, torque_a.lane(lane));
+                out.torque_on_b.set(j, torque_b.lane(lane));
             }
         }
     }
@@ -877,15 +881,15 @@ impl<L: Lane> Solver<L> {
             .sum()
     }
 
-    /// Runs `passes` passes of `f` over the colours in order (the batches of a colour in
-    /// parallel per `exec`, in tasks of [`BATCH_CHUNK`]), each pass followed by the overflow
-    /// joints, serially: one parallel region for all passes ([`Stages`]).
+    /// Runs `passes` passes of `f(batch, pass)` over the colours in order (the batches of a
+    /// colour in parallel per `exec`, in tasks of [`BATCH_CHUNK`]), each pass followed by the
+    /// overflow joints, serially: one parallel region for all passes ([`Stages`]).
     fn each_color(
         &mut self,
         exec: Exec,
         passes: usize,
-        f: impl Fn(&mut JointBatch<L>) + Sync,
-        overflow: impl Fn(&mut JointBatch<f32>) + Sync,
+        f: impl Fn(&mut JointBatch<L>, usize) + Sync,
+        overflow: impl Fn(&mut JointBatch<f32>, usize) + Sync,
     ) {
         let Solver {
             batches,
@@ -902,20 +906,23 @@ impl<L: Lane> Solver<L> {
             None => overflow_items,
         };
         stages.run(exec, passes * per_pass, &items, &|stage, chunks| {
+            let pass = stage / per_pass;
             match colors.get(stage % per_pass) {
                 Some(range) => {
                     let start = range.start + chunks.start * BATCH_CHUNK;
                     let end = (range.start + chunks.end * BATCH_CHUNK).min(range.end);
                     // SAFETY: the stage runner hands out each item of a stage once, and the
                     // items of one colour are disjoint ranges of batches.
-                    unsafe { batches.slice_mut(start..end) }
-                        .iter_mut()
-                        .for_each(&f);
+                    for b in unsafe { batches.slice_mut(start..end) } {
+                        f(b, pass);
+                    }
                 }
                 // SAFETY: the overflow is one item, run alone in its stage.
-                None => unsafe { overflow_batches.slice_mut(0..overflow_batches.len()) }
-                    .iter_mut()
-                    .for_each(&overflow),
+                None => {
+                    for b in unsafe { overflow_batches.slice_mut(0..overflow_batches.len()) } {
+                        overflow(b, pass);
+                    }
+                }
             }
         });
     }
@@ -933,39 +940,69 @@ impl<L: Lane> Solver<L> {
         self.each_color(
             exec,
             1,
-            |b| unsafe { b.warm_start(&access) },
-            |b| unsafe { b.warm_start(&access) },
+            |b, _| unsafe { b.warm_start(&access) },
+            |b, _| unsafe { b.warm_start(&access) },
         );
     }
 
     /// `passes` velocity passes; with bias velocities `u`, each pass also runs one bias pass,
-    /// fused (see [`JointBatch::solve_with_bias`]).
+    /// fused (see [`JointBatch::solve_with_bias`]). Then the impulses and forces are stored
+    /// into `joints` ([`JointBatch::store`]), each batch right after its last pass, while
+    /// its rows are in cache (bitwise the same as a separate stage: a batch's last pass is
+    /// the last to change its impulses).
     pub(crate) fn solve(
         &mut self,
         exec: Exec,
         passes: usize,
-        v: BodyAccess,
-        u: Option<BodyAccess>,
+        (v, u): (BodyAccess, Option<BodyAccess>),
+        joints: &mut Joints,
+        inv_h: f32,
     ) {
-        // SAFETY (all four): as in `warm_start`, for both arrays.
+        if passes == 0 {
+            return self.store(exec, joints, inv_h);
+        }
+        let out = JointOutputs::new(joints);
+        let last = passes - 1;
+        // SAFETY (all four): as in `warm_start`, for both arrays; `store` writes only the
+        // batch's own joints' outputs, and every joint is in one batch or the overflow.
         match u {
             Some(u) => self.each_color(
                 exec,
                 passes,
-                |b| unsafe { b.solve_with_bias(&v, &u) },
-                |b| unsafe { b.solve_with_bias(&v, &u) },
+                |b, pass| unsafe {
+                    b.solve_with_bias(&v, &u);
+                    if pass == last {
+                        b.store(&out, inv_h);
+                    }
+                },
+                |b, pass| unsafe {
+                    b.solve_with_bias(&v, &u);
+                    if pass == last {
+                        b.store(&out, inv_h);
+                    }
+                },
             ),
             None => self.each_color(
                 exec,
                 passes,
-                |b| unsafe { b.solve(&v) },
-                |b| unsafe { b.solve(&v) },
+                |b, pass| unsafe {
+                    b.solve(&v);
+                    if pass == last {
+                        b.store(&out, inv_h);
+                    }
+                },
+                |b, pass| unsafe {
+                    b.solve(&v);
+                    if pass == last {
+                        b.store(&out, inv_h);
+                    }
+                },
             ),
         }
     }
 
-    /// Store impulses and forces.
-    pub(crate) fn store(&self, exec: Exec, joints: &mut Joints, inv_h: f32) {
+    /// Store impulses and forces (without a velocity pass).
+    fn store(&self, exec: Exec, joints: &mut Joints, inv_h: f32) {
         let out = JointOutputs::new(joints);
         // SAFETY: every joint is in exactly one batch or the overflow, so concurrent batches
         // write disjoint joints; the overflow runs after them.

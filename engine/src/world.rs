@@ -8,8 +8,9 @@
 //!    `error_reduction C / h` and last substep's impulses for warm start;
 //! 3. `warm_start`: apply those impulses;
 //! 4. `solve_velocities`: `velocity_iterations` sequential-impulse passes, each fused with a
-//!    pass of the error-reduction solve on the bias velocities (split impulses);
-//! 5. `store_impulses`: keep the impulses for the next warm start and the joint forces;
+//!    pass of the error-reduction solve on the bias velocities (split impulses); after its
+//!    last pass, each batch stores its impulses for the next warm start and its joint forces
+//!    (5., fused while the rows are in cache);
 //! 6. `integrate_positions`: `x += (v + u) h`, `q += 1/2 [(w + u_w) h, 0] q`, normalised,
 //!    where `u` are the bias velocities, then discarded;
 //! 7. `project_positions`: `position_iterations` passes that move the poses back onto the
@@ -921,8 +922,7 @@ impl World {
         self.integrate_velocities(h);
         self.prepare_rows(h);
         self.warm_start();
-        self.solve_velocities();
-        self.store_impulses(h);
+        self.solve_velocities_and_store(h);
         self.integrate_positions(h);
         self.project_positions();
         if self.settings.sleeping {
@@ -975,7 +975,7 @@ impl World {
         on_path!(&mut self.solver, s => s.warm_start(exec, access));
     }
 
-    fn solve_velocities(&mut self) {
+    fn solve_velocities_and_store(&mut self, h: f32) {
         let _s = trace_span!("solve_velocities").entered();
         let exec = self.exec();
         // Split impulses: the bias acts on separate velocities that only move the poses.
@@ -995,18 +995,12 @@ impl World {
         let bias = with_bias.then(|| BodyAccess {
             velocities: Shared::new(&mut self.bias),
         });
-        on_path!(&mut self.solver, s => s.solve(exec, passes, access, bias));
+        let joints = &mut self.joints;
+        on_path!(&mut self.solver, s => s.solve(exec, passes, (access, bias), joints, 1.0 / h));
         let v = &self.velocities;
         let b = &mut self.bodies;
         exec.for_each_indexed(&mut b.linear_velocity, &|i, x| *x = v[i].linear());
         exec.for_each_indexed(&mut b.angular_velocity, &|i, x| *x = v[i].angular());
-    }
-
-    fn store_impulses(&mut self, h: f32) {
-        let _s = trace_span!("store_impulses").entered();
-        let exec = self.exec();
-        let joints = &mut self.joints;
-        on_path!(&self.solver, s => s.store(exec, joints, 1.0 / h));
     }
 
     fn integrate_positions(&mut self, h: f32) {
