@@ -118,20 +118,20 @@ impl<L: Lane> JointLanes<L> {
         self.inv_inertia_b.set_lane(lane, inv_inertia_b);
     }
 
-    /// The lanes' rows ([`joints::rows_lanes`]), not yet decoupled, and their masses.
+    /// The lanes' rows ([`joints::rows_lanes`]) into `rows` (not yet decoupled), and their
+    /// masses. An out-parameter: returning the 3 KB of rows by value cost a copy.
     fn rows(
         &self,
         kind: JointKind,
         limited: bool,
-    ) -> ([RowGeometryLanes<L>; MAX_ROWS_PER_JOINT], PairMassLanes<L>) {
-        let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
-        joints::rows_lanes(kind, limited, &self.poses, &self.params, &mut rows);
-        let mass = PairMassLanes {
+        rows: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+    ) -> PairMassLanes<L> {
+        joints::rows_lanes(kind, limited, &self.poses, &self.params, rows);
+        PairMassLanes {
             inv_mass: self.inv_mass_a + self.inv_mass_b,
             inv_inertia_a: self.inv_inertia_a,
             inv_inertia_b: self.inv_inertia_b,
-        };
-        (rows, mass)
+        }
     }
 }
 
@@ -393,7 +393,8 @@ impl<L: Lane> JointBatch<L> {
             gathered.set_lane(lane, self.kind, &input.joints.params(j), &pair, masses);
         }
         // Padded lanes have zero masses, so their rows decouple to zero rows.
-        let (mut geometry, mass) = gathered.rows(self.kind, self.unilateral != 0);
+        let mut geometry = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
+        let mass = gathered.rows(self.kind, self.unilateral != 0, &mut geometry);
         (self.inv_mass_a, self.inv_mass_b) = (gathered.inv_mass_a, gathered.inv_mass_b);
         decouple_lanes(&mut geometry, self.slots, &mass);
 
@@ -659,7 +660,8 @@ unsafe fn project_step<L: Lane>(
         gathered.set_lane(lane, kind, &joints.params(j), &pair, masses);
         pairs[lane] = (a, b, pair);
     }
-    let (mut geometry, mass) = gathered.rows(kind, limited);
+    let mut geometry = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
+    let mass = gathered.rows(kind, limited, &mut geometry);
     decouple_lanes(&mut geometry, slots, &mass);
     let zero = L::splat(0.0);
     let (min_k, neg_factor) = (L::splat(MIN_K), L::splat(-factor));
