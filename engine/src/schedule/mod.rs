@@ -208,7 +208,8 @@ impl Schedule {
         for mut joints in per_color {
             // Stable: joint order inside a signature.
             joints.sort_by_key(|&j| signature(joint_kinds[j as usize], limited[j as usize]));
-            let first = batches.len();
+            // Batches of one signature: (first joint, range of `joints`).
+            let mut packed: Vec<(u32, Range<usize>)> = Vec::new();
             let mut i = 0;
             while i < joints.len() {
                 let j0 = joints[i] as usize;
@@ -223,14 +224,26 @@ impl Schedule {
                 {
                     n += 1;
                 }
+                packed.push((joints[i], i..i + n));
+                i += n;
+            }
+            // Batches in scene order (by first joint), not grouped by signature: the threads
+            // split a colour's batches into contiguous blocks, and blocks of scene order
+            // carry equal shares of every joint type (equal work, where blocks of one type
+            // each left a thread idle, then stealing the other's batches and their bodies'
+            // cache lines every pass) and touch bodies near each other in memory. The
+            // batches of a colour are independent, so their order changes no result.
+            packed.sort_by_key(|&(first, _)| first);
+            let first = batches.len();
+            for (_, range) in packed {
+                let j0 = joints[range.start] as usize;
                 batches.push(Batch {
                     kind: joint_kinds[j0],
                     limited: limited[j0],
                     start: order.len() as u32,
-                    len: n as u32,
+                    len: range.len() as u32,
                 });
-                order.extend_from_slice(&joints[i..i + n]);
-                i += n;
+                order.extend_from_slice(&joints[range]);
             }
             colors.push(first..batches.len());
         }
