@@ -166,9 +166,25 @@ struct PairMassLanes<L> {
 /// pivots has one division each, and the square roots come after, independent (2 to 3 %
 /// faster steps, same errors). Branch-free: the pivot tests are lane masks, so the scalar and
 /// wide paths compute the same bits.
+fn decouple_lanes<L: Lane>(
+    rows: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+    slots: u8,
+    mass: &PairMassLanes<L>,
+) {
+    // One copy per signature with `slots` a constant: the factorisation's loops unroll.
+    match slots {
+        0b000111 => decouple_slots(rows, 0b000111, mass),
+        0b011111 => decouple_slots(rows, 0b011111, mass),
+        0b111111 => decouple_slots(rows, 0b111111, mass),
+        slots => decouple_slots(rows, slots, mass),
+    }
+}
+
+/// [`decouple_lanes`] over the slots `slots`.
 // Index loops keep the factorisation recurrences in their textbook form.
 #[allow(clippy::needless_range_loop)]
-fn decouple_lanes<L: Lane>(
+#[inline(always)]
+fn decouple_slots<L: Lane>(
     rows: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
     slots: u8,
     mass: &PairMassLanes<L>,
