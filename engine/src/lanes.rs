@@ -201,11 +201,52 @@ impl Lane for Wide {
     }
     #[inline(always)]
     fn transpose_in(block: &[SolverVelocity; WIDE_LANES]) -> [Wide; 8] {
-        Wide::transpose(block.map(|v| Wide::new(v.0)))
+        transpose8(block.map(|v| Wide::new(v.0)))
     }
     #[inline(always)]
     fn transpose_out(components: [Wide; 8]) -> [SolverVelocity; WIDE_LANES] {
-        Wide::transpose(components).map(|v| SolverVelocity(v.to_array()))
+        transpose8(components).map(|v| SolverVelocity(v.to_array()))
+    }
+}
+
+/// The 8 x 8 transpose of eight wide rows: `out[j].lane(i) == rows[i].lane(j)`.
+///
+/// With AVX, `wide`'s own (shuffles on 256-bit registers). Without (the portable SSE2 build,
+/// where `wide` transposes element by element: 64 scalar loads and stores, then vector loads
+/// that wait for those stores), four 4 x 4 transposes of the rows' 128-bit halves. Data
+/// movement only: the bits are the same either way (tested against the element-wise
+/// definition).
+#[inline(always)]
+fn transpose8(rows: [Wide; 8]) -> [Wide; 8] {
+    #[cfg(target_feature = "avx")]
+    {
+        Wide::transpose(rows)
+    }
+    #[cfg(not(target_feature = "avx"))]
+    {
+        use wide::f32x4;
+        let halves: [[f32x4; 2]; 8] = rows.map(bytemuck::cast);
+        // Block (r, h): rows 4r..4r+4, half h (columns 4h..4h+4), transposed.
+        let block = |r: usize, h: usize| {
+            f32x4::transpose([
+                halves[4 * r][h],
+                halves[4 * r + 1][h],
+                halves[4 * r + 2][h],
+                halves[4 * r + 3][h],
+            ])
+        };
+        let (top_lo, bottom_lo, top_hi, bottom_hi) =
+            (block(0, 0), block(1, 0), block(0, 1), block(1, 1));
+        // Output row j (column j of the input): lanes 0..4 from the top rows, 4..8 from the
+        // bottom rows.
+        std::array::from_fn(|j| {
+            let (top, bottom) = if j < 4 {
+                (top_lo[j], bottom_lo[j])
+            } else {
+                (top_hi[j - 4], bottom_hi[j - 4])
+            };
+            bytemuck::cast([top, bottom])
+        })
     }
 }
 
@@ -716,6 +757,36 @@ pub fn atan2<L: Lane>(y: L, x: L) -> L {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The portable transpose moves every element to its transposed place, NaN payloads and
+    /// signed zeros included.
+    #[test]
+    fn transpose8_moves_every_element_to_its_transposed_place() {
+        let element = |i: usize, j: usize| match (i + 3 * j) % 7 {
+            0 => -0.0,
+            1 => f32::from_bits(0x7fc0_0000 | (i * 8 + j) as u32),
+            _ => (i * 8 + j) as f32 * 1.25 - 17.0,
+        };
+        let rows: [Wide; 8] =
+            std::array::from_fn(|i| Wide::new(std::array::from_fn(|j| element(i, j))));
+        let out = transpose8(rows);
+        for i in 0..8 {
+            for j in 0..8 {
+                assert_eq!(
+                    out[j].lane(i).to_bits(),
+                    element(i, j).to_bits(),
+                    "({i}, {j})"
+                );
+            }
+        }
+        let back = transpose8(out);
+        for i in 0..8 {
+            assert_eq!(
+                back[i].to_array().map(f32::to_bits),
+                rows[i].to_array().map(f32::to_bits)
+            );
+        }
+    }
 
     #[test]
     fn wide_lanes_compute_what_the_scalar_lanes_compute() {
