@@ -770,20 +770,20 @@ mod tests {
         let rows: [Wide; 8] =
             std::array::from_fn(|i| Wide::new(std::array::from_fn(|j| element(i, j))));
         let out = transpose8(rows);
-        for i in 0..8 {
-            for j in 0..8 {
+        for (j, column) in out.iter().enumerate() {
+            for i in 0..8 {
                 assert_eq!(
-                    out[j].lane(i).to_bits(),
+                    column.lane(i).to_bits(),
                     element(i, j).to_bits(),
                     "({i}, {j})"
                 );
             }
         }
         let back = transpose8(out);
-        for i in 0..8 {
+        for (b, r) in back.iter().zip(&rows) {
             assert_eq!(
-                back[i].to_array().map(f32::to_bits),
-                rows[i].to_array().map(f32::to_bits)
+                b.to_array().map(f32::to_bits),
+                r.to_array().map(f32::to_bits)
             );
         }
     }
