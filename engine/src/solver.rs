@@ -654,6 +654,42 @@ struct ProjectionGroup<L: Lane> {
     _lane: std::marker::PhantomData<L>,
 }
 
+/// What [`project_step`] gathers into, kept across the steps of one task: initialising 5 KB
+/// of lanes per step cost as much as a tenth of the projection. Lanes `lanes..` stay as
+/// initialised (zero masses: neutral), so the scratch is reset when the lane count changes;
+/// a row slot is written whole by every joint type that uses it, and read only by those.
+struct ProjectionScratch<L: Lane> {
+    gathered: JointLanes<L>,
+    geometry: [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+    /// Lane count the padding is neutral for.
+    lanes: usize,
+}
+
+impl<L: Lane> ProjectionScratch<L> {
+    fn new() -> Self {
+        ProjectionScratch {
+            gathered: JointLanes::new(),
+            geometry: [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT],
+            lanes: L::WIDTH,
+        }
+    }
+
+    /// The scratch for a step of `lanes` real lanes.
+    fn for_lanes(
+        &mut self,
+        lanes: usize,
+    ) -> (
+        &mut JointLanes<L>,
+        &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+    ) {
+        if lanes != self.lanes {
+            self.gathered = JointLanes::new();
+            self.lanes = lanes;
+        }
+        (&mut self.gathered, &mut self.geometry)
+    }
+}
+
 /// One step of a [`ProjectionGroup`]: one non-linear projection of each real lane's joint.
 /// Its rows are recomputed at the current poses ([`joints::rows_lanes`]) and decoupled
 /// ([`decouple_lanes`]), for all lanes at once, and each decoupled row moves the
@@ -669,6 +705,7 @@ struct ProjectionGroup<L: Lane> {
 /// The lanes' bodies are touched by no other task during this call, unless static or
 /// kinematic (those are only read).
 unsafe fn project_step<L: Lane>(
+    scratch: &mut ProjectionScratch<L>,
     poses: &PoseAccess,
     joints: &Joints,
     ids: &L::Indices,
@@ -679,7 +716,7 @@ unsafe fn project_step<L: Lane>(
     let j0 = ids[0] as usize;
     let (kind, limited) = (joints.kind[j0], joints.limit[j0].is_some());
     let (slots, unilateral) = slot_masks(kind, limited);
-    let mut gathered = JointLanes::<L>::new();
+    let (gathered, geometry) = scratch.for_lanes(lanes);
     let mut pairs = [(0usize, 0usize, PosePair::default()); WIDE_LANES];
     for lane in 0..lanes {
         let j = ids[lane] as usize;
@@ -700,9 +737,8 @@ unsafe fn project_step<L: Lane>(
         gathered.set_lane(lane, kind, &joints.params(j), &pair, masses);
         pairs[lane] = (a, b, pair);
     }
-    let mut geometry = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
-    let mass = gathered.rows(kind, limited, &mut geometry);
-    decouple_lanes(&mut geometry, slots, &mass);
+    let mass = gathered.rows(kind, limited, geometry);
+    decouple_lanes(geometry, slots, &mass);
     let zero = L::splat(0.0);
     let (min_k, neg_factor) = (L::splat(MIN_K), L::splat(-factor));
     let (mut dp, mut dtheta_a, mut dtheta_b) = (V3::<L>::zero(), V3::zero(), V3::zero());
@@ -1089,12 +1125,12 @@ impl<L: Lane> Solver<L> {
             stages,
             ..
         } = self;
-        let group = |g: &ProjectionGroup<L>| {
+        let group = |scratch: &mut ProjectionScratch<L>, g: &ProjectionGroup<L>| {
             for ids in &projection_steps[g.steps.clone()] {
                 // SAFETY: a group's lanes are different islands, or joints of one colour, so
                 // they share no dynamic body; groups run concurrently only with groups of
                 // other islands or of the same colour (below).
-                unsafe { project_step::<L>(&poses, joints, ids, g.lanes, factor) };
+                unsafe { project_step::<L>(scratch, &poses, joints, ids, g.lanes, factor) };
             }
         };
         // Per pass: the island groups (up to 4,096 steps of eight joints: one item each),
@@ -1109,21 +1145,20 @@ impl<L: Lane> Solver<L> {
             }
             Some(_) => usize::from(!overflow_groups.is_empty()),
         };
-        stages.run(
-            exec,
-            passes * per_pass,
-            &items,
-            &|stage, chunks| match colors(stage) {
-                None => serial_groups[chunks].iter().for_each(group),
+        stages.run(exec, passes * per_pass, &items, &|stage, chunks| {
+            let mut scratch = ProjectionScratch::new();
+            let groups = match colors(stage) {
+                None => &serial_groups[chunks],
                 Some(c) if c < color_group_ranges.len() => {
                     let range = &color_group_ranges[c];
                     let start = range.start + chunks.start * SHARED_CHUNK;
                     let end = (range.start + chunks.end * SHARED_CHUNK).min(range.end);
-                    color_groups[start..end].iter().for_each(group);
+                    &color_groups[start..end]
                 }
-                Some(_) => overflow_groups.iter().for_each(group),
-            },
-        );
+                Some(_) => &overflow_groups[..],
+            };
+            groups.iter().for_each(|g| group(&mut scratch, g));
+        });
     }
 }
 
