@@ -36,16 +36,6 @@ impl Exec {
         }
     }
 
-    /// Calls `f` on every item.
-    pub(crate) fn for_each<T: Send>(self, items: &mut [T], f: &(impl Fn(&mut T) + Sync)) {
-        match self.for_len(items.len(), BATCH_CHUNK) {
-            Exec::Serial => items.iter_mut().for_each(f),
-            Exec::Parallel => items
-                .par_chunks_mut(BATCH_CHUNK)
-                .for_each(|chunk| chunk.iter_mut().for_each(f)),
-        }
-    }
-
     /// Calls `f` on every item of a shared slice, in tasks of `chunk` items.
     pub(crate) fn for_each_ref<T: Sync>(self, items: &[T], chunk: usize, f: &(impl Fn(&T) + Sync)) {
         match self.for_len(items.len(), chunk) {

@@ -1006,9 +1006,12 @@ impl<L: Lane> Solver<L> {
     }
 
     /// Prepare every batch (the stage only reads the bodies, so all batches are independent).
+    ///
+    /// Colour by colour like the velocity passes ([`Solver::each_color`]), so that a thread
+    /// prepares the block of each colour it then solves first, and finds the rows it wrote in
+    /// its own cache.
     pub(crate) fn prepare(&mut self, exec: Exec, input: &PrepareInput) {
-        exec.for_each(&mut self.batches, &|b: &mut JointBatch<L>| b.prepare(input));
-        self.overflow.iter_mut().for_each(|b| b.prepare(input));
+        self.each_color(exec, 1, |b, _| b.prepare(input), |b, _| b.prepare(input));
     }
 
     /// Warm start on the velocities `access` views.
