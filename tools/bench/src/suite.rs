@@ -26,14 +26,17 @@ pub struct SuiteOptions {
     pub scaling_sizes: Vec<u32>,
     /// Velocity iteration settings of the accuracy-versus-cost sweep.
     pub sweep_iterations: Vec<u32>,
+    /// Position iteration settings of the sweep (Rapier: stabilisation iterations), each
+    /// crossed with every velocity setting.
+    pub sweep_position_iterations: Vec<u32>,
     /// Where the PNG plots go.
     pub plot_dir: PathBuf,
 }
 
 impl SuiteOptions {
     /// The default run: every scene, 2 threads, 30 frames, scaling at 1k, 10k and 100k joints
-    /// (`full` adds 1M), sweep at 1, 2, 4, 8 and 16 iterations; `quick` runs 5 frames,
-    /// scaling at 1k and 10k and a 3-point sweep.
+    /// (`full` adds 1M), sweep at 1, 2, 4, 8 and 16 velocity iterations with 1 and 2 position
+    /// iterations; `quick` runs 5 frames, scaling at 1k and 10k and a 3-point sweep.
     pub fn new(quick: bool, full: bool) -> SuiteOptions {
         let scenes = crate::scenes::SCENE_NAMES
             .iter()
@@ -59,6 +62,7 @@ impl SuiteOptions {
             } else {
                 vec![1, 2, 4, 8, 16]
             },
+            sweep_position_iterations: if quick { vec![2] } else { vec![1, 2] },
             plot_dir: PathBuf::from("out/bench"),
         }
     }
@@ -178,38 +182,134 @@ pub fn run_suite(
     // Accuracy against cost: several iteration settings per engine, chain and grid.
     if options.peer && !options.sweep_iterations.is_empty() {
         let mut panels = Vec::new();
-        let mut all = Vec::new();
+        let (mut all, mut best) = (Vec::new(), String::new());
         for name in ["chain", "grid"] {
             let scene = BenchScene::by_name(name)?;
+            let mut series = Vec::new();
             let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-            for &iterations in &options.sweep_iterations {
-                let cfg = RunConfig {
-                    velocity_iterations: iterations,
-                    ..base
-                };
-                ours.push(measure(
-                    &mut report,
-                    "accuracy",
-                    run_lavender(&scene, &cfg),
-                )?);
-                theirs.push(measure(&mut report, "accuracy", run_peer(&scene, &cfg))?);
+            for &position_iterations in &options.sweep_position_iterations {
+                let (mut our_line, mut their_line) = (Vec::new(), Vec::new());
+                for &velocity_iterations in &options.sweep_iterations {
+                    let cfg = RunConfig {
+                        velocity_iterations,
+                        position_iterations,
+                        ..base
+                    };
+                    our_line.push(measure(
+                        &mut report,
+                        "accuracy",
+                        run_lavender(&scene, &cfg),
+                    )?);
+                    their_line.push(measure(&mut report, "accuracy", run_peer(&scene, &cfg))?);
+                }
+                ours.extend(our_line.iter().cloned());
+                theirs.extend(their_line.iter().cloned());
+                series.push((
+                    format!("lavender, {position_iterations} position passes"),
+                    our_line,
+                ));
+                series.push((
+                    format!("rapier3d, {position_iterations} stabilisation passes"),
+                    their_line,
+                ));
             }
             all.extend(ours.iter().chain(&theirs).cloned());
-            panels.push((
-                name.to_string(),
-                vec![
-                    ("lavender (wide, 1 thread)".to_string(), ours),
-                    ("rapier3d (1 thread)".to_string(), theirs),
-                ],
-            ));
+            best += &format!("{name:<12} {}\n", best_at_equal_error(&ours, &theirs));
+            panels.push((name.to_string(), series));
         }
         report.text += &format!(
-            "== accuracy against cost: velocity (Rapier: PGS) iterations {:?} ==\n{}\n",
+            "== accuracy against cost: velocity (Rapier: PGS) iterations {:?} x position (Rapier: \
+             stabilisation) iterations {:?}, one thread each ==\n{}\n{}\n",
             options.sweep_iterations,
-            table(&all)
+            options.sweep_position_iterations,
+            table(&all),
+            best
         );
         let stem = options.plot_dir.join("accuracy-cost");
         report.plots.extend(accuracy_cost_plot(&stem, &panels)?);
     }
     Ok(report)
+}
+
+/// The largest speedup of Lavender over Rapier at equal or smaller error: for every Rapier
+/// setting, the fastest Lavender setting whose max anchor error is at most Rapier's, as a
+/// sentence naming both settings.
+pub fn best_at_equal_error(ours: &[BenchRow], theirs: &[BenchRow]) -> String {
+    let settings = |r: &BenchRow| format!("{}/{}", r.velocity_iterations, r.position_iterations);
+    let best = theirs
+        .iter()
+        .filter_map(|t| {
+            ours.iter()
+                .filter(|o| o.max_anchor_error <= t.max_anchor_error)
+                .min_by(|a, b| a.ms_per_step.total_cmp(&b.ms_per_step))
+                .map(|o| (speedup(t, o), o, t))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match best {
+        Some((ratio, o, t)) => format!(
+            "at equal or smaller max anchor error: {ratio:.2}x (lavender {} {:.2e} m in {:.1} ms, \
+             rapier3d {} {:.2e} m in {:.1} ms)",
+            settings(o),
+            o.max_anchor_error,
+            o.ms_per_step,
+            settings(t),
+            t.max_anchor_error,
+            t.ms_per_step
+        ),
+        None => "at equal or smaller max anchor error: no Lavender setting reaches any \
+                 Rapier setting's error"
+            .to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(engine: &'static str, v: u32, p: u32, ms: f64, err: f32) -> BenchRow {
+        BenchRow {
+            scene: "chain".into(),
+            engine,
+            path: "wide",
+            simd_width: 8,
+            target_features: String::new(),
+            threads: 1,
+            bodies: 0,
+            joints: 0,
+            substeps: 4,
+            velocity_iterations: v,
+            position_iterations: p,
+            frames: 1,
+            ms_per_step: ms,
+            ns_per_joint_substep: 0.0,
+            row_solves_per_second: None,
+            bytes_per_joint: None,
+            bytes_per_body: None,
+            max_anchor_error: err,
+        }
+    }
+
+    /// For each Rapier setting the fastest Lavender setting at or below its error; the best
+    /// ratio over Rapier settings is reported with both settings named.
+    #[test]
+    fn best_at_equal_error_picks_the_fastest_setting_that_is_at_least_as_accurate() {
+        let ours = [
+            row("lavender", 4, 1, 10.0, 3e-3),
+            row("lavender", 8, 1, 15.0, 1.4e-3),
+            row("lavender", 8, 2, 20.0, 1.2e-3),
+        ];
+        let theirs = [
+            row("rapier3d", 8, 2, 36.0, 2.8e-3), // 8/1 qualifies: 36 / 15 = 2.4
+            row("rapier3d", 16, 2, 52.5, 1.5e-3), // 8/1 qualifies: 52.5 / 15 = 3.5
+            row("rapier3d", 32, 2, 90.0, 1e-3),  // nothing qualifies
+        ];
+        let text = best_at_equal_error(&ours, &theirs);
+        assert!(text.contains("3.50x"), "{text}");
+        assert!(
+            text.contains("lavender 8/1") && text.contains("rapier3d 16/2"),
+            "{text}"
+        );
+        let none = best_at_equal_error(&ours, &theirs[2..]);
+        assert!(none.contains("no Lavender setting"), "{none}");
+    }
 }
