@@ -379,6 +379,16 @@ impl<L: Lane> Q<L> {
         self.z.set_lane(i, q.z);
         self.w.set_lane(i, q.w);
     }
+    /// Lane `i`.
+    #[inline(always)]
+    pub fn lane(&self, i: usize) -> Quat {
+        Quat::from_xyzw(
+            self.x.lane(i),
+            self.y.lane(i),
+            self.z.lane(i),
+            self.w.lane(i),
+        )
+    }
     /// The vector part.
     #[inline(always)]
     pub fn vector(self) -> V3<L> {

@@ -12,7 +12,7 @@
 //! `M^-1 J^T lambda`. Bilateral rows keep `C = 0`; unilateral rows (limits) keep `C >= 0`
 //! with `lambda >= 0`.
 
-use crate::lanes::{Lane, V3};
+use crate::lanes::{Lane, Q, V3};
 use glam::{Quat, Vec3};
 
 /// Most rows one joint can produce (fixed: 6; revolute and prismatic with limit: 6).
@@ -154,9 +154,90 @@ pub fn integrate_rotation(q: Quat, dtheta: Vec3) -> Quat {
     r.normalize()
 }
 
+/// [`integrate_rotation`] for every lane, with the same bits: glam's SSE2 quaternion product
+/// and `Vec4::normalize` spelled out in lanes, in their order of operations. The product
+/// `[w, 0] q` is glam's `(l_w r + (+-l_x) r_wzyx) + ((+-l_z) r_yxwz + (+-l_y) r_zwxy)`
+/// (multiplying by its +-1 constants is exact, so a fused multiply-add there rounds the same);
+/// the norm is `sqrt((x x + z z) + (y y + w w))`, and each component is divided by it.
+#[inline(always)]
+pub(crate) fn integrate_rotation_lanes<L: Lane>(q: Q<L>, dtheta: V3<L>) -> Q<L> {
+    let (lx, ly, lz, lw) = (dtheta.x, dtheta.y, dtheta.z, L::splat(0.0));
+    let (rx, ry, rz, rw) = (q.x, q.y, q.z, q.w);
+    let dq = Q {
+        x: (lw * rx + lx * rw) + (-(lz * ry) + ly * rz),
+        y: (lw * ry + -(lx * rz)) + (lz * rx + ly * rw),
+        z: (lw * rz + lx * ry) + (lz * rw + -(ly * rx)),
+        w: (lw * rw + -(lx * rx)) + (-(lz * rz) + -(ly * ry)),
+    };
+    let half = L::splat(0.5);
+    let r = Q {
+        x: q.x + half * dq.x,
+        y: q.y + half * dq.y,
+        z: q.z + half * dq.z,
+        w: q.w + half * dq.w,
+    };
+    let length = ((r.x * r.x + r.z * r.z) + (r.y * r.y + r.w * r.w)).sqrt();
+    Q {
+        x: r.x / length,
+        y: r.y / length,
+        z: r.z / length,
+        w: r.w / length,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lanes::Wide;
+
+    /// The lane version gives glam's bits, for rotations from tiny to large and for inputs
+    /// with zeros of both signs.
+    #[test]
+    fn integrate_rotation_lanes_matches_the_scalar_bits() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+        };
+        for case in 0..4000 {
+            let scale = [1e-6, 1e-3, 0.1, 2.0][case % 4];
+            let q = Quat::from_xyzw(next(), next(), next(), next()).normalize();
+            let mut d = Vec3::new(next(), next(), next()) * scale;
+            if case % 7 == 0 {
+                d = Vec3::new(0.0, -0.0, d.z);
+            }
+            let expected = integrate_rotation(q, d);
+            let mut ql = Q::<Wide>::identity();
+            let mut dl = V3::<Wide>::zero();
+            for lane in 0..8 {
+                ql.set_lane(lane, q);
+                dl.set_lane(lane, d);
+            }
+            let wide = integrate_rotation_lanes(ql, dl);
+            let one = integrate_rotation_lanes(
+                Q {
+                    x: q.x,
+                    y: q.y,
+                    z: q.z,
+                    w: q.w,
+                },
+                V3 {
+                    x: d.x,
+                    y: d.y,
+                    z: d.z,
+                },
+            );
+            for got in [wide.lane(3), one.lane(0)] {
+                assert_eq!(
+                    got.to_array().map(f32::to_bits),
+                    expected.to_array().map(f32::to_bits),
+                    "case {case}: q {q:?}, d {d:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn integrate_rotation_matches_exact_small_rotation() {

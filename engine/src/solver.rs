@@ -33,7 +33,7 @@ use crate::lanes::{
     BodyAccess, Lane, PairVelocities, PoseAccess, Shared, Wide, WriteMask, M3, V3, WIDE_LANES,
 };
 use crate::parallel::{Exec, Stages, BATCH_CHUNK, SHARED_CHUNK};
-use crate::rows::{integrate_rotation, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K};
+use crate::rows::{integrate_rotation_lanes, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K};
 use crate::schedule::{Batch, Schedule};
 use glam::{Mat3, Vec3};
 use std::ops::Range;
@@ -758,23 +758,25 @@ unsafe fn project_step<L: Lane>(
         dtheta_a = dtheta_a + g.angular_a.scale(delta);
         dtheta_b = dtheta_b + g.angular_b.scale(delta);
     }
-    for (lane, &(a, b, pair)) in pairs.iter().enumerate().take(lanes) {
-        let (dp, dtheta_a, dtheta_b): (Vec3, Vec3, Vec3) =
-            (dp.lane(lane), dtheta_a.lane(lane), dtheta_b.lane(lane));
-        let (ima, imb): (f32, f32) = (poses.inv_mass[a], poses.inv_mass[b]);
+    // The new poses in lanes (bitwise what glam computes lane by lane, see
+    // `integrate_rotation_lanes`): x_A - dp / m_A, q_A turned by I_A^-1 dtheta_A, and for B.
+    let (p, m) = (&gathered.poses, &*gathered);
+    let position_a = p.position_a - dp.scale(m.inv_mass_a);
+    let position_b = p.position_b + dp.scale(m.inv_mass_b);
+    let rotation_a = integrate_rotation_lanes(p.rotation_a, m.inv_inertia_a.mul_v3(dtheta_a));
+    let rotation_b = integrate_rotation_lanes(p.rotation_b, m.inv_inertia_b.mul_v3(dtheta_b));
+    for (lane, &(a, b, _)) in pairs.iter().enumerate().take(lanes) {
         // SAFETY (both blocks): the caller's contract; only dynamic bodies are written.
-        if ima > 0.0 {
+        if poses.inv_mass[a] > 0.0 {
             unsafe {
-                poses.position.set(a, pair.position_a - dp * ima);
-                let q = integrate_rotation(pair.rotation_a, poses.inv_inertia[a] * dtheta_a);
-                poses.rotation.set(a, q);
+                poses.position.set(a, position_a.lane(lane));
+                poses.rotation.set(a, rotation_a.lane(lane));
             }
         }
-        if imb > 0.0 {
+        if poses.inv_mass[b] > 0.0 {
             unsafe {
-                poses.position.set(b, pair.position_b + dp * imb);
-                let q = integrate_rotation(pair.rotation_b, poses.inv_inertia[b] * dtheta_b);
-                poses.rotation.set(b, q);
+                poses.position.set(b, position_b.lane(lane));
+                poses.rotation.set(b, rotation_b.lane(lane));
             }
         }
     }
