@@ -16,10 +16,10 @@
 //! Everything on the rows is lane-parallel: the joint rows at the current poses
 //! ([`joints::rows_lanes`], one function per joint type, quaternions and cross products over
 //! lanes), the decoupling (an `L D L^T` factorisation with lane-mask pivots), effective
-//! masses, biases, warm start, the velocity passes and the projection's corrections. What
-//! runs lane by lane: gathering poses and joint parameters into lanes (and a limited hinge's
-//! angle, which needs `atan2`), and the projection's pose update (a quaternion
-//! renormalisation per body). Projection lanes are
+//! masses, biases, warm start, the velocity passes, the projection's corrections and its
+//! pose update ([`crate::rows::integrate_rotation_lanes`], glam's bits). What runs lane by
+//! lane: gathering poses and joint parameters into lanes (and a limited hinge's angle, which
+//! needs `atan2`), and writing the projected poses back. Projection lanes are
 //! islands with the same joint signatures (each lane walks its island in joint order), or
 //! joints of one colour for large islands ([`Solver::project`]). Every lane computes what the
 //! scalar path computes for its joint, so both paths agree bit for bit.
