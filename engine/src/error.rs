@@ -65,7 +65,7 @@ pub enum EngineError {
     /// A scene file could not be read or parsed.
     #[error("scene {origin}: {message}")]
     Scene {
-        /// The file path or "<string>".
+        /// The file path or `"<string>"`.
         origin: String,
         /// The parser's message (with line and column) or the semantic problem.
         message: String,
