@@ -89,6 +89,35 @@ impl Exec {
     }
 }
 
+impl Exec {
+    /// Calls `f(i, &mut a[i], &mut b[i])` for every index of two slices of equal length: one
+    /// parallel loop where two per-array loops entered rayon twice.
+    pub(crate) fn for_each_pair<A: Send, B: Send>(
+        self,
+        a: &mut [A],
+        b: &mut [B],
+        f: &(impl Fn(usize, &mut A, &mut B) + Sync),
+    ) {
+        assert_eq!(a.len(), b.len(), "paired arrays differ in length");
+        match self.for_len(a.len(), ITEM_CHUNK) {
+            Exec::Serial => a
+                .iter_mut()
+                .zip(b.iter_mut())
+                .enumerate()
+                .for_each(|(i, (x, y))| f(i, x, y)),
+            Exec::Parallel => a
+                .par_chunks_mut(ITEM_CHUNK)
+                .zip(b.par_chunks_mut(ITEM_CHUNK))
+                .enumerate()
+                .for_each(|(c, (xs, ys))| {
+                    for (k, (x, y)) in xs.iter_mut().zip(ys.iter_mut()).enumerate() {
+                        f(c * ITEM_CHUNK + k, x, y);
+                    }
+                }),
+        }
+    }
+}
+
 /// A counter on a cache line of its own, so that threads counting on one do not invalidate
 /// the others.
 #[derive(Debug, Default)]
