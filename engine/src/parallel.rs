@@ -136,8 +136,9 @@ struct Counter(AtomicUsize);
 /// finished before it starts the next stage.
 ///
 /// Deadlock-free whatever rayon does with the threads: a thread waits only once every item
-/// of the stage is claimed, and an item is claimed only by a thread that is running it (runs
-/// do not block), so the wait ends. A thread that starts late (rayon ran its half of the
+/// of the stage is claimed, an item is claimed only by a thread that is running it (runs do
+/// not block), and a thread publishes how many items it finished as soon as it finds nothing
+/// left to claim, before it waits; so the wait ends. A thread that starts late (rayon ran its half of the
 /// `join` after the other) finds the finished stages' items all claimed and walks through.
 /// If an item panics, the waiting threads give up and the panic reaches the caller.
 #[derive(Debug, Default)]
@@ -214,6 +215,9 @@ impl Stages {
         for stage in 0..stages {
             let len = items(stage);
             let claimed = &self.claimed[stage * threads..(stage + 1) * threads];
+            // Items this thread finished, published once per stage: an atomic add per item
+            // on a line both threads write moved the line between the cores for every item.
+            let mut done = 0;
             for k in 0..threads {
                 let block = (worker + k) % threads;
                 let (start, end) = (block * len / threads, (block + 1) * len / threads);
@@ -225,12 +229,15 @@ impl Stages {
                     let guard = PoisonOnUnwind(&self.poisoned);
                     work(stage, item..item + 1);
                     std::mem::forget(guard);
-                    // Release: the item's writes happen before a waiter sees it finished.
-                    self.finished[stage].0.fetch_add(1, Ordering::Release);
+                    done += 1;
                 }
             }
+            if done > 0 {
+                // Release: the items' writes happen before a waiter sees them finished.
+                self.finished[stage].0.fetch_add(done, Ordering::Release);
+            }
             let mut spins = 0;
-            // Acquire: pairs with every item's release above.
+            // Acquire: pairs with every thread's release above.
             while self.finished[stage].0.load(Ordering::Acquire) < len {
                 if self.poisoned.load(Ordering::Relaxed) {
                     return;
