@@ -87,9 +87,7 @@ impl Exec {
             }
         }
     }
-}
 
-impl Exec {
     /// Calls `f(i, &mut a[i], &mut b[i])` for every index of two slices of equal length: one
     /// parallel loop where two per-array loops entered rayon twice.
     pub(crate) fn for_each_pair<A: Send, B: Send>(
