@@ -331,6 +331,40 @@ mod tests {
         }
     }
 
+    /// Regions nested in other rayon work (say, several worlds stepped in parallel on one
+    /// pool) finish even when rayon runs a region's workers one after another on one thread:
+    /// here 8 regions at once on 2 threads, each checking its stage order.
+    #[test]
+    fn concurrent_regions_on_a_small_pool_finish_in_order() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let sizes = [5usize, 40, 1, 17];
+        let results: Vec<Vec<usize>> = pool.install(|| {
+            (0..8)
+                .into_par_iter()
+                .map(|_| {
+                    let mut stages = Stages::default();
+                    let order = std::sync::Mutex::new(Vec::new());
+                    stages.run(Exec::Parallel, sizes.len(), &|s| sizes[s], &|s, range| {
+                        for _ in range {
+                            order.lock().unwrap().push(s);
+                        }
+                    });
+                    order.into_inner().unwrap()
+                })
+                .collect()
+        });
+        for order in results {
+            assert_eq!(order.len(), sizes.iter().sum::<usize>());
+            assert!(
+                order.windows(2).all(|w| w[0] <= w[1]),
+                "stages ran out of order"
+            );
+        }
+    }
+
     /// A panicking item reaches the caller instead of leaving the other threads waiting.
     #[test]
     fn a_panicking_item_reaches_the_caller() {
