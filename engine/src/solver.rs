@@ -1007,24 +1007,31 @@ impl<L: Lane> Solver<L> {
         });
     }
 
-    /// Prepare every batch (the stage only reads the bodies, so all batches are independent).
-    ///
-    /// Colour by colour like the velocity passes ([`Solver::each_color`]), so that a thread
-    /// prepares the block of each colour it then solves first, and finds the rows it wrote in
-    /// its own cache.
-    pub(crate) fn prepare(&mut self, exec: Exec, input: &PrepareInput) {
-        self.each_color(exec, 1, |b, _| b.prepare(input), |b, _| b.prepare(input));
-    }
-
-    /// Warm start on the velocities `access` views.
-    pub(crate) fn warm_start(&mut self, exec: Exec, access: BodyAccess) {
-        // SAFETY: `each_color` runs the batches of one colour concurrently; the coloring
-        // gives them disjoint dynamic bodies, and the overflow runs alone.
+    /// Prepare every batch, then warm start it on the velocities `access` views, batch by
+    /// batch while its rows are in cache. Colour by colour like the velocity passes
+    /// ([`Solver::each_color`]), so that a thread prepares the block of each colour it then
+    /// solves first. Bitwise the same as a prepare stage followed by a warm-start stage:
+    /// prepare reads only poses and masses, which warm start does not change, and the warm
+    /// starts run in the same colour order.
+    pub(crate) fn prepare_and_warm_start(
+        &mut self,
+        exec: Exec,
+        input: &PrepareInput,
+        access: BodyAccess,
+    ) {
+        // SAFETY (both): `each_color` runs the batches of one colour concurrently; the
+        // coloring gives them disjoint dynamic bodies, and the overflow runs alone.
         self.each_color(
             exec,
             1,
-            |b, _| unsafe { b.warm_start(&access) },
-            |b, _| unsafe { b.warm_start(&access) },
+            |b, _| {
+                b.prepare(input);
+                unsafe { b.warm_start(&access) }
+            },
+            |b, _| {
+                b.prepare(input);
+                unsafe { b.warm_start(&access) }
+            },
         );
     }
 

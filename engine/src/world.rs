@@ -6,7 +6,8 @@
 //! 2. `prepare_rows`: world inverse inertia, then every joint's rows at the current poses
 //!    (decoupled per joint, see `solver::decouple_lanes`), with the bias
 //!    `error_reduction C / h` and last substep's impulses for warm start;
-//! 3. `warm_start`: apply those impulses;
+//! 3. warm start: apply those impulses (inside `prepare_rows`: each batch right after its
+//!    rows are built, while they are in cache; the same bits as a stage of its own);
 //! 4. `solve_velocities`: `velocity_iterations` sequential-impulse passes, each fused with a
 //!    pass of the error-reduction solve on the bias velocities (split impulses); after its
 //!    last pass, each batch stores its impulses for the next warm start and its joint forces
@@ -920,8 +921,7 @@ impl World {
     /// One substep of length `h`: the stages, in order.
     fn substep(&mut self, h: f32) {
         self.integrate_velocities(h);
-        self.prepare_rows(h);
-        self.warm_start();
+        self.prepare_rows_and_warm_start(h);
         self.solve_velocities_and_store(h);
         self.integrate_positions(h);
         self.project_positions();
@@ -942,7 +942,7 @@ impl World {
             });
     }
 
-    fn prepare_rows(&mut self, h: f32) {
+    fn prepare_rows_and_warm_start(&mut self, h: f32) {
         let _s = trace_span!("prepare_rows").entered();
         let exec = self.exec();
         let b = &mut self.bodies;
@@ -950,20 +950,6 @@ impl World {
         exec.for_each_indexed(&mut b.inv_inertia_world, &|i, m| {
             *m = inv_inertia_world(local[i], rotation[i]);
         });
-        let input = PrepareInput {
-            bodies: &self.bodies,
-            joints: &self.joints,
-            bias_rate: self.settings.error_reduction / h,
-            inv_h: 1.0 / h,
-            warm_starting: self.settings.warm_starting,
-        };
-        on_path!(&mut self.solver, s => s.prepare(exec, &input));
-    }
-
-    fn warm_start(&mut self) {
-        let _s = trace_span!("warm_start").entered();
-        let exec = self.exec();
-        let b = &self.bodies;
         let (linear, angular) = (&b.linear_velocity, &b.angular_velocity);
         self.velocities.resize(b.len(), SolverVelocity::default());
         self.bias.resize(b.len(), SolverVelocity::default());
@@ -973,10 +959,17 @@ impl World {
             *v = SolverVelocity::new(linear[i], angular[i]);
             *u = SolverVelocity::default();
         });
+        let input = PrepareInput {
+            bodies: &self.bodies,
+            joints: &self.joints,
+            bias_rate: self.settings.error_reduction / h,
+            inv_h: 1.0 / h,
+            warm_starting: self.settings.warm_starting,
+        };
         let access = BodyAccess {
             velocities: Shared::new(&mut self.velocities),
         };
-        on_path!(&mut self.solver, s => s.warm_start(exec, access));
+        on_path!(&mut self.solver, s => s.prepare_and_warm_start(exec, &input, access));
     }
 
     fn solve_velocities_and_store(&mut self, h: f32) {
