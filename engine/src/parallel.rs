@@ -280,16 +280,39 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+    }
+
+    /// Runs `stages` over stages of `sizes` items and returns the stage of every item run, in
+    /// the order they ran.
+    fn run_order(stages: &mut Stages, sizes: &[usize]) -> Vec<usize> {
+        let order = Mutex::new(Vec::new());
+        stages.run(Exec::Parallel, sizes.len(), &|s| sizes[s], &|s, range| {
+            order.lock().unwrap().extend(range.map(|_| s));
+        });
+        order.into_inner().unwrap()
+    }
+
+    /// Every item ran once per stage, and no stage's item ran before an earlier stage's.
+    fn assert_stage_order(order: &[usize], sizes: &[usize]) {
+        assert_eq!(order.len(), sizes.iter().sum::<usize>());
+        assert!(
+            order.windows(2).all(|w| w[0] <= w[1]),
+            "stages ran out of order"
+        );
+    }
+
     /// Every item of every stage runs once, and no item of a stage starts before the previous
     /// stage has finished, on 1 to 4 threads and with stages of 0, 1 and many items.
     #[test]
     fn stages_run_every_item_once_in_stage_order() {
         let sizes = [3usize, 0, 1, 17, 64, 2, 0, 9];
         for threads in 1..=4 {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let pool = pool(threads);
             let runs: Vec<Vec<AtomicUsize>> = sizes
                 .iter()
                 .map(|&n| (0..n).map(|_| AtomicUsize::new(0)).collect())
@@ -322,12 +345,7 @@ mod tests {
                     );
                 }
             }
-            let order = order.into_inner().unwrap();
-            assert_eq!(order.len(), sizes.iter().sum::<usize>());
-            assert!(
-                order.windows(2).all(|w| w[0] <= w[1]),
-                "stages ran out of order"
-            );
+            assert_stage_order(&order.into_inner().unwrap(), &sizes);
         }
     }
 
@@ -336,42 +354,22 @@ mod tests {
     /// here 8 regions at once on 2 threads, each checking its stage order.
     #[test]
     fn concurrent_regions_on_a_small_pool_finish_in_order() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
         let sizes = [5usize, 40, 1, 17];
-        let results: Vec<Vec<usize>> = pool.install(|| {
+        let results: Vec<Vec<usize>> = pool(2).install(|| {
             (0..8)
                 .into_par_iter()
-                .map(|_| {
-                    let mut stages = Stages::default();
-                    let order = std::sync::Mutex::new(Vec::new());
-                    stages.run(Exec::Parallel, sizes.len(), &|s| sizes[s], &|s, range| {
-                        for _ in range {
-                            order.lock().unwrap().push(s);
-                        }
-                    });
-                    order.into_inner().unwrap()
-                })
+                .map(|_| run_order(&mut Stages::default(), &sizes))
                 .collect()
         });
         for order in results {
-            assert_eq!(order.len(), sizes.iter().sum::<usize>());
-            assert!(
-                order.windows(2).all(|w| w[0] <= w[1]),
-                "stages ran out of order"
-            );
+            assert_stage_order(&order, &sizes);
         }
     }
 
     /// A panicking item reaches the caller instead of leaving the other threads waiting.
     #[test]
     fn a_panicking_item_reaches_the_caller() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
+        let pool = pool(2);
         let mut stages = Stages::default();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             pool.install(|| {
