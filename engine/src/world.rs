@@ -468,7 +468,8 @@ impl World {
             + size_of::<Option<[f32; 2]>>()
             + 2 * size_of::<[f32; MAX_ROWS_PER_JOINT]>() // impulses and their rollback copy
             + 3 * size_of::<Vec3>() // force and torques
-            + size_of::<[f32; COLUMN_COUNT]>();
+            + size_of::<[f32; COLUMN_COUNT]>()
+            + joints::diagnose_group_bytes().div_ceil(WIDE_LANES); // packed diagnostic inputs
         let body = name
             + size_of::<BodyKind>()
             + 2 * (size_of::<Vec3>() * 3 + size_of::<Quat>()) // state and its rollback copy
@@ -815,7 +816,8 @@ impl World {
         self.exec()
             .for_each_chunk(&mut self.diagnostics, DIAGNOSE_CHUNK, &|first, rows| {
                 for (k, group) in rows.chunks_mut(WIDE_LANES).enumerate() {
-                    joints::diagnose_group::<Wide>(bodies, joints, first + k * WIDE_LANES, group);
+                    let g = first / WIDE_LANES + k;
+                    joints::diagnose_packed_group(bodies, joints, g, group);
                 }
             });
     }

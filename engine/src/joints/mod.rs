@@ -21,7 +21,7 @@ pub mod spherical;
 
 use crate::bodies::{check_unit_quat, Bodies, BodyId};
 use crate::error::{EngineError, Result};
-use crate::lanes::{atan2, max, Lane, PairVelocities, Q, V3};
+use crate::lanes::{atan2, max, Lane, PairVelocities, Wide, Q, V3, WIDE_LANES};
 #[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
 use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
@@ -571,6 +571,8 @@ pub struct Joints {
     pub(crate) torque_on_a: Vec<Vec3>,
     /// Constraint torque on B about its centre of mass, N m.
     pub(crate) torque_on_b: Vec<Vec3>,
+    /// The diagnostics' constant inputs, eight joints to a group (kept up to date by `push`).
+    pub(crate) diagnose_groups: Vec<DiagnoseGroup>,
 }
 
 impl Joints {
@@ -716,7 +718,68 @@ impl Joints {
         self.force_on_b.push(Vec3::ZERO);
         self.torque_on_a.push(Vec3::ZERO);
         self.torque_on_b.push(Vec3::ZERO);
+        let j = id.index();
+        if j.is_multiple_of(WIDE_LANES) {
+            self.diagnose_groups.push(DiagnoseGroup::new());
+        }
+        let params = self.params(j);
+        let group = self.diagnose_groups.last_mut().expect("pushed above");
+        group.push(
+            j % WIDE_LANES,
+            desc.kind,
+            desc.body_a.0,
+            desc.body_b.0,
+            &params,
+        );
         Ok(id)
+    }
+}
+
+/// Eight consecutive joints' constant diagnostic inputs as lanes: the body indices and the
+/// geometry that [`diagnose_lanes`] reads (the group of joints `8g..8g + 8` is
+/// `Joints::diagnose_groups[g]`). Built once as joints are added, so refreshing the
+/// diagnostics gathers only the bodies' state (measured: the per-joint gather of the
+/// parameters was a third of [`World::sync`](crate::World::sync) on the 100 x 100 chain).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DiagnoseGroup {
+    /// The type of every joint of the group, or `None` when the group mixes types (then
+    /// each joint is diagnosed on its own).
+    kind: Option<JointKind>,
+    /// Joints in the group (8 but for the last group).
+    len: usize,
+    body_a: [u32; WIDE_LANES],
+    body_b: [u32; WIDE_LANES],
+    geometry: ParamLanes<Wide>,
+}
+
+/// Bytes of one [`DiagnoseGroup`] (eight joints).
+pub(crate) fn diagnose_group_bytes() -> usize {
+    std::mem::size_of::<DiagnoseGroup>()
+}
+
+impl DiagnoseGroup {
+    fn new() -> Self {
+        DiagnoseGroup {
+            kind: None,
+            len: 0,
+            body_a: [0; WIDE_LANES],
+            body_b: [0; WIDE_LANES],
+            geometry: ParamLanes::new(),
+        }
+    }
+
+    /// Adds the joint of lane `lane` (the next one).
+    fn push(&mut self, lane: usize, kind: JointKind, a: u32, b: u32, params: &JointParams) {
+        debug_assert_eq!(lane, self.len);
+        self.kind = match (lane, self.kind) {
+            (0, _) => Some(kind),
+            (_, Some(k)) if k == kind => Some(k),
+            _ => None,
+        };
+        self.len += 1;
+        self.body_a[lane] = a;
+        self.body_b[lane] = b;
+        self.geometry.set_geometry(lane, kind, params);
     }
 }
 
@@ -763,6 +826,39 @@ pub(crate) fn diagnose_lanes<L: Lane>(
     }
 }
 
+/// The diagnostics of the joints of group `g` (`joints.diagnose_groups[g]`, joints `8g..`)
+/// into `out` (one row per joint of the group): in lanes from the group's packed geometry,
+/// the bits of [`diagnose_group`] on any grouping (the same lane arithmetic on the same
+/// inputs).
+pub(crate) fn diagnose_packed_group(
+    bodies: &Bodies,
+    joints: &Joints,
+    g: usize,
+    out: &mut [[f32; 8]],
+) {
+    let group = &joints.diagnose_groups[g];
+    debug_assert_eq!(out.len(), group.len);
+    let Some(kind) = group.kind else {
+        return diagnose_group::<Wide>(bodies, joints, g * WIDE_LANES, out);
+    };
+    let mut p = PoseLanes::<Wide>::new();
+    let mut v = PairVelocities::<Wide>::zero();
+    for lane in 0..group.len {
+        let (a, b) = (group.body_a[lane] as usize, group.body_b[lane] as usize);
+        p.set_lane(lane, &PosePair::of(bodies, a, b));
+        v.set_lane(
+            lane,
+            (bodies.linear_velocity[a], bodies.angular_velocity[a]),
+            (bodies.linear_velocity[b], bodies.angular_velocity[b]),
+        );
+    }
+    let columns = diagnose_lanes(kind, &p, &v, &group.geometry);
+    let rows = Wide::transpose_out(columns);
+    for (row, lane) in out.iter_mut().zip(&rows) {
+        *row = lane.0;
+    }
+}
+
 /// The diagnostics of joints `first..first + out.len()` (at most `L::WIDTH` of them): in
 /// lanes when they share a type, else one by one on one lane. Every lane type runs the same
 /// arithmetic, so a joint's columns have the same bits however the joints are grouped.
@@ -795,8 +891,10 @@ pub(crate) fn diagnose_group<L: Lane>(
         params.set_geometry(lane, kind, &joints.params(j));
     }
     let columns = diagnose_lanes(kind, &p, &v, &params);
-    for (lane, row) in out.iter_mut().enumerate() {
-        *row = columns.map(|c| c.lane(lane));
+    // One row of eight columns per lane: a transpose (data movement only).
+    let rows = L::transpose_out(columns);
+    for (row, lane) in out.iter_mut().zip(rows.as_ref()) {
+        *row = lane.0;
     }
 }
 
