@@ -80,7 +80,6 @@ impl<L: Lane> RowLanes<L> {
 /// projection gather the same way, lane by lane).
 struct JointLanes<L> {
     poses: PoseLanes<L>,
-    params: ParamLanes<L>,
     inv_mass_a: L,
     inv_mass_b: L,
     inv_inertia_a: M3<L>,
@@ -91,7 +90,6 @@ impl<L: Lane> JointLanes<L> {
     fn new() -> Self {
         JointLanes {
             poses: PoseLanes::new(),
-            params: ParamLanes::new(),
             inv_mass_a: L::splat(0.0),
             inv_mass_b: L::splat(0.0),
             inv_inertia_a: M3::zero(),
@@ -99,34 +97,33 @@ impl<L: Lane> JointLanes<L> {
         }
     }
 
-    /// Lane `lane`: a joint of type `kind` with parameters `j` between bodies at `pair`, with
-    /// inverse masses and world inverse inertias `([m_a, m_b], [i_a, i_b])`.
+    /// Lane `lane`: a joint between bodies at `pair`, with inverse masses and world inverse
+    /// inertias `([m_a, m_b], [i_a, i_b])`.
     #[inline]
     fn set_lane(
         &mut self,
         lane: usize,
-        kind: JointKind,
-        j: &joints::JointParams,
         pair: &PosePair,
         ([inv_mass_a, inv_mass_b], [inv_inertia_a, inv_inertia_b]): ([f32; 2], [&Mat3; 2]),
     ) {
         self.poses.set_lane(lane, pair);
-        self.params.set_lane(lane, kind, j);
         self.inv_mass_a.set_lane(lane, inv_mass_a);
         self.inv_mass_b.set_lane(lane, inv_mass_b);
         self.inv_inertia_a.set_lane(lane, inv_inertia_a);
         self.inv_inertia_b.set_lane(lane, inv_inertia_b);
     }
 
-    /// The lanes' rows ([`joints::rows_lanes`]) into `rows` (not yet decoupled), and their
-    /// masses. An out-parameter: returning the 3 KB of rows by value cost a copy.
+    /// The rows ([`joints::rows_lanes`]) of the lanes' joints, with parameters `params`, into
+    /// `rows` (not yet decoupled), and their masses. An out-parameter: returning the 3 KB of
+    /// rows by value cost a copy.
     fn rows(
         &self,
         kind: JointKind,
         limited: bool,
+        params: &ParamLanes<L>,
         rows: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
     ) -> PairMassLanes<L> {
-        joints::rows_lanes(kind, limited, &self.poses, &self.params, rows);
+        joints::rows_lanes(kind, limited, &self.poses, params, rows);
         PairMassLanes {
             inv_mass: self.inv_mass_a + self.inv_mass_b,
             inv_inertia_a: self.inv_inertia_a,
@@ -364,6 +361,17 @@ pub(crate) struct JointBatch<L: Lane> {
     active_rows: u32,
 }
 
+/// The parameters of joints `ids` (all of type `kind`) in lanes `0..ids.len()`; the other
+/// lanes as [`ParamLanes::new`]. Built once per batch and projection step, so that prepare
+/// and projection load lanes instead of gathering seven arrays joint by joint every substep.
+fn param_lanes<L: Lane>(kind: JointKind, ids: &[u32], joints: &Joints) -> ParamLanes<L> {
+    let mut params = ParamLanes::new();
+    for (lane, &j) in ids.iter().enumerate() {
+        params.set_lane(lane, kind, &joints.params(j as usize));
+    }
+    params
+}
+
 /// Bytes of solver storage per joint on the wide path (one batch shared by its lanes).
 pub fn solver_bytes_per_joint() -> usize {
     std::mem::size_of::<JointBatch<Wide>>() / Wide::WIDTH
@@ -428,12 +436,12 @@ impl<L: Lane> JointBatch<L> {
 
     /// Prepare, for all lanes at once: the rows at the current poses
     /// ([`joints::rows_lanes`]), their decoupling ([`decouple_lanes`]), effective masses,
-    /// bias, speculative offset and warm-start impulse.
-    pub(crate) fn prepare(&mut self, input: &PrepareInput) {
+    /// bias, speculative offset and warm-start impulse. `params` are the lanes' joint
+    /// parameters ([`param_lanes`]).
+    pub(crate) fn prepare(&mut self, input: &PrepareInput, params: &ParamLanes<L>) {
         let bodies = input.bodies;
         let mut gathered = JointLanes::<L>::new();
         for lane in 0..self.len {
-            let j = self.joints.as_ref()[lane] as usize;
             let (a, b) = (
                 self.body_a.as_ref()[lane] as usize,
                 self.body_b.as_ref()[lane] as usize,
@@ -443,11 +451,11 @@ impl<L: Lane> JointBatch<L> {
                 [&bodies.inv_inertia_world[a], &bodies.inv_inertia_world[b]],
             );
             let pair = PosePair::of(bodies, a, b);
-            gathered.set_lane(lane, self.kind, &input.joints.params(j), &pair, masses);
+            gathered.set_lane(lane, &pair, masses);
         }
         // Padded lanes have zero masses, so their rows decouple to zero rows.
         let mut geometry = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
-        let mass = gathered.rows(self.kind, self.unilateral != 0, &mut geometry);
+        let mass = gathered.rows(self.kind, self.unilateral != 0, params, &mut geometry);
         (self.inv_mass_a, self.inv_mass_b) = (gathered.inv_mass_a, gathered.inv_mass_b);
         decouple_lanes(&mut geometry, self.slots, &mass);
 
@@ -708,7 +716,7 @@ unsafe fn project_step<L: Lane>(
     scratch: &mut ProjectionScratch<L>,
     poses: &PoseAccess,
     joints: &Joints,
-    ids: &L::Indices,
+    (ids, params): (&L::Indices, &ParamLanes<L>),
     lanes: usize,
     factor: f32,
 ) {
@@ -734,10 +742,10 @@ unsafe fn project_step<L: Lane>(
             [poses.inv_mass[a], poses.inv_mass[b]],
             [&poses.inv_inertia[a], &poses.inv_inertia[b]],
         );
-        gathered.set_lane(lane, kind, &joints.params(j), &pair, masses);
+        gathered.set_lane(lane, &pair, masses);
         pairs[lane] = (a, b, pair);
     }
-    let mass = gathered.rows(kind, limited, geometry);
+    let mass = gathered.rows(kind, limited, params, geometry);
     decouple_lanes(geometry, slots, &mass);
     let zero = L::splat(0.0);
     let (min_k, neg_factor) = (L::splat(MIN_K), L::splat(-factor));
@@ -787,10 +795,16 @@ unsafe fn project_step<L: Lane>(
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Solver<L: Lane> {
     batches: Vec<JointBatch<L>>,
+    /// Each batch's joint parameters ([`param_lanes`]), apart from the batches so that the
+    /// velocity passes, which do not read them, stream only the rows.
+    batch_params: Vec<ParamLanes<L>>,
     colors: Vec<Range<usize>>,
     overflow: Vec<JointBatch<f32>>,
+    overflow_params: Vec<ParamLanes<f32>>,
     /// The joints of every projection group, step by step (see [`ProjectionGroup`]).
     projection_steps: Vec<L::Indices>,
+    /// Their parameters, one per step (real lanes only, see [`param_lanes`]).
+    projection_params: Vec<ParamLanes<L>>,
     /// Groups of the small islands (lanes = islands with the same joint signatures).
     serial_groups: Vec<ProjectionGroup<L>>,
     /// Groups of the larger islands' colours: `color_groups[color_group_ranges[c]]`.
@@ -878,6 +892,16 @@ impl<L: Lane> Solver<L> {
             .iter()
             .map(|b| JointBatch::new(b, schedule.joints_of(b), joints, bodies))
             .collect();
+        let batch_params = schedule
+            .batches
+            .iter()
+            .map(|b| param_lanes(b.kind, schedule.joints_of(b), joints))
+            .collect();
+        let overflow_params = schedule
+            .overflow
+            .iter()
+            .map(|&j| param_lanes(joints.kind[j as usize], &[j], joints))
+            .collect();
         let overflow = schedule
             .overflow
             .iter()
@@ -929,11 +953,27 @@ impl<L: Lane> Solver<L> {
                 _lane: std::marker::PhantomData,
             });
         }
+        let mut projection_params = Vec::with_capacity(projection_steps.len());
+        for g in serial_groups
+            .iter()
+            .chain(&color_groups)
+            .chain(&overflow_groups)
+        {
+            // Groups were emitted in step order, so the parameters line up with the steps.
+            assert_eq!(g.steps.start, projection_params.len());
+            for ids in &projection_steps[g.steps.clone()] {
+                let ids = &ids.as_ref()[..g.lanes];
+                projection_params.push(param_lanes(joints.kind[ids[0] as usize], ids, joints));
+            }
+        }
         Solver {
             batches,
+            batch_params,
             colors: schedule.colors.clone(),
             overflow,
+            overflow_params,
             projection_steps,
+            projection_params,
             serial_groups,
             color_groups,
             color_group_ranges,
@@ -946,9 +986,11 @@ impl<L: Lane> Solver<L> {
     pub(crate) fn bytes(&self) -> usize {
         let groups =
             self.serial_groups.len() + self.color_groups.len() + self.overflow_groups.len();
-        self.batches.len() * std::mem::size_of::<JointBatch<L>>()
-            + self.overflow.len() * std::mem::size_of::<JointBatch<f32>>()
-            + self.projection_steps.len() * std::mem::size_of::<L::Indices>()
+        self.batches.len() * (std::mem::size_of::<JointBatch<L>>() + size_of::<ParamLanes<L>>())
+            + self.overflow.len()
+                * (std::mem::size_of::<JointBatch<f32>>() + size_of::<ParamLanes<f32>>())
+            + self.projection_steps.len()
+                * (std::mem::size_of::<L::Indices>() + std::mem::size_of::<ParamLanes<L>>())
             + groups * std::mem::size_of::<ProjectionGroup<L>>()
     }
 
@@ -968,13 +1010,15 @@ impl<L: Lane> Solver<L> {
         &mut self,
         exec: Exec,
         passes: usize,
-        f: impl Fn(&mut JointBatch<L>, usize) + Sync,
-        overflow: impl Fn(&mut JointBatch<f32>, usize) + Sync,
+        f: impl Fn(&mut JointBatch<L>, &ParamLanes<L>, usize) + Sync,
+        overflow: impl Fn(&mut JointBatch<f32>, &ParamLanes<f32>, usize) + Sync,
     ) {
         let Solver {
             batches,
+            batch_params,
             colors,
             overflow: overflow_batches,
+            overflow_params,
             stages,
             ..
         } = self;
@@ -993,14 +1037,19 @@ impl<L: Lane> Solver<L> {
                     let end = (range.start + chunks.end * BATCH_CHUNK).min(range.end);
                     // SAFETY: the stage runner hands out each item of a stage once, and the
                     // items of one colour are disjoint ranges of batches.
-                    for b in unsafe { batches.slice_mut(start..end) } {
-                        f(b, pass);
+                    let params = &batch_params[start..end];
+                    for (b, params) in unsafe { batches.slice_mut(start..end) }
+                        .iter_mut()
+                        .zip(params)
+                    {
+                        f(b, params, pass);
                     }
                 }
                 // SAFETY: the overflow is one item, run alone in its stage.
                 None => {
-                    for b in unsafe { overflow_batches.slice_mut(0..overflow_batches.len()) } {
-                        overflow(b, pass);
+                    let all = unsafe { overflow_batches.slice_mut(0..overflow_batches.len()) };
+                    for (b, params) in all.iter_mut().zip(overflow_params.iter()) {
+                        overflow(b, params, pass);
                     }
                 }
             }
@@ -1024,12 +1073,12 @@ impl<L: Lane> Solver<L> {
         self.each_color(
             exec,
             1,
-            |b, _| {
-                b.prepare(input);
+            |b, params, _| {
+                b.prepare(input, params);
                 unsafe { b.warm_start(&access) }
             },
-            |b, _| {
-                b.prepare(input);
+            |b, params, _| {
+                b.prepare(input, params);
                 unsafe { b.warm_start(&access) }
             },
         );
@@ -1059,13 +1108,13 @@ impl<L: Lane> Solver<L> {
             Some(u) => self.each_color(
                 exec,
                 passes,
-                |b, pass| unsafe {
+                |b, _, pass| unsafe {
                     b.solve_with_bias(&v, &u);
                     if pass == last {
                         b.store(&out, inv_h);
                     }
                 },
-                |b, pass| unsafe {
+                |b, _, pass| unsafe {
                     b.solve_with_bias(&v, &u);
                     if pass == last {
                         b.store(&out, inv_h);
@@ -1075,13 +1124,13 @@ impl<L: Lane> Solver<L> {
             None => self.each_color(
                 exec,
                 passes,
-                |b, pass| unsafe {
+                |b, _, pass| unsafe {
                     b.solve(&v);
                     if pass == last {
                         b.store(&out, inv_h);
                     }
                 },
-                |b, pass| unsafe {
+                |b, _, pass| unsafe {
                     b.solve(&v);
                     if pass == last {
                         b.store(&out, inv_h);
@@ -1130,6 +1179,7 @@ impl<L: Lane> Solver<L> {
     ) {
         let Solver {
             projection_steps,
+            projection_params,
             serial_groups,
             color_groups,
             color_group_ranges,
@@ -1138,11 +1188,15 @@ impl<L: Lane> Solver<L> {
             ..
         } = self;
         let group = |scratch: &mut ProjectionScratch<L>, g: &ProjectionGroup<L>| {
-            for ids in &projection_steps[g.steps.clone()] {
+            let steps = g.steps.clone();
+            for step in projection_steps[steps.clone()]
+                .iter()
+                .zip(&projection_params[steps])
+            {
                 // SAFETY: a group's lanes are different islands, or joints of one colour, so
                 // they share no dynamic body; groups run concurrently only with groups of
                 // other islands or of the same colour (below).
-                unsafe { project_step::<L>(scratch, &poses, joints, ids, g.lanes, factor) };
+                unsafe { project_step::<L>(scratch, &poses, joints, step, g.lanes, factor) };
             }
         };
         // Per pass: the island groups (up to 4,096 steps of eight joints: one item each),
