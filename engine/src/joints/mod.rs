@@ -841,10 +841,25 @@ pub(crate) fn diagnose_packed_group(
     let Some(kind) = group.kind else {
         return diagnose_group::<Wide>(bodies, joints, g * WIDE_LANES, out);
     };
-    let mut p = PoseLanes::<Wide>::new();
-    let mut v = PairVelocities::<Wide>::zero();
-    for lane in 0..group.len {
-        let (a, b) = (group.body_a[lane] as usize, group.body_b[lane] as usize);
+    let pairs = (0..group.len).map(|lane| (group.body_a[lane], group.body_b[lane]));
+    diagnose_pairs::<Wide>(bodies, kind, pairs, &group.geometry, out);
+}
+
+/// The diagnostics of `out.len()` joints of type `kind` between the body pairs `pairs`
+/// (one per lane), with parameters `params`: the bodies' state gathered into lanes,
+/// [`diagnose_lanes`], then one row of eight columns per lane (a transpose: data movement
+/// only).
+fn diagnose_pairs<L: Lane>(
+    bodies: &Bodies,
+    kind: JointKind,
+    pairs: impl Iterator<Item = (u32, u32)>,
+    params: &ParamLanes<L>,
+    out: &mut [[f32; 8]],
+) {
+    let mut p = PoseLanes::<L>::new();
+    let mut v = PairVelocities::<L>::zero();
+    for (lane, (a, b)) in pairs.enumerate() {
+        let (a, b) = (a as usize, b as usize);
         p.set_lane(lane, &PosePair::of(bodies, a, b));
         v.set_lane(
             lane,
@@ -852,9 +867,8 @@ pub(crate) fn diagnose_packed_group(
             (bodies.linear_velocity[b], bodies.angular_velocity[b]),
         );
     }
-    let columns = diagnose_lanes(kind, &p, &v, &group.geometry);
-    let rows = Wide::transpose_out(columns);
-    for (row, lane) in out.iter_mut().zip(&rows) {
+    let rows = L::transpose_out(diagnose_lanes(kind, &p, &v, params));
+    for (row, lane) in out.iter_mut().zip(rows.as_ref()) {
         *row = lane.0;
     }
 }
@@ -877,25 +891,12 @@ pub(crate) fn diagnose_group<L: Lane>(
         }
         return;
     }
-    let mut p = PoseLanes::<L>::new();
-    let mut v = PairVelocities::<L>::zero();
     let mut params = ParamLanes::<L>::new();
-    for (lane, j) in range.enumerate() {
-        let (a, b) = (joints.body_a[j] as usize, joints.body_b[j] as usize);
-        p.set_lane(lane, &PosePair::of(bodies, a, b));
-        v.set_lane(
-            lane,
-            (bodies.linear_velocity[a], bodies.angular_velocity[a]),
-            (bodies.linear_velocity[b], bodies.angular_velocity[b]),
-        );
+    for (lane, j) in range.clone().enumerate() {
         params.set_geometry(lane, kind, &joints.params(j));
     }
-    let columns = diagnose_lanes(kind, &p, &v, &params);
-    // One row of eight columns per lane: a transpose (data movement only).
-    let rows = L::transpose_out(columns);
-    for (row, lane) in out.iter_mut().zip(rows.as_ref()) {
-        *row = lane.0;
-    }
+    let pairs = range.map(|j| (joints.body_a[j], joints.body_b[j]));
+    diagnose_pairs(bodies, kind, pairs, &params, out);
 }
 
 #[cfg(test)]
