@@ -336,3 +336,27 @@ axis = [0.0, 0.0, 1.0]
         assert_frames_bitwise_equal(&a, &open(&out));
     }
 }
+
+#[test]
+fn a_run_with_fewer_bias_passes_records_the_setting_and_resumes_bit_for_bit() {
+    let mut scene = Scene::builtin("limited-revolute").unwrap();
+    scene.world.bias_iterations = Some(2);
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("bias.lvlog");
+    record(&scene, &original, 30, RecordOptions::default());
+    let a = open(&original);
+    assert!(
+        a.header().scene.contains("bias_iterations = 2"),
+        "{}",
+        a.header().scene
+    );
+    let mut resumed = resume(&a, 37).expect("resume");
+    assert_eq!(resumed.world.settings().bias_iterations, Some(2));
+    let out = dir.path().join("bias-resumed.lvlog");
+    let mut rec = resumed.recorder(&out, RecordOptions::default()).unwrap();
+    resumed
+        .run(30 - (37 + 1) / 4, |w, info| rec.record(w, info))
+        .unwrap();
+    rec.finish().unwrap();
+    assert_frames_bitwise_equal(&a, &open(&out));
+}

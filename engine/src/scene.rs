@@ -81,6 +81,9 @@ pub struct SceneWorld {
     pub max_substep: Option<f32>,
     /// Velocity passes per substep (default 8).
     pub velocity_iterations: Option<u32>,
+    /// Split-impulse bias passes per substep, at most `velocity_iterations` (default: one per
+    /// velocity pass; see [`Settings::bias_iterations`]).
+    pub bias_iterations: Option<u32>,
     /// Projection passes per substep (default 2).
     pub position_iterations: Option<u32>,
     /// Error-reduction factor (default 0.2).
@@ -448,6 +451,7 @@ impl Scene {
             gravity: w.gravity.map(vec3).unwrap_or(d.gravity),
             max_substep: w.max_substep.unwrap_or(d.max_substep),
             velocity_iterations: w.velocity_iterations.unwrap_or(d.velocity_iterations),
+            bias_iterations: w.bias_iterations.or(d.bias_iterations),
             position_iterations: w.position_iterations.unwrap_or(d.position_iterations),
             error_reduction: w.error_reduction.unwrap_or(d.error_reduction),
             projection_factor: w.projection_factor.unwrap_or(d.projection_factor),

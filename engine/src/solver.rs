@@ -1084,15 +1084,16 @@ impl<L: Lane> Solver<L> {
         );
     }
 
-    /// `passes` velocity passes; with bias velocities `u`, each pass also runs one bias pass,
-    /// fused (see [`JointBatch::solve_with_bias`]). Then the impulses and forces are stored
+    /// `passes.0` velocity passes; with bias velocities `u`, the first `passes.1` of them also
+    /// run one bias pass each, fused (see [`JointBatch::solve_with_bias`]). Then the impulses
+    /// and forces are stored
     /// into `joints` ([`JointBatch::store`]), each batch right after its last pass, while
     /// its rows are in cache (bitwise the same as a separate stage: a batch's last pass is
     /// the last to change its impulses).
     pub(crate) fn solve(
         &mut self,
         exec: Exec,
-        passes: usize,
+        (passes, bias_passes): (usize, usize),
         (v, u): (BodyAccess, Option<BodyAccess>),
         joints: &mut Joints,
         inv_h: f32,
@@ -1109,13 +1110,21 @@ impl<L: Lane> Solver<L> {
                 exec,
                 passes,
                 |b, _, pass| unsafe {
-                    b.solve_with_bias(&v, &u);
+                    if pass < bias_passes {
+                        b.solve_with_bias(&v, &u);
+                    } else {
+                        b.solve(&v);
+                    }
                     if pass == last {
                         b.store(&out, inv_h);
                     }
                 },
                 |b, _, pass| unsafe {
-                    b.solve_with_bias(&v, &u);
+                    if pass < bias_passes {
+                        b.solve_with_bias(&v, &u);
+                    } else {
+                        b.solve(&v);
+                    }
                     if pass == last {
                         b.store(&out, inv_h);
                     }

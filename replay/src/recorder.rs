@@ -357,6 +357,9 @@ pub fn effective_scene(scene: &Scene, world: &World, dt: f32) -> Scene {
     w.dt = Some(dt);
     w.max_substep = Some(s.max_substep);
     w.velocity_iterations = Some(s.velocity_iterations);
+    // None (one bias pass per velocity pass) is left out, so that runs without the setting
+    // record the same header as before it existed (and the golden logs stay valid).
+    w.bias_iterations = s.bias_iterations;
     w.position_iterations = Some(s.position_iterations);
     w.error_reduction = Some(s.error_reduction);
     w.projection_factor = Some(s.projection_factor);

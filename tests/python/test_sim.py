@@ -79,6 +79,21 @@ def test_settings_are_keyword_arguments():
     assert sim.settings["velocity_iterations"] == 4, "unchanged on error"
 
 
+def test_bias_iterations_is_a_setting_and_checked():
+    default = lavender.Sim("chain")
+    assert default.settings["bias_iterations"] is None, "one bias pass per velocity pass"
+    fewer = lavender.Sim("chain", bias_iterations=2)
+    assert fewer.settings["bias_iterations"] == 2
+    explicit = lavender.Sim("chain", bias_iterations=default.settings["velocity_iterations"])
+    for sim in (default, fewer, explicit):
+        sim.run(0.5)
+    assert explicit.state_hash() == default.state_hash()
+    assert fewer.state_hash() != default.state_hash()
+    with pytest.raises(ValueError, match="bias_iterations"):
+        fewer.set_settings(bias_iterations=9)
+    assert fewer.settings["bias_iterations"] == 2, "unchanged on error"
+
+
 def test_threads_and_solver_path_give_identical_runs():
     hashes = set()
     for threads in (1, 2):

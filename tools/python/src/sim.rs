@@ -50,11 +50,12 @@ pub struct Sim {
 }
 
 /// The keyword arguments that set solver settings, in the order the docs list them.
-pub(crate) const SETTING_NAMES: [&str; 14] = [
+pub(crate) const SETTING_NAMES: [&str; 15] = [
     "dt",
     "gravity",
     "max_substep",
     "velocity_iterations",
+    "bias_iterations",
     "position_iterations",
     "error_reduction",
     "projection_factor",
@@ -75,6 +76,7 @@ struct Overrides {
     gravity: Option<lavender_engine::Vec3>,
     max_substep: Option<f32>,
     velocity_iterations: Option<u32>,
+    bias_iterations: Option<u32>,
     position_iterations: Option<u32>,
     error_reduction: Option<f32>,
     projection_factor: Option<f32>,
@@ -135,6 +137,7 @@ impl Overrides {
                 "velocity_iterations" => {
                     o.velocity_iterations = Some(setting_u32("velocity_iterations", v)?)
                 }
+                "bias_iterations" => o.bias_iterations = Some(setting_u32("bias_iterations", v)?),
                 "position_iterations" => {
                     o.position_iterations = Some(setting_u32("position_iterations", v)?)
                 }
@@ -183,6 +186,7 @@ impl Overrides {
         s.gravity = self.gravity.unwrap_or(s.gravity);
         s.max_substep = self.max_substep.unwrap_or(s.max_substep);
         s.velocity_iterations = self.velocity_iterations.unwrap_or(s.velocity_iterations);
+        s.bias_iterations = self.bias_iterations.or(s.bias_iterations);
         s.position_iterations = self.position_iterations.unwrap_or(s.position_iterations);
         s.error_reduction = self.error_reduction.unwrap_or(s.error_reduction);
         s.projection_factor = self.projection_factor.unwrap_or(s.projection_factor);
@@ -417,7 +421,7 @@ impl Sim {
     #[pyo3(
         signature = (scene = None, **settings),
         text_signature = "(scene=None, *, dt=None, gravity=None, max_substep=None, \
-                          velocity_iterations=None, position_iterations=None, \
+                          velocity_iterations=None, bias_iterations=None, position_iterations=None, \
                           error_reduction=None, projection_factor=None, warm_starting=None, \
                           threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
@@ -437,7 +441,7 @@ impl Sim {
     #[pyo3(
         signature = (text, **settings),
         text_signature = "(text, *, dt=None, gravity=None, max_substep=None, \
-                          velocity_iterations=None, position_iterations=None, \
+                          velocity_iterations=None, bias_iterations=None, position_iterations=None, \
                           error_reduction=None, projection_factor=None, warm_starting=None, \
                           threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
@@ -672,7 +676,7 @@ impl Sim {
     }
 
     /// Changes solver settings (``gravity``, ``max_substep``, ``velocity_iterations``,
-    /// ``position_iterations``, ``error_reduction``, ``projection_factor``,
+    /// ``bias_iterations``, ``position_iterations``, ``error_reduction``, ``projection_factor``,
     /// ``warm_starting``, ``threads``, ``solver_path``, ``sleeping``, ``sleep_linear_speed``,
     /// ``sleep_angular_speed``, ``time_to_sleep``) and the default frame ``dt``.
     /// Validated first: on error nothing changes. Refused while recording (the log's header
@@ -680,7 +684,7 @@ impl Sim {
     #[pyo3(
         signature = (**settings),
         text_signature = "($self, *, dt=None, gravity=None, max_substep=None, \
-                          velocity_iterations=None, position_iterations=None, \
+                          velocity_iterations=None, bias_iterations=None, position_iterations=None, \
                           error_reduction=None, projection_factor=None, warm_starting=None, \
                           threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
@@ -703,7 +707,7 @@ impl Sim {
     }
 
     /// The solver settings as a dict (gravity, max_substep, velocity_iterations,
-    /// position_iterations, error_reduction, projection_factor, warm_starting, threads,
+    /// bias_iterations (None: one per velocity pass), position_iterations, error_reduction, projection_factor, warm_starting, threads,
     /// solver_path, sleeping, sleep_linear_speed, sleep_angular_speed, time_to_sleep) plus the
     /// default frame ``dt``.
     #[getter]
@@ -714,6 +718,7 @@ impl Sim {
         d.set_item("gravity", s.gravity.to_array().to_vec())?;
         d.set_item("max_substep", s.max_substep)?;
         d.set_item("velocity_iterations", s.velocity_iterations)?;
+        d.set_item("bias_iterations", s.bias_iterations)?;
         d.set_item("position_iterations", s.position_iterations)?;
         d.set_item("error_reduction", s.error_reduction)?;
         d.set_item("projection_factor", s.projection_factor)?;

@@ -50,6 +50,7 @@ class _SettingsDict(TypedDict):
     gravity: List[float]
     max_substep: float
     velocity_iterations: int
+    bias_iterations: Optional[int]
     position_iterations: int
     error_reduction: float
     projection_factor: float
@@ -91,6 +92,7 @@ class Sim:
         gravity: Optional[_Vector] = None,
         max_substep: Optional[float] = None,
         velocity_iterations: Optional[int] = None,
+        bias_iterations: Optional[int] = None,
         position_iterations: Optional[int] = None,
         error_reduction: Optional[float] = None,
         projection_factor: Optional[float] = None,
@@ -110,6 +112,7 @@ class Sim:
         gravity: Optional[_Vector] = None,
         max_substep: Optional[float] = None,
         velocity_iterations: Optional[int] = None,
+        bias_iterations: Optional[int] = None,
         position_iterations: Optional[int] = None,
         error_reduction: Optional[float] = None,
         projection_factor: Optional[float] = None,
@@ -164,6 +167,7 @@ class Sim:
         gravity: Optional[_Vector] = None,
         max_substep: Optional[float] = None,
         velocity_iterations: Optional[int] = None,
+        bias_iterations: Optional[int] = None,
         position_iterations: Optional[int] = None,
         error_reduction: Optional[float] = None,
         projection_factor: Optional[float] = None,
