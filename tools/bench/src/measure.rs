@@ -28,6 +28,9 @@ pub struct RunConfig {
     pub velocity_iterations: u32,
     /// Position passes per substep (Rapier: stabilisation iterations per substep).
     pub position_iterations: u32,
+    /// Lavender's split-impulse bias passes per substep (`Settings::bias_iterations`; `None`:
+    /// one per velocity pass). Rapier has no separate count: its rows ignore it.
+    pub bias_iterations: Option<u32>,
 }
 
 impl Default for RunConfig {
@@ -39,6 +42,7 @@ impl Default for RunConfig {
             frames: 60,
             velocity_iterations: s.velocity_iterations,
             position_iterations: s.position_iterations,
+            bias_iterations: s.bias_iterations,
         }
     }
 }
@@ -49,6 +53,7 @@ impl RunConfig {
         Settings {
             max_substep: FRAME_DT / SUBSTEPS as f32,
             velocity_iterations: self.velocity_iterations,
+            bias_iterations: self.bias_iterations,
             position_iterations: self.position_iterations,
             threads: self.threads,
             solver_path: self.path,
@@ -83,14 +88,17 @@ pub struct BenchRow {
     pub velocity_iterations: u32,
     /// Position passes (Rapier: stabilisation iterations) per substep.
     pub position_iterations: u32,
+    /// Lavender's bias passes per substep when fewer than the velocity passes (`None`: one
+    /// per velocity pass; always `None` for Rapier).
+    pub bias_iterations: Option<u32>,
     /// Timed frames.
     pub frames: u32,
     /// Mean wall time of one 60 Hz frame, ms.
     pub ms_per_step: f64,
     /// `ms_per_step / (joints * substeps)`, ns.
     pub ns_per_joint_substep: f64,
-    /// Row solves per second: active rows x velocity passes x 2 (velocity and bias) x
-    /// substeps per frame, over the frame time (Lavender only).
+    /// Row solves per second: active rows x (velocity passes + bias passes) x substeps per
+    /// frame, over the frame time (Lavender only).
     pub row_solves_per_second: Option<f64>,
     /// Solver and joint storage per joint, bytes (Lavender only).
     pub bytes_per_joint: Option<usize>,
@@ -101,6 +109,18 @@ pub struct BenchRow {
 }
 
 impl BenchRow {
+    /// The iteration setting as the tables print it: `velocity/position`, with `bN` after
+    /// the velocity passes when only N of them run a bias pass (`8b1/2`).
+    pub fn settings(&self) -> String {
+        match self.bias_iterations {
+            Some(b) => format!(
+                "{}b{b}/{}",
+                self.velocity_iterations, self.position_iterations
+            ),
+            None => format!("{}/{}", self.velocity_iterations, self.position_iterations),
+        }
+    }
+
     /// The row as a JSON object.
     pub fn json(&self) -> serde_json::Value {
         serde_json::json!({
@@ -115,6 +135,7 @@ impl BenchRow {
             "substeps": self.substeps,
             "velocity_iterations": self.velocity_iterations,
             "position_iterations": self.position_iterations,
+            "bias_iterations": self.bias_iterations,
             "frames": self.frames,
             "ms_per_step": self.ms_per_step,
             "ns_per_joint_substep": self.ns_per_joint_substep,
@@ -172,13 +193,15 @@ pub fn run_lavender(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> 
         substeps: SUBSTEPS,
         velocity_iterations: config.velocity_iterations,
         position_iterations: config.position_iterations,
+        bias_iterations: config.bias_iterations,
         frames,
         ms_per_step: per_step * 1e3,
         ns_per_joint_substep: per_step * 1e9
             / (world.joint_count().max(1) as f64 * f64::from(SUBSTEPS)),
-        row_solves_per_second: Some(
-            rows * f64::from(config.velocity_iterations) * 2.0 * f64::from(SUBSTEPS) / per_step,
-        ),
+        row_solves_per_second: Some({
+            let passes = config.velocity_iterations + world.settings().bias_passes();
+            rows * f64::from(passes) * f64::from(SUBSTEPS) / per_step
+        }),
         bytes_per_joint: Some(memory.bytes_per_joint),
         bytes_per_body: Some(memory.bytes_per_body),
         max_anchor_error: max_error,

@@ -176,6 +176,7 @@ pub fn run_rapier(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> {
         substeps: SUBSTEPS,
         velocity_iterations: config.velocity_iterations,
         position_iterations: config.position_iterations,
+        bias_iterations: None,
         frames,
         ms_per_step: per_step * 1e3,
         ns_per_joint_substep: per_step * 1e9

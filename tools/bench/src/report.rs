@@ -36,7 +36,7 @@ pub fn table(rows: &[BenchRow]) -> String {
             r.row_solves_per_second
                 .map(|x| format!("{:.1}", x / 1e6))
                 .unwrap_or_else(|| "-".into()),
-            format!("{}/{}", r.velocity_iterations, r.position_iterations),
+            r.settings(),
             r.bytes_per_joint
                 .map(|b| b.to_string())
                 .unwrap_or_else(|| "-".into()),

@@ -29,6 +29,10 @@ pub struct SuiteOptions {
     /// Position iteration settings of the sweep (Rapier: stabilisation iterations), each
     /// crossed with every velocity setting.
     pub sweep_position_iterations: Vec<u32>,
+    /// Lavender's bias-pass settings of the sweep (`None`: one per velocity pass), each
+    /// crossed with the others (a count above the velocity passes is skipped). Rapier has no
+    /// such count and runs once per velocity and position setting.
+    pub sweep_bias_iterations: Vec<Option<u32>>,
     /// Where the PNG plots go.
     pub plot_dir: PathBuf,
 }
@@ -36,7 +40,8 @@ pub struct SuiteOptions {
 impl SuiteOptions {
     /// The default run: every scene, 2 threads, 30 frames, scaling at 1k, 10k and 100k joints
     /// (`full` adds 1M), sweep at 1, 2, 4, 8 and 16 velocity iterations with 1 and 2 position
-    /// iterations; `quick` runs 5 frames, scaling at 1k and 10k and a 3-point sweep.
+    /// iterations, Lavender also with one bias pass; `quick` runs 5 frames, scaling at 1k and
+    /// 10k and a 3-point sweep.
     pub fn new(quick: bool, full: bool) -> SuiteOptions {
         let scenes = crate::scenes::SCENE_NAMES
             .iter()
@@ -63,6 +68,7 @@ impl SuiteOptions {
                 vec![1, 2, 4, 8, 16]
             },
             sweep_position_iterations: if quick { vec![2] } else { vec![1, 2] },
+            sweep_bias_iterations: vec![None, Some(1)],
             plot_dir: PathBuf::from("out/bench"),
         }
     }
@@ -188,26 +194,42 @@ pub fn run_suite(
             let mut series = Vec::new();
             let (mut ours, mut theirs) = (Vec::new(), Vec::new());
             for &position_iterations in &options.sweep_position_iterations {
-                let (mut our_line, mut their_line) = (Vec::new(), Vec::new());
+                for &bias_iterations in &options.sweep_bias_iterations {
+                    let mut our_line = Vec::new();
+                    for &velocity_iterations in &options.sweep_iterations {
+                        // One bias pass of one velocity pass is the default setting again.
+                        if bias_iterations.is_some_and(|b| b >= velocity_iterations) {
+                            continue;
+                        }
+                        let cfg = RunConfig {
+                            velocity_iterations,
+                            position_iterations,
+                            bias_iterations,
+                            ..base
+                        };
+                        let row = run_lavender(&scene, &cfg);
+                        our_line.push(measure(&mut report, "accuracy", row)?);
+                    }
+                    ours.extend(our_line.iter().cloned());
+                    let bias = match bias_iterations {
+                        Some(b) => format!(", {b} bias pass{}", if b == 1 { "" } else { "es" }),
+                        None => String::new(),
+                    };
+                    series.push((
+                        format!("lavender, {position_iterations} position passes{bias}"),
+                        our_line,
+                    ));
+                }
+                let mut their_line = Vec::new();
                 for &velocity_iterations in &options.sweep_iterations {
                     let cfg = RunConfig {
                         velocity_iterations,
                         position_iterations,
                         ..base
                     };
-                    our_line.push(measure(
-                        &mut report,
-                        "accuracy",
-                        run_lavender(&scene, &cfg),
-                    )?);
                     their_line.push(measure(&mut report, "accuracy", run_peer(&scene, &cfg))?);
                 }
-                ours.extend(our_line.iter().cloned());
                 theirs.extend(their_line.iter().cloned());
-                series.push((
-                    format!("lavender, {position_iterations} position passes"),
-                    our_line,
-                ));
                 series.push((
                     format!("rapier3d, {position_iterations} stabilisation passes"),
                     their_line,
@@ -219,9 +241,16 @@ pub fn run_suite(
         }
         report.text += &format!(
             "== accuracy against cost: velocity (Rapier: PGS) iterations {:?} x position (Rapier: \
-             stabilisation) iterations {:?}, one thread each ==\n{}\n{}\n",
+             stabilisation) iterations {:?}, Lavender's bias passes {}; one thread each \
+             (v/p, vbN/p: N bias passes) ==\n{}\n{}\n",
             options.sweep_iterations,
             options.sweep_position_iterations,
+            options
+                .sweep_bias_iterations
+                .iter()
+                .map(|b| b.map_or("one per velocity pass".to_string(), |b| b.to_string()))
+                .collect::<Vec<_>>()
+                .join(" and "),
             table(&all),
             best
         );
@@ -235,7 +264,7 @@ pub fn run_suite(
 /// setting, the fastest Lavender setting whose max anchor error is at most Rapier's, as a
 /// sentence naming both settings.
 pub fn best_at_equal_error(ours: &[BenchRow], theirs: &[BenchRow]) -> String {
-    let settings = |r: &BenchRow| format!("{}/{}", r.velocity_iterations, r.position_iterations);
+    let settings = BenchRow::settings;
     let best = theirs
         .iter()
         .filter_map(|t| {
@@ -279,6 +308,7 @@ mod tests {
             substeps: 4,
             velocity_iterations: v,
             position_iterations: p,
+            bias_iterations: None,
             frames: 1,
             ms_per_step: ms,
             ns_per_joint_substep: 0.0,

@@ -145,3 +145,64 @@ fn a_closed_pipe_ends_quietly() {
     assert!(out.status.code() == Some(0), "{:?}", out);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
+
+#[test]
+fn bench_json_has_one_object_per_row_with_the_documented_keys() {
+    let out = lavender(&["bench", "mixed", "--no-scaling", "--frames", "2", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    // Wide and scalar on one thread, wide on two.
+    let kinds: Vec<(String, u64, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_string(),
+                r["simd_width"].as_u64().unwrap(),
+                r["threads"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("wide".into(), 8, 1),
+            ("scalar".into(), 1, 1),
+            ("wide".into(), 8, 2)
+        ]
+    );
+    for r in &rows {
+        assert_eq!(r["scene"], "mixed");
+        assert_eq!(r["engine"], "lavender");
+        assert!(!r["target_features"].as_str().unwrap().is_empty());
+        assert_eq!(
+            (r["joints"].as_u64(), r["substeps"].as_u64()),
+            (Some(4600), Some(4))
+        );
+        assert_eq!(r["velocity_iterations"], 8);
+        assert_eq!(r["position_iterations"], 2);
+        assert!(
+            r["bias_iterations"].is_null(),
+            "one bias pass per velocity pass"
+        );
+        let ms = r["ms_per_step"].as_f64().unwrap();
+        let ns = r["ns_per_joint_substep"].as_f64().unwrap();
+        assert!(ms > 0.0);
+        // ns per joint per substep is the step time over joints x substeps.
+        assert!(
+            (ns - ms * 1e6 / (4600.0 * 4.0)).abs() <= 1e-9 * ns.max(1.0),
+            "{r}"
+        );
+        // All three rows run the same arithmetic: the same error, a real one.
+        let err = r["max_anchor_error"].as_f64().unwrap();
+        assert_eq!(err, rows[0]["max_anchor_error"].as_f64().unwrap());
+        assert!(err > 1e-5 && err < 0.1, "{err}");
+    }
+}
