@@ -37,6 +37,10 @@ struct Recording {
 /// ``constraint_data(copy=False)`` stays valid as long as the array lives (the array keeps
 /// the Sim alive).
 ///
+/// ``bias_iterations=N`` runs the split-impulse bias pass with only the first ``N`` velocity
+/// passes (cheaper, more position error left to the projection); unset (``None`` in
+/// ``settings``), one per velocity pass. A keyword given as ``None`` leaves a setting as it is.
+///
 /// Island sleeping is off by default; with ``sleeping=True`` an island whose bodies stay
 /// below ``sleep_linear_speed`` (m/s) and ``sleep_angular_speed`` (rad/s) for
 /// ``time_to_sleep`` (s) stops moving until ``wake_all()`` or a ``set_body_*`` call wakes it

@@ -81,7 +81,8 @@ class Sim:
     file's structure, a ``SceneBuilder``, or None (an empty world). Keyword arguments
     override the scene's ``[world]`` settings; ``dt`` is the default frame step.
     ``sleeping=True`` lets islands at rest sleep (``sleep_linear_speed`` m/s,
-    ``sleep_angular_speed`` rad/s, ``time_to_sleep`` s).
+    ``sleep_angular_speed`` rad/s, ``time_to_sleep`` s). ``bias_iterations=N`` runs the
+    split-impulse bias pass with only the first ``N`` velocity passes (default: all).
     """
 
     def __new__(
