@@ -14,7 +14,8 @@
 //! ```
 //!
 //! Attributes: on `/`: `format`, `engine_version`, `target_features`, `scene_hash`, `scene`
-//! (TOML), `dt`, `max_substep`, `velocity_iterations`, `position_iterations`, `gravity`,
+//! (TOML), `dt`, `max_substep`, `velocity_iterations`, `bias_iterations` (the bias passes
+//! per substep the run used), `position_iterations`, `gravity`,
 //! `columns`, `units`; on `/bodies`: `names`, `pose_fields`, `velocity_fields`; on `/joints`
 //! and `/joints/diagnostics`: `names` (joints), `columns`, `units`.
 //!
@@ -230,6 +231,11 @@ impl Hdf5Writer {
         scalar_attr(&file, "dt", h.world.dt)?;
         scalar_attr(&file, "max_substep", h.world.max_substep)?;
         scalar_attr(&file, "velocity_iterations", h.world.velocity_iterations)?;
+        // The header's scene names the bias passes only when they differ from one per
+        // velocity pass.
+        let bias_passes = lavender_engine::Scene::from_toml_str(&h.scene, "the log header")
+            .map_or(h.world.velocity_iterations, |s| s.settings().bias_passes());
+        scalar_attr(&file, "bias_iterations", bias_passes)?;
         scalar_attr(&file, "position_iterations", h.world.position_iterations)?;
         file.new_attr_builder()
             .with_data(ArrayView1::from(&h.world.gravity[..]))
@@ -482,6 +488,17 @@ mod tests {
             .read_raw()
             .unwrap();
         assert_eq!(hashes[0], frames[10].state_hash);
+        let bias: u32 = file.attr("bias_iterations").unwrap().read_scalar().unwrap();
+        assert_eq!(bias, 8, "one bias pass per velocity pass: the header's scene sets none");
+        // A run with fewer bias passes says so.
+        let mut header = testutil::header(3, 2);
+        header.scene = "[world]\nvelocity_iterations = 8\nbias_iterations = 2\n".into();
+        let reader = LogReader::from_bytes(&testutil::log_bytes(&header, &frames, true)).unwrap();
+        let path = dir.path().join("bias.h5");
+        export(&reader, &path, ExportRange::default(), |_| {}).unwrap();
+        let file = hdf5::File::open(&path).unwrap();
+        let bias: u32 = file.attr("bias_iterations").unwrap().read_scalar().unwrap();
+        assert_eq!(bias, 2);
     }
 
     #[test]

@@ -69,6 +69,8 @@ def test_export_matches_the_log_value_for_value(run):
         assert f.attrs["scene_hash"] == log.header["scene_hash"]
         assert f.attrs["engine_version"] == log.header["engine_version"]
         assert f.attrs["velocity_iterations"] == log.header["world"]["velocity_iterations"]
+        # One bias pass per velocity pass unless the scene says otherwise.
+        assert f.attrs["bias_iterations"] == log.header["world"]["velocity_iterations"]
         assert f.attrs["dt"] == log.header["world"]["dt"]
         # Chunked by blocks of frames, shuffle + deflate, unlimited along time.
         d = f["joints/diagnostics"]
