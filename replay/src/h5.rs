@@ -489,7 +489,10 @@ mod tests {
             .unwrap();
         assert_eq!(hashes[0], frames[10].state_hash);
         let bias: u32 = file.attr("bias_iterations").unwrap().read_scalar().unwrap();
-        assert_eq!(bias, 8, "one bias pass per velocity pass: the header's scene sets none");
+        assert_eq!(
+            bias, 8,
+            "one bias pass per velocity pass: the header's scene sets none"
+        );
         // A run with fewer bias passes says so.
         let mut header = testutil::header(3, 2);
         header.scene = "[world]\nvelocity_iterations = 8\nbias_iterations = 2\n".into();

@@ -345,6 +345,9 @@ mod tests {
         let mut one_bias = row("lavender", 8, 1, 12.0, 1.45e-3);
         one_bias.bias_iterations = Some(1);
         let text = best_at_equal_error(&[ours[1].clone(), one_bias], &theirs[1..2]);
-        assert!(text.contains("4.38x") && text.contains("lavender 8b1/1"), "{text}");
+        assert!(
+            text.contains("4.38x") && text.contains("lavender 8b1/1"),
+            "{text}"
+        );
     }
 }
