@@ -339,12 +339,27 @@ axis = [0.0, 0.0, 1.0]
 
 #[test]
 fn a_run_with_fewer_bias_passes_records_the_setting_and_resumes_bit_for_bit() {
-    let mut scene = Scene::builtin("limited-revolute").unwrap();
-    scene.world.bias_iterations = Some(2);
+    // The 100-link chain, where the bias passes matter (a single joint's decoupled rows are
+    // solved exactly by the first pass, so fewer passes change nothing there).
+    let mut scene = Scene::builtin("chain").unwrap();
     let dir = tempfile::tempdir().unwrap();
+    let default_run = record(
+        &scene,
+        &dir.path().join("default.lvlog"),
+        30,
+        RecordOptions::default(),
+    )
+    .0;
+    scene.world.bias_iterations = Some(2);
     let original = dir.path().join("bias.lvlog");
-    record(&scene, &original, 30, RecordOptions::default());
+    let (world, _) = record(&scene, &original, 30, RecordOptions::default());
+    assert_ne!(
+        world.state_hash(),
+        default_run.state_hash(),
+        "2 bias passes change the run"
+    );
     let a = open(&original);
+    assert_eq!(a.header().bias_passes(), 2);
     assert!(
         a.header().scene.contains("bias_iterations = 2"),
         "{}",

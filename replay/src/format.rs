@@ -184,6 +184,15 @@ pub struct Header {
 }
 
 impl Header {
+    /// Split-impulse bias passes per substep of the recorded run: the header's scene names
+    /// them only when they differ from one per velocity pass (`Settings::bias_iterations`).
+    pub fn bias_passes(&self) -> u32 {
+        lavender_engine::Scene::from_toml_str(&self.scene, "the log header")
+            .ok()
+            .and_then(|s| s.world.bias_iterations)
+            .unwrap_or(self.world.velocity_iterations)
+    }
+
     /// Checks that the names match the counts.
     pub fn validate(&self) -> Result<(), String> {
         if !self.body_names.is_empty() && self.body_names.len() != self.body_count {

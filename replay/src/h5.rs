@@ -231,11 +231,7 @@ impl Hdf5Writer {
         scalar_attr(&file, "dt", h.world.dt)?;
         scalar_attr(&file, "max_substep", h.world.max_substep)?;
         scalar_attr(&file, "velocity_iterations", h.world.velocity_iterations)?;
-        // The header's scene names the bias passes only when they differ from one per
-        // velocity pass.
-        let bias_passes = lavender_engine::Scene::from_toml_str(&h.scene, "the log header")
-            .map_or(h.world.velocity_iterations, |s| s.settings().bias_passes());
-        scalar_attr(&file, "bias_iterations", bias_passes)?;
+        scalar_attr(&file, "bias_iterations", h.bias_passes())?;
         scalar_attr(&file, "position_iterations", h.world.position_iterations)?;
         file.new_attr_builder()
             .with_data(ArrayView1::from(&h.world.gravity[..]))

@@ -79,7 +79,7 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
     for (h, which) in [(ha, "a"), (hb, "b")] {
         let _ = writeln!(
             out,
-            "{which}: {} frames, engine {} ({}), {} velocity / {} position iterations",
+            "{which}: {} frames, engine {} ({}), {} velocity{} / {} position iterations",
             if which == "a" {
                 report.frames_a
             } else {
@@ -88,6 +88,10 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
             h.engine_version,
             h.target_features,
             h.world.velocity_iterations,
+            match h.bias_passes() {
+                b if b == h.world.velocity_iterations => String::new(),
+                b => format!(" ({b} with a bias pass)"),
+            },
             h.world.position_iterations
         );
     }

@@ -210,3 +210,30 @@ fn follow_tails_a_log_while_it_is_written() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn diff_names_the_bias_passes_of_runs_that_differ_in_them() {
+    let dir = scratch("bias");
+    let (a, b) = (dir.join("a.lvlog"), dir.join("b.lvlog"));
+    ok(&["run", "chain", "--duration", "0.25", "--record", s(&a)]);
+    ok(&[
+        "run",
+        "chain",
+        "--duration",
+        "0.25",
+        "--bias-iterations",
+        "2",
+        "--record",
+        s(&b),
+    ]);
+    let out = lavender(&["diff", s(&a), s(&b)]);
+    assert_eq!(out.status.code(), Some(1), "the runs diverge");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("a: 60 frames")
+            && text.contains("8 velocity / 2 position")
+            && text.contains("8 velocity (2 with a bias pass) / 2 position"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
