@@ -563,6 +563,31 @@ impl<L: Lane> JointBatch<L> {
         unsafe { self.relax(v_access, Some(u_access)) }
     }
 
+    /// One velocity pass (with the bias pass on `u_access` when given), then, given the
+    /// outputs, the store ([`JointBatch::store`]).
+    ///
+    /// # Safety
+    /// As [`JointBatch::solve_with_bias`] and [`JointBatch::store`].
+    #[inline(always)]
+    unsafe fn velocity_pass(
+        &mut self,
+        v_access: &BodyAccess,
+        u_access: Option<&BodyAccess>,
+        store: Option<(&JointOutputs, f32)>,
+    ) {
+        // SAFETY: the caller's contract. One call per system count, so that each keeps its
+        // own copy of the row loop.
+        unsafe {
+            match u_access {
+                Some(u) => self.solve_with_bias(v_access, u),
+                None => self.solve(v_access),
+            }
+            if let Some((out, inv_h)) = store {
+                self.store(out, inv_h);
+            }
+        }
+    }
+
     /// The pass both solves share: per slot, the velocity row on `v`, then, given bias
     /// velocities, the bias row on `u`.
     ///
@@ -1103,50 +1128,17 @@ impl<L: Lane> Solver<L> {
         }
         let out = JointOutputs::new(joints);
         let last = passes - 1;
-        // SAFETY (all four): as in `warm_start`, for both arrays; `store` writes only the
-        // batch's own joints' outputs, and every joint is in one batch or the overflow.
-        match u {
-            Some(u) => self.each_color(
-                exec,
-                passes,
-                |b, _, pass| unsafe {
-                    if pass < bias_passes {
-                        b.solve_with_bias(&v, &u);
-                    } else {
-                        b.solve(&v);
-                    }
-                    if pass == last {
-                        b.store(&out, inv_h);
-                    }
-                },
-                |b, _, pass| unsafe {
-                    if pass < bias_passes {
-                        b.solve_with_bias(&v, &u);
-                    } else {
-                        b.solve(&v);
-                    }
-                    if pass == last {
-                        b.store(&out, inv_h);
-                    }
-                },
-            ),
-            None => self.each_color(
-                exec,
-                passes,
-                |b, _, pass| unsafe {
-                    b.solve(&v);
-                    if pass == last {
-                        b.store(&out, inv_h);
-                    }
-                },
-                |b, _, pass| unsafe {
-                    b.solve(&v);
-                    if pass == last {
-                        b.store(&out, inv_h);
-                    }
-                },
-            ),
-        }
+        let u = u.as_ref();
+        let bias = |pass: usize| u.filter(|_| pass < bias_passes);
+        let store = |pass: usize| (pass == last).then_some((&out, inv_h));
+        // SAFETY (both): as in `warm_start`, for both arrays; `store` writes only the batch's
+        // own joints' outputs, and every joint is in one batch or the overflow.
+        self.each_color(
+            exec,
+            passes,
+            |b, _, pass| unsafe { b.velocity_pass(&v, bias(pass), store(pass)) },
+            |b, _, pass| unsafe { b.velocity_pass(&v, bias(pass), store(pass)) },
+        );
     }
 
     /// Store impulses and forces (without a velocity pass).
