@@ -813,7 +813,7 @@ impl World {
         let _s = trace_span!("sync").entered();
         let (bodies, joints) = (&self.bodies, &self.joints);
         // Chunks of whole lane groups; the grouping does not change a joint's bits (see
-        // `joints::diagnose_group`), so neither does the thread count.
+        // `joints::diagnose_joint`), so neither does the thread count.
         self.exec()
             .for_each_chunk(&mut self.diagnostics, DIAGNOSE_CHUNK, &|first, rows| {
                 for (k, group) in rows.chunks_mut(WIDE_LANES).enumerate() {
@@ -824,8 +824,7 @@ impl World {
     }
 
     fn sync_joint(&mut self, j: usize) {
-        let row = std::slice::from_mut(&mut self.diagnostics[j]);
-        joints::diagnose_group::<f32>(&self.bodies, &self.joints, j, row);
+        self.diagnostics[j] = joints::diagnose_joint(&self.bodies, &self.joints, j);
     }
 
     /// Advances the world by `dt` seconds and refreshes the diagnostics.
@@ -1445,12 +1444,11 @@ mod diagnostics_tests {
             let (b, j) = (&w.bodies, &w.joints);
             let mut violated = 0;
             for (k, &kind) in kinds.iter().enumerate() {
-                let mut one = [[0.0f32; COLUMN_COUNT]];
-                joints::diagnose_group::<f32>(b, j, k, &mut one);
+                let one = joints::diagnose_joint(b, j, k);
                 let got = w.constraint_data()[k];
                 assert_eq!(
                     got.map(f32::to_bits),
-                    one[0].map(f32::to_bits),
+                    one.map(f32::to_bits),
                     "joint {k} ({kind:?}), {threads} threads"
                 );
                 let (a, bb) = (j.body_a[k] as usize, j.body_b[k] as usize);

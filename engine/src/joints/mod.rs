@@ -828,8 +828,7 @@ pub(crate) fn diagnose_lanes<L: Lane>(
 
 /// The diagnostics of the joints of group `g` (`joints.diagnose_groups[g]`, joints `8g..`)
 /// into `out` (one row per joint of the group): in lanes from the group's packed geometry,
-/// the bits of [`diagnose_group`] on any grouping (the same lane arithmetic on the same
-/// inputs).
+/// the bits of [`diagnose_joint`] (the same lane arithmetic on the same inputs).
 pub(crate) fn diagnose_packed_group(
     bodies: &Bodies,
     joints: &Joints,
@@ -839,7 +838,10 @@ pub(crate) fn diagnose_packed_group(
     let group = &joints.diagnose_groups[g];
     debug_assert_eq!(out.len(), group.len);
     let Some(kind) = group.kind else {
-        return diagnose_group::<Wide>(bodies, joints, g * WIDE_LANES, out);
+        for (k, row) in out.iter_mut().enumerate() {
+            *row = diagnose_joint(bodies, joints, g * WIDE_LANES + k);
+        }
+        return;
     };
     let pairs = (0..group.len).map(|lane| (group.body_a[lane], group.body_b[lane]));
     diagnose_pairs::<Wide>(bodies, kind, pairs, &group.geometry, out);
@@ -873,30 +875,17 @@ fn diagnose_pairs<L: Lane>(
     }
 }
 
-/// The diagnostics of joints `first..first + out.len()` (at most `L::WIDTH` of them): in
-/// lanes when they share a type, else one by one on one lane. Every lane type runs the same
-/// arithmetic, so a joint's columns have the same bits however the joints are grouped.
-pub(crate) fn diagnose_group<L: Lane>(
-    bodies: &Bodies,
-    joints: &Joints,
-    first: usize,
-    out: &mut [[f32; 8]],
-) {
-    debug_assert!(out.len() <= L::WIDTH);
-    let kind = joints.kind[first];
-    let range = first..first + out.len();
-    if joints.kind[range.clone()].iter().any(|&k| k != kind) {
-        for (k, row) in out.iter_mut().enumerate() {
-            diagnose_group::<f32>(bodies, joints, first + k, std::slice::from_mut(row));
-        }
-        return;
-    }
-    let mut params = ParamLanes::<L>::new();
-    for (lane, j) in range.clone().enumerate() {
-        params.set_geometry(lane, kind, &joints.params(j));
-    }
-    let pairs = range.map(|j| (joints.body_a[j], joints.body_b[j]));
-    diagnose_pairs(bodies, kind, pairs, &params, out);
+/// The diagnostics of joint `j` alone, on one `f32` lane: the reference for any grouping
+/// (every lane type runs the same arithmetic, so a joint's columns have these bits however
+/// the joints are grouped), and the path of groups that mix joint types.
+pub(crate) fn diagnose_joint(bodies: &Bodies, joints: &Joints, j: usize) -> [f32; 8] {
+    let kind = joints.kind[j];
+    let mut params = ParamLanes::<f32>::new();
+    params.set_geometry(0, kind, &joints.params(j));
+    let mut out = [[0.0; 8]];
+    let pair = std::iter::once((joints.body_a[j], joints.body_b[j]));
+    diagnose_pairs(bodies, kind, pair, &params, &mut out);
+    out[0]
 }
 
 #[cfg(test)]
