@@ -86,6 +86,8 @@ pub struct SceneWorld {
     pub bias_iterations: Option<u32>,
     /// Projection passes per substep (default 2).
     pub position_iterations: Option<u32>,
+    /// Solve chains of joints directly (default false; see [`Settings::chain_solve`]).
+    pub chain_solve: Option<bool>,
     /// Error-reduction factor (default 0.2).
     pub error_reduction: Option<f32>,
     /// Projection factor (default 1).
@@ -453,6 +455,7 @@ impl Scene {
             velocity_iterations: w.velocity_iterations.unwrap_or(d.velocity_iterations),
             bias_iterations: w.bias_iterations.or(d.bias_iterations),
             position_iterations: w.position_iterations.unwrap_or(d.position_iterations),
+            chain_solve: w.chain_solve.unwrap_or(d.chain_solve),
             error_reduction: w.error_reduction.unwrap_or(d.error_reduction),
             projection_factor: w.projection_factor.unwrap_or(d.projection_factor),
             warm_starting: w.warm_starting.unwrap_or(d.warm_starting),

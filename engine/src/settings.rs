@@ -21,6 +21,13 @@ pub struct Settings {
     pub bias_iterations: Option<u32>,
     /// Positional projection passes per substep (0 disables projection).
     pub position_iterations: u32,
+    /// Solve chains of joints directly (off by default): every path of unlimited joints in
+    /// the joint graph ([`crate::schedule::chains`]) is solved exactly in each velocity pass,
+    /// by one forward and one backward sweep over its block-tridiagonal system, instead of
+    /// row by row; the other joints are solved by the colours after it. Long chains and nets
+    /// then converge in one or two passes where Gauss-Seidel needs many (see the README's
+    /// "Direct chain solve"). Changes results (the default keeps every golden log).
+    pub chain_solve: bool,
     /// Error-reduction factor in `[0, 1]`: the bias solve targets the corrective velocity
     /// `-error_reduction * C / h`, so that this fraction of each row's position error is removed
     /// by the pose integration of a substep (before the projection passes).
@@ -78,6 +85,7 @@ impl Default for Settings {
             velocity_iterations: 8,
             bias_iterations: None,
             position_iterations: 2,
+            chain_solve: false,
             error_reduction: 0.2,
             projection_factor: 1.0,
             warm_starting: true,

@@ -27,6 +27,8 @@
 //! Memory per joint (wide path): one [`JointBatch<Wide>`] is shared by eight joints; see
 //! [`solver_bytes_per_joint`].
 
+mod chain;
+
 use crate::bodies::Bodies;
 use crate::joints::{self, JointKind, Joints, ParamLanes, PoseLanes, PosePair};
 use crate::lanes::{
@@ -837,6 +839,11 @@ pub(crate) struct Solver<L: Lane> {
     color_group_ranges: Vec<Range<usize>>,
     /// One group per overflow joint of the larger islands, projected serially.
     overflow_groups: Vec<ProjectionGroup<L>>,
+    /// The chain groups of the direct chain solve (empty without it), solved before the
+    /// colours in every pass.
+    chains: Vec<chain::ChainLanes<L>>,
+    /// Whether the schedule was built with the chain solve on.
+    chain_solve: bool,
     /// The parallel region of the multi-pass verbs (velocity passes, projection passes).
     stages: Stages,
 }
@@ -991,7 +998,31 @@ impl<L: Lane> Solver<L> {
                 projection_params.push(param_lanes(joints.kind[ids[0] as usize], ids, joints));
             }
         }
+        let chains = schedule
+            .chain_groups
+            .iter()
+            .map(|g| {
+                let (batches, params) = (0..g.len())
+                    .map(|k| {
+                        let ids = schedule.chain_joints_at(g, k);
+                        let batch = Batch {
+                            kind: g.kinds[k],
+                            limited: false,
+                            start: 0,
+                            len: ids.len() as u32,
+                        };
+                        (
+                            JointBatch::new(&batch, ids, joints, bodies),
+                            param_lanes(g.kinds[k], ids, joints),
+                        )
+                    })
+                    .unzip();
+                chain::ChainLanes::new(batches, params, g.links.clone())
+            })
+            .collect();
         Solver {
+            chains,
+            chain_solve: schedule.chain_solve,
             batches,
             batch_params,
             colors: schedule.colors.clone(),
@@ -1017,6 +1048,12 @@ impl<L: Lane> Solver<L> {
             + self.projection_steps.len()
                 * (std::mem::size_of::<L::Indices>() + std::mem::size_of::<ParamLanes<L>>())
             + groups * std::mem::size_of::<ProjectionGroup<L>>()
+            + self.chains.iter().map(|c| c.bytes()).sum::<usize>()
+    }
+
+    /// Whether the schedule was built with the chain solve on.
+    pub(crate) fn chain_solve(&self) -> bool {
+        self.chain_solve
     }
 
     /// Active rows at the last prepare.
@@ -1025,16 +1062,23 @@ impl<L: Lane> Solver<L> {
             .iter()
             .map(|b| b.active_rows as usize)
             .chain(self.overflow.iter().map(|b| b.active_rows as usize))
+            .chain(
+                self.chains
+                    .iter()
+                    .flat_map(|c| c.batches.iter().map(|b| b.active_rows as usize)),
+            )
             .sum()
     }
 
-    /// Runs `passes` passes of `f(batch, pass)` over the colours in order (the batches of a
-    /// colour in parallel per `exec`, in tasks of [`BATCH_CHUNK`]), each pass followed by the
-    /// overflow joints, serially: one parallel region for all passes ([`Stages`]).
+    /// Runs `passes` passes over the chain groups (`chain(group, pass)`, in parallel, before
+    /// the colours: they share no dynamic body), then of `f(batch, pass)` over the colours in
+    /// order (the batches of a colour in parallel per `exec`, in tasks of [`BATCH_CHUNK`]),
+    /// then the overflow joints, serially: one parallel region for all passes ([`Stages`]).
     fn each_color(
         &mut self,
         exec: Exec,
         passes: usize,
+        chain: impl Fn(&mut chain::ChainLanes<L>, usize) + Sync,
         f: impl Fn(&mut JointBatch<L>, &ParamLanes<L>, usize) + Sync,
         overflow: impl Fn(&mut JointBatch<f32>, &ParamLanes<f32>, usize) + Sync,
     ) {
@@ -1044,19 +1088,34 @@ impl<L: Lane> Solver<L> {
             colors,
             overflow: overflow_batches,
             overflow_params,
+            chains,
             stages,
             ..
         } = self;
-        let per_pass = colors.len() + 1;
+        // Per pass: the chains, each colour, the overflow.
+        let per_pass = colors.len() + 2;
         let overflow_items = usize::from(!overflow_batches.is_empty());
+        let chain_items = chains.len();
         let (batches, overflow_batches) = (Shared::new(batches), Shared::new(overflow_batches));
-        let items = |stage: usize| match colors.get(stage % per_pass) {
-            Some(range) => range.len().div_ceil(BATCH_CHUNK),
-            None => overflow_items,
+        let chains = Shared::new(chains);
+        let items = |stage: usize| match stage % per_pass {
+            0 => chain_items,
+            s => match colors.get(s - 1) {
+                Some(range) => range.len().div_ceil(BATCH_CHUNK),
+                None => overflow_items,
+            },
         };
         stages.run(exec, passes * per_pass, &items, &|stage, chunks| {
             let pass = stage / per_pass;
-            match colors.get(stage % per_pass) {
+            if stage % per_pass == 0 {
+                // SAFETY: each item (one chain group) is handed out once per stage; groups
+                // share no dynamic body, and the stage runs alone.
+                for c in unsafe { chains.slice_mut(chunks) } {
+                    chain(c, pass);
+                }
+                return;
+            }
+            match colors.get(stage % per_pass - 1) {
                 Some(range) => {
                     let start = range.start + chunks.start * BATCH_CHUNK;
                     let end = (range.start + chunks.end * BATCH_CHUNK).min(range.end);
@@ -1098,6 +1157,10 @@ impl<L: Lane> Solver<L> {
         self.each_color(
             exec,
             1,
+            |c, _| {
+                c.prepare(input);
+                unsafe { c.warm_start(&access) }
+            },
             |b, params, _| {
                 b.prepare(input, params);
                 unsafe { b.warm_start(&access) }
@@ -1136,6 +1199,7 @@ impl<L: Lane> Solver<L> {
         self.each_color(
             exec,
             passes,
+            |c, pass| unsafe { c.velocity_pass(&v, bias(pass), store(pass)) },
             |b, _, pass| unsafe { b.velocity_pass(&v, bias(pass), store(pass)) },
             |b, _, pass| unsafe { b.velocity_pass(&v, bias(pass), store(pass)) },
         );
@@ -1150,6 +1214,10 @@ impl<L: Lane> Solver<L> {
             b.store(&out, inv_h)
         });
         for b in &self.overflow {
+            // SAFETY: as above.
+            unsafe { b.store(&out, inv_h) };
+        }
+        for b in self.chains.iter().flat_map(|c| &c.batches) {
             // SAFETY: as above.
             unsafe { b.store(&out, inv_h) };
         }

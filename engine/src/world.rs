@@ -36,7 +36,7 @@ use crate::diagnostics::{JointForce, COLUMN_COUNT};
 use crate::error::{EngineError, Result};
 use crate::joints::{self, JointDesc, JointId, Joints};
 use crate::lanes::{BodyAccess, PoseAccess, Shared, SolverVelocity, Wide, WIDE_LANES};
-use crate::parallel::Exec;
+use crate::parallel::{Exec, FlushDenormals};
 use crate::rows::{integrate_rotation, MAX_ROWS_PER_JOINT};
 use crate::schedule::{Islands, Schedule};
 use crate::settings::{Settings, SolverPath};
@@ -405,11 +405,12 @@ impl World {
     /// thread pool if `threads` asks for one. Allocates; a steady-state step does not.
     fn ensure_solver(&mut self) {
         let path = self.settings.solver_path;
-        let current = matches!(
-            (&self.solver, path),
-            (Some(PathSolver::Scalar(_)), SolverPath::Scalar)
-                | (Some(PathSolver::Wide(_)), SolverPath::Wide)
-        );
+        let chain_solve = self.settings.chain_solve;
+        let current = match (&self.solver, path) {
+            (Some(PathSolver::Scalar(s)), SolverPath::Scalar) => s.chain_solve() == chain_solve,
+            (Some(PathSolver::Wide(s)), SolverPath::Wide) => s.chain_solve() == chain_solve,
+            _ => false,
+        };
         if !current {
             let width = match path {
                 SolverPath::Scalar => 1,
@@ -423,6 +424,7 @@ impl World {
                 &self.joints.kind,
                 &limited,
                 &self.sleep.asleep,
+                chain_solve,
             );
             if self.island_cache.is_none() {
                 self.island_cache = Some(schedule.islands.clone());
@@ -505,7 +507,14 @@ impl World {
     /// own deque. Entering a pool from outside goes through rayon's injector, a crossbeam queue
     /// that allocates a block per 63 jobs: entering once per step, not once per parallel
     /// loop, keeps that to one allocation per 63 steps (see `tests/no_alloc.rs`).
+    ///
+    /// `f` runs with denormals flushed to zero ([`FlushDenormals`]), as does every rayon task
+    /// the engine starts.
     fn in_pool<R: Send>(&mut self, f: impl FnOnce(&mut World) -> R + Send) -> R {
+        let f = |w: &mut World| {
+            let _fpu = FlushDenormals::new();
+            f(w)
+        };
         if let Some(pool) = self.pool.clone() {
             return pool.install(|| f(self));
         }

@@ -26,6 +26,7 @@
 //! Colours run in order; the batches of one colour touch disjoint dynamic bodies, so they may
 //! run in any order or in parallel with bitwise the same result.
 
+pub mod chains;
 pub mod coloring;
 pub mod islands;
 
@@ -33,6 +34,7 @@ use crate::bodies::BodyKind;
 use crate::joints::JointKind;
 use std::ops::Range;
 
+pub use chains::{Chain, Link};
 pub use coloring::{Coloring, MAX_COLORS, OVERFLOW};
 pub use islands::Islands;
 
@@ -47,6 +49,33 @@ pub struct Batch {
     pub start: u32,
     /// Real lanes (the rest are padding).
     pub len: u32,
+}
+
+/// Up to `width` chains of one shape (joint types and links, position by position), solved
+/// together by the direct chain solve, one chain per lane ([`chains`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainGroup {
+    /// Real lanes (the rest are padding).
+    pub lanes: u32,
+    /// Position `k`'s joints (one per lane) are
+    /// `Schedule::chain_joints[start + k * lanes..start + (k + 1) * lanes]`.
+    pub start: u32,
+    /// Joint type at each position.
+    pub kinds: Vec<JointKind>,
+    /// `links[k - 1]`: how position `k` meets position `k - 1` ([`chains::Link`]).
+    pub links: Vec<Link>,
+}
+
+impl ChainGroup {
+    /// Joints per chain.
+    pub fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// Never true (a chain has at least [`chains::MIN_CHAIN_JOINTS`] joints).
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
 }
 
 /// Colours, batches, overflow and islands of a scene.
@@ -86,6 +115,13 @@ pub struct Schedule {
     pub driven: Vec<(u32, u32)>,
     /// Joints left out because their island sleeps.
     pub sleeping_joints: usize,
+    /// With the chain solve on: the chain groups, whose joints are in no batch and not in
+    /// the overflow (empty otherwise).
+    pub chain_groups: Vec<ChainGroup>,
+    /// The chains' joints, group by group, position by position ([`ChainGroup::start`]).
+    pub chain_joints: Vec<u32>,
+    /// Whether the schedule was built with the chain solve on.
+    pub chain_solve: bool,
 }
 
 /// Islands with at most this many joints are projected serially in joint order (one task per
@@ -106,6 +142,50 @@ fn signature(kind: JointKind, limited: bool) -> u8 {
         JointKind::Prismatic => 3,
     };
     k * 2 + u8::from(limited)
+}
+
+/// Packs chains of one shape (types and links, position by position) into groups of up to
+/// `width` lanes, in the order the chains were found within a shape; shapes in order of
+/// their first chain. Returns the groups and their joints ([`ChainGroup::start`]).
+fn group_chains(
+    width: usize,
+    found: Vec<Chain>,
+    joint_kinds: &[JointKind],
+) -> (Vec<ChainGroup>, Vec<u32>) {
+    type Shape = (Vec<JointKind>, Vec<Link>);
+    let mut shapes: Vec<(Shape, Vec<Chain>)> = Vec::new();
+    let mut index: std::collections::HashMap<Shape, usize> = Default::default();
+    for chain in found {
+        let kinds: Vec<JointKind> = chain
+            .joints
+            .iter()
+            .map(|&j| joint_kinds[j as usize])
+            .collect();
+        let shape = (kinds, chain.links.clone());
+        match index.get(&shape) {
+            Some(&i) => shapes[i].1.push(chain),
+            None => {
+                index.insert(shape.clone(), shapes.len());
+                shapes.push((shape, vec![chain]));
+            }
+        }
+    }
+    let (mut groups, mut joints) = (Vec::new(), Vec::new());
+    for ((kinds, links), members) in shapes {
+        for lanes in members.chunks(width) {
+            let start = joints.len() as u32;
+            for k in 0..kinds.len() {
+                joints.extend(lanes.iter().map(|c| c.joints[k]));
+            }
+            groups.push(ChainGroup {
+                lanes: lanes.len() as u32,
+                start,
+                kinds: kinds.clone(),
+                links: links.clone(),
+            });
+        }
+    }
+    (groups, joints)
 }
 
 /// Counting sort of the joints by island, stable (joint order inside an island).
@@ -159,11 +239,14 @@ impl Schedule {
             joint_kinds,
             limited,
             &none_asleep,
+            false,
         )
     }
 
     /// [`Schedule::build`] leaving out the joints of sleeping bodies (`body_asleep`, per body;
-    /// islands sleep whole, so a joint's dynamic bodies are all asleep or all awake).
+    /// islands sleep whole, so a joint's dynamic bodies are all asleep or all awake), and
+    /// with `chain_solve`, taking the chains ([`chains`]) out of the colours into chain
+    /// groups.
     pub fn build_awake(
         width: usize,
         body_kinds: &[BodyKind],
@@ -171,6 +254,7 @@ impl Schedule {
         joint_kinds: &[JointKind],
         limited: &[bool],
         body_asleep: &[bool],
+        chain_solve: bool,
     ) -> Schedule {
         assert!(width >= 1);
         assert_eq!(body_asleep.len(), body_kinds.len());
@@ -190,10 +274,23 @@ impl Schedule {
                 },
             )
             .collect();
+        let (chain_groups, chain_joints) = if chain_solve {
+            let eligible: Vec<bool> = (0..joint_bodies.len())
+                .map(|j| !asleep[j] && !limited[j])
+                .collect();
+            let found = chains::find(body_kinds, joint_bodies, &eligible);
+            group_chains(width, found, joint_kinds)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let mut in_chain = vec![false; joint_bodies.len()];
+        for &j in &chain_joints {
+            in_chain[j as usize] = true;
+        }
         let mut per_color: Vec<Vec<u32>> = vec![Vec::new(); coloring.color_count()];
         let mut overflow = Vec::new();
         for (j, &c) in coloring.color_of.iter().enumerate() {
-            if asleep[j] {
+            if asleep[j] || in_chain[j] {
                 continue;
             }
             if c == OVERFLOW {
@@ -302,7 +399,16 @@ impl Schedule {
             projection_overflow,
             driven,
             sleeping_joints: asleep.iter().filter(|&&x| x).count(),
+            chain_groups,
+            chain_joints,
+            chain_solve,
         }
+    }
+
+    /// Joints at position `k` of chain group `g`'s chains, one per lane.
+    pub fn chain_joints_at(&self, g: &ChainGroup, k: usize) -> &[u32] {
+        let (start, lanes) = (g.start as usize, g.lanes as usize);
+        &self.chain_joints[start + k * lanes..start + (k + 1) * lanes]
     }
 
     /// Joints of batch `b`.
