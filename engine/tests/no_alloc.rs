@@ -60,17 +60,21 @@ fn steady_state_steps_do_not_allocate() {
     // (threads, path): serial runs on this thread; 2 threads use the world's own rayon pool.
     // (threads, path, sleeping): with sleeping on, the warm-up runs long enough (1 s) for
     // the islands at rest to fall asleep, and no island changes state while counting.
-    for (threads, path, sleeping) in [
-        (1, SolverPath::Wide, false),
-        (1, SolverPath::Scalar, false),
-        (2, SolverPath::Wide, false),
-        (0, SolverPath::Wide, false),
-        (1, SolverPath::Wide, true),
+    // The last two: the direct chain solve (its chain groups and their scratch too).
+    for (threads, path, sleeping, chain_solve) in [
+        (1, SolverPath::Wide, false, false),
+        (1, SolverPath::Scalar, false, false),
+        (2, SolverPath::Wide, false, false),
+        (0, SolverPath::Wide, false, false),
+        (1, SolverPath::Wide, true, false),
+        (1, SolverPath::Wide, false, true),
+        (2, SolverPath::Wide, false, true),
     ] {
         let settings = Settings {
             threads,
             solver_path: path,
             sleeping,
+            chain_solve,
             ..scene.settings()
         };
         let mut world = scene.build_with(settings).unwrap();
@@ -99,10 +103,12 @@ fn steady_state_steps_do_not_allocate() {
         // (a crossbeam queue that allocates one block per 63 entries, freeing the old one);
         // the engine itself allocates nothing.
         let allowed = if threads == 1 { 0 } else { STEPS.div_ceil(63) };
-        eprintln!("{threads} threads, {path:?}: {n} allocations in {STEPS} steps");
+        eprintln!(
+            "{threads} threads, {path:?}, chain solve {chain_solve}: {n} allocations in {STEPS} steps"
+        );
         assert!(
             n <= allowed,
-            "{n} allocations in {STEPS} steps ({threads} threads, {path:?})"
+            "{n} allocations in {STEPS} steps ({threads} threads, {path:?}, chain solve {chain_solve})"
         );
     }
 }
