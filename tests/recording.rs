@@ -375,3 +375,41 @@ fn a_run_with_fewer_bias_passes_records_the_setting_and_resumes_bit_for_bit() {
     rec.finish().unwrap();
     assert_frames_bitwise_equal(&a, &open(&out));
 }
+
+#[test]
+fn a_run_with_the_chain_solve_records_the_setting_and_resumes_bit_for_bit() {
+    // The 20 x 20 grid: its columns are chains, its rows stay with the colours.
+    let mut scene = Scene::builtin("grid").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    scene.world.chain_solve = Some(true);
+    scene.world.velocity_iterations = Some(2);
+    let original = dir.path().join("chains.lvlog");
+    record(&scene, &original, 20, RecordOptions::default());
+    let a = open(&original);
+    assert!(a.header().chain_solve());
+    assert!(
+        a.header().scene.contains("chain_solve = true"),
+        "{}",
+        a.header().scene
+    );
+    // Keyframes every 16 frames: substep 64 is one.
+    let mut resumed = resume(&a, 64).expect("resume");
+    assert!(resumed.world.settings().chain_solve);
+    let out = dir.path().join("chains-resumed.lvlog");
+    let mut rec = resumed.recorder(&out, RecordOptions::default()).unwrap();
+    resumed
+        .run(20 - (64 + 1) / 4, |w, info| rec.record(w, info))
+        .unwrap();
+    rec.finish().unwrap();
+    assert_frames_bitwise_equal(&a, &open(&out));
+    // A run without the setting records none (its header is as before the setting existed).
+    let plain = dir.path().join("plain.lvlog");
+    record(
+        &Scene::builtin("grid").unwrap(),
+        &plain,
+        2,
+        RecordOptions::default(),
+    );
+    assert!(!open(&plain).header().scene.contains("chain_solve"));
+    assert!(!open(&plain).header().chain_solve());
+}

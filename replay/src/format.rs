@@ -193,6 +193,15 @@ impl Header {
             .unwrap_or(self.world.velocity_iterations)
     }
 
+    /// Whether the recorded run solved chains of joints directly (`Settings::chain_solve`;
+    /// the header's scene names it only when on).
+    pub fn chain_solve(&self) -> bool {
+        lavender_engine::Scene::from_toml_str(&self.scene, "the log header")
+            .ok()
+            .and_then(|s| s.world.chain_solve)
+            .unwrap_or(false)
+    }
+
     /// Checks that the names match the counts.
     pub fn validate(&self) -> Result<(), String> {
         if !self.body_names.is_empty() && self.body_names.len() != self.body_count {

@@ -15,7 +15,8 @@
 //!
 //! Attributes: on `/`: `format`, `engine_version`, `target_features`, `scene_hash`, `scene`
 //! (TOML), `dt`, `max_substep`, `velocity_iterations`, `bias_iterations` (the bias passes
-//! per substep the run used), `position_iterations`, `gravity`,
+//! per substep the run used), `position_iterations`, `chain_solve` (u8, 1 when chains of
+//! joints were solved directly), `gravity`,
 //! `columns`, `units`; on `/bodies`: `names`, `pose_fields`, `velocity_fields`; on `/joints`
 //! and `/joints/diagnostics`: `names` (joints), `columns`, `units`.
 //!
@@ -232,6 +233,7 @@ impl Hdf5Writer {
         scalar_attr(&file, "max_substep", h.world.max_substep)?;
         scalar_attr(&file, "velocity_iterations", h.world.velocity_iterations)?;
         scalar_attr(&file, "bias_iterations", h.bias_passes())?;
+        scalar_attr(&file, "chain_solve", u8::from(h.chain_solve()))?;
         scalar_attr(&file, "position_iterations", h.world.position_iterations)?;
         file.new_attr_builder()
             .with_data(ArrayView1::from(&h.world.gravity[..]))
@@ -489,15 +491,20 @@ mod tests {
             bias, 8,
             "one bias pass per velocity pass: the header's scene sets none"
         );
-        // A run with fewer bias passes says so.
+        let chain_solve: u8 = file.attr("chain_solve").unwrap().read_scalar().unwrap();
+        assert_eq!(chain_solve, 0);
+        // A run with fewer bias passes and the chain solve says so.
         let mut header = testutil::header(3, 2);
-        header.scene = "[world]\nvelocity_iterations = 8\nbias_iterations = 2\n".into();
+        header.scene =
+            "[world]\nvelocity_iterations = 8\nbias_iterations = 2\nchain_solve = true\n".into();
         let reader = LogReader::from_bytes(&testutil::log_bytes(&header, &frames, true)).unwrap();
         let path = dir.path().join("bias.h5");
         export(&reader, &path, ExportRange::default(), |_| {}).unwrap();
         let file = hdf5::File::open(&path).unwrap();
         let bias: u32 = file.attr("bias_iterations").unwrap().read_scalar().unwrap();
         assert_eq!(bias, 2);
+        let chain_solve: u8 = file.attr("chain_solve").unwrap().read_scalar().unwrap();
+        assert_eq!(chain_solve, 1);
     }
 
     #[test]

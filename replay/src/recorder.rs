@@ -361,6 +361,10 @@ pub fn effective_scene(scene: &Scene, world: &World, dt: f32) -> Scene {
     // record the same header as before it existed (and the golden logs stay valid).
     w.bias_iterations = s.bias_iterations;
     w.position_iterations = Some(s.position_iterations);
+    // Written when on (or named by the scene), for the same reason.
+    if s.chain_solve || w.chain_solve.is_some() {
+        w.chain_solve = Some(s.chain_solve);
+    }
     w.error_reduction = Some(s.error_reduction);
     w.projection_factor = Some(s.projection_factor);
     w.warm_starting = Some(s.warm_starting);

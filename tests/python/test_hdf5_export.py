@@ -71,6 +71,7 @@ def test_export_matches_the_log_value_for_value(run):
         assert f.attrs["velocity_iterations"] == log.header["world"]["velocity_iterations"]
         # One bias pass per velocity pass unless the scene says otherwise.
         assert f.attrs["bias_iterations"] == log.header["world"]["velocity_iterations"]
+        assert f.attrs["chain_solve"] == 0, "chains solved row by row unless the scene says"
         assert f.attrs["dt"] == log.header["world"]["dt"]
         # Chunked by blocks of frames, shuffle + deflate, unlimited along time.
         d = f["joints/diagnostics"]

@@ -79,7 +79,7 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
     for (h, which) in [(ha, "a"), (hb, "b")] {
         let _ = writeln!(
             out,
-            "{which}: {} frames, engine {} ({}), {} velocity{} / {} position iterations",
+            "{which}: {} frames, engine {} ({}), {} velocity{} / {} position iterations{}",
             if which == "a" {
                 report.frames_a
             } else {
@@ -92,7 +92,8 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
                 b if b == h.world.velocity_iterations => String::new(),
                 b => format!(" ({b} with a bias pass)"),
             },
-            h.world.position_iterations
+            h.world.position_iterations,
+            if h.chain_solve() { ", chain solve" } else { "" }
         );
     }
     match report.first_divergent_substep {

@@ -12,7 +12,7 @@ use std::time::Instant;
 /// joint that held the worst anchor error.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender scenes                           lists the shipped scene names"
+    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
 )]
 pub struct Args {
     /// A shipped scene's name (see `lavender scenes`) or a path to a scene TOML file.
@@ -39,6 +39,12 @@ pub struct Args {
     /// Positional projection passes per substep (default 2).
     #[arg(long)]
     position_iterations: Option<u32>,
+    /// Solve chains of joints directly (as `chain_solve = true` in the scene's `[world]`; off
+    /// by default): each path of unlimited joints is solved exactly in every velocity pass
+    /// instead of row by row, so one or two passes do what Gauss-Seidel needs many for (a
+    /// hanging net, a long chain). A recorded run keeps the setting.
+    #[arg(long)]
+    chain_solve: bool,
     /// Worker threads (default 0: one per core; 1 runs on the calling thread). Results are
     /// bitwise identical for every thread count.
     #[arg(long)]
@@ -85,6 +91,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     if args.sleep {
         settings.sleeping = true;
+    }
+    if args.chain_solve {
+        settings.chain_solve = true;
     }
     let dt = args.dt.unwrap_or_else(|| scene.frame_dt());
     if !(dt.is_finite() && dt > 0.0) {

@@ -39,7 +39,9 @@ struct Recording {
 ///
 /// ``bias_iterations=N`` runs the split-impulse bias pass with only the first ``N`` velocity
 /// passes (cheaper, more position error left to the projection); unset (``None`` in
-/// ``settings``), one per velocity pass. A keyword given as ``None`` leaves a setting as it is.
+/// ``settings``), one per velocity pass. ``chain_solve=True`` solves chains of joints (a long
+/// chain, a hanging net's columns) exactly in every velocity pass, so one pass does what
+/// Gauss-Seidel needs many for. A keyword given as ``None`` leaves a setting as it is.
 ///
 /// Island sleeping is off by default; with ``sleeping=True`` an island whose bodies stay
 /// below ``sleep_linear_speed`` (m/s) and ``sleep_angular_speed`` (rad/s) for
@@ -54,13 +56,14 @@ pub struct Sim {
 }
 
 /// The keyword arguments that set solver settings, in the order the docs list them.
-pub(crate) const SETTING_NAMES: [&str; 15] = [
+pub(crate) const SETTING_NAMES: [&str; 16] = [
     "dt",
     "gravity",
     "max_substep",
     "velocity_iterations",
     "bias_iterations",
     "position_iterations",
+    "chain_solve",
     "error_reduction",
     "projection_factor",
     "warm_starting",
@@ -82,6 +85,7 @@ struct Overrides {
     velocity_iterations: Option<u32>,
     bias_iterations: Option<u32>,
     position_iterations: Option<u32>,
+    chain_solve: Option<bool>,
     error_reduction: Option<f32>,
     projection_factor: Option<f32>,
     warm_starting: Option<bool>,
@@ -145,6 +149,7 @@ impl Overrides {
                 "position_iterations" => {
                     o.position_iterations = Some(setting_u32("position_iterations", v)?)
                 }
+                "chain_solve" => o.chain_solve = Some(setting_bool("chain_solve", v)?),
                 "error_reduction" => o.error_reduction = Some(setting_f32("error_reduction", v)?),
                 "projection_factor" => {
                     o.projection_factor = Some(setting_f32("projection_factor", v)?)
@@ -192,6 +197,7 @@ impl Overrides {
         s.velocity_iterations = self.velocity_iterations.unwrap_or(s.velocity_iterations);
         s.bias_iterations = self.bias_iterations.or(s.bias_iterations);
         s.position_iterations = self.position_iterations.unwrap_or(s.position_iterations);
+        s.chain_solve = self.chain_solve.unwrap_or(s.chain_solve);
         s.error_reduction = self.error_reduction.unwrap_or(s.error_reduction);
         s.projection_factor = self.projection_factor.unwrap_or(s.projection_factor);
         s.warm_starting = self.warm_starting.unwrap_or(s.warm_starting);
@@ -426,7 +432,7 @@ impl Sim {
         signature = (scene = None, **settings),
         text_signature = "(scene=None, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, bias_iterations=None, position_iterations=None, \
-                          error_reduction=None, projection_factor=None, warm_starting=None, \
+                          chain_solve=None, error_reduction=None, projection_factor=None, warm_starting=None, \
                           threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
                           time_to_sleep=None)"
@@ -446,7 +452,7 @@ impl Sim {
         signature = (text, **settings),
         text_signature = "(text, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, bias_iterations=None, position_iterations=None, \
-                          error_reduction=None, projection_factor=None, warm_starting=None, \
+                          chain_solve=None, error_reduction=None, projection_factor=None, warm_starting=None, \
                           threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
                           time_to_sleep=None)"
@@ -680,7 +686,8 @@ impl Sim {
     }
 
     /// Changes solver settings (``gravity``, ``max_substep``, ``velocity_iterations``,
-    /// ``bias_iterations``, ``position_iterations``, ``error_reduction``, ``projection_factor``,
+    /// ``bias_iterations``, ``position_iterations``, ``chain_solve``, ``error_reduction``,
+    /// ``projection_factor``,
     /// ``warm_starting``, ``threads``, ``solver_path``, ``sleeping``, ``sleep_linear_speed``,
     /// ``sleep_angular_speed``, ``time_to_sleep``) and the default frame ``dt``.
     /// Validated first: on error nothing changes. Refused while recording (the log's header
@@ -689,7 +696,7 @@ impl Sim {
         signature = (**settings),
         text_signature = "($self, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, bias_iterations=None, position_iterations=None, \
-                          error_reduction=None, projection_factor=None, warm_starting=None, \
+                          chain_solve=None, error_reduction=None, projection_factor=None, warm_starting=None, \
                           threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
                           time_to_sleep=None)"
@@ -711,7 +718,8 @@ impl Sim {
     }
 
     /// The solver settings as a dict (gravity, max_substep, velocity_iterations,
-    /// bias_iterations (None: one per velocity pass), position_iterations, error_reduction, projection_factor, warm_starting, threads,
+    /// bias_iterations (None: one per velocity pass), position_iterations, chain_solve,
+    /// error_reduction, projection_factor, warm_starting, threads,
     /// solver_path, sleeping, sleep_linear_speed, sleep_angular_speed, time_to_sleep) plus the
     /// default frame ``dt``.
     #[getter]
@@ -724,6 +732,7 @@ impl Sim {
         d.set_item("velocity_iterations", s.velocity_iterations)?;
         d.set_item("bias_iterations", s.bias_iterations)?;
         d.set_item("position_iterations", s.position_iterations)?;
+        d.set_item("chain_solve", s.chain_solve)?;
         d.set_item("error_reduction", s.error_reduction)?;
         d.set_item("projection_factor", s.projection_factor)?;
         d.set_item("warm_starting", s.warm_starting)?;

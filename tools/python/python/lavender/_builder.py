@@ -41,7 +41,8 @@ class SceneBuilder:
     def __init__(self, description: str = "", **world: Any) -> None:
         """Starts an empty scene; keyword arguments are ``[world]`` settings (``dt``,
         ``duration``, ``gravity``, ``max_substep``, ``velocity_iterations``,
-        ``bias_iterations``, ``position_iterations``, ``error_reduction``, ``projection_factor``,
+        ``bias_iterations``, ``position_iterations``, ``chain_solve``, ``error_reduction``,
+        ``projection_factor``,
         ``warm_starting``, ``sleeping``, ``sleep_linear_speed``, ``sleep_angular_speed``,
         ``time_to_sleep``)."""
         self._description = description

@@ -52,6 +52,7 @@ class _SettingsDict(TypedDict):
     velocity_iterations: int
     bias_iterations: Optional[int]
     position_iterations: int
+    chain_solve: bool
     error_reduction: float
     projection_factor: float
     warm_starting: bool
@@ -83,6 +84,8 @@ class Sim:
     ``sleeping=True`` lets islands at rest sleep (``sleep_linear_speed`` m/s,
     ``sleep_angular_speed`` rad/s, ``time_to_sleep`` s). ``bias_iterations=N`` runs the
     split-impulse bias pass with only the first ``N`` velocity passes (default: all).
+    ``chain_solve=True`` solves chains of joints (a long chain, a hanging net's columns)
+    exactly in every velocity pass (default off).
     """
 
     def __new__(
@@ -95,6 +98,7 @@ class Sim:
         velocity_iterations: Optional[int] = None,
         bias_iterations: Optional[int] = None,
         position_iterations: Optional[int] = None,
+        chain_solve: Optional[bool] = None,
         error_reduction: Optional[float] = None,
         projection_factor: Optional[float] = None,
         warm_starting: Optional[bool] = None,
@@ -115,6 +119,7 @@ class Sim:
         velocity_iterations: Optional[int] = None,
         bias_iterations: Optional[int] = None,
         position_iterations: Optional[int] = None,
+        chain_solve: Optional[bool] = None,
         error_reduction: Optional[float] = None,
         projection_factor: Optional[float] = None,
         warm_starting: Optional[bool] = None,
@@ -170,6 +175,7 @@ class Sim:
         velocity_iterations: Optional[int] = None,
         bias_iterations: Optional[int] = None,
         position_iterations: Optional[int] = None,
+        chain_solve: Optional[bool] = None,
         error_reduction: Optional[float] = None,
         projection_factor: Optional[float] = None,
         warm_starting: Optional[bool] = None,
