@@ -11,17 +11,19 @@
 //! `(-linear, angular_a)` and on body B as `(+linear, angular_b)`.
 //!
 //! Prepare factorises the system (block Thomas algorithm): `D_1 = K_11`,
-//! `D_k = K_kk - E_k D_(k-1)^-1 E_k^T`, keeping `E_k` and `G_k = D_k^-1`. A velocity pass
-//! solves `K dlambda = -(J v + offset)` on the current velocities: forward
-//! `y_k = G_k (r_k - E_k y_(k-1))`, backward `dlambda_k = y_k - G_k E_(k+1)^T dlambda_(k+1)`,
-//! then applies `dlambda` joint by joint. The bias system (split impulses) shares the factors.
-//! The joints that touch a chain from outside (a net's rows, say) are solved by the colours
-//! after the chains, in the same pass: block Gauss-Seidel with chains as blocks.
+//! `D_k = K_kk - E_k D_(k-1)^-1 E_k^T`, keeping `E_k` and the `L D L^T` factors of `D_k`
+//! (`E D^-1 E^T` as `W^T diag(1/d) W` with `W = L^-1 E^T`). A velocity pass solves
+//! `K dlambda = -(J v + offset)` on the current velocities: forward
+//! `y_k = D_k^-1 (r_k - E_k y_(k-1))`, backward
+//! `dlambda_k = y_k - D_k^-1 E_(k+1)^T dlambda_(k+1)`, then applies `dlambda` joint by joint.
+//! The bias system (split impulses) is swept joint by joint instead (see [`bias_sweep`] for
+//! why). The joints that touch a chain from outside (a net's rows, say) are solved by the
+//! colours after the chains, in the same pass: block Gauss-Seidel with chains as blocks.
 //!
-//! Cost: a factorisation of about the work of one more decoupling per joint in prepare, and
-//! per pass four small matrix-vector products per joint besides the row work of a
-//! Gauss-Seidel pass. Every lane computes what one lane would, so the scalar and wide paths
-//! agree bit for bit.
+//! Cost: a factorisation of about the work of half a decoupling per joint in prepare, and
+//! per pass four small matrix-vector products and two gathers per joint besides the row
+//! work of a Gauss-Seidel pass. Every lane computes what one lane would, so the scalar and
+//! wide paths agree bit for bit.
 
 use super::{apply, relax_row, JointBatch, JointOutputs, PrepareInput};
 use crate::joints::ParamLanes;
@@ -174,12 +176,9 @@ impl<L: Lane> ChainLanes<L> {
         // SAFETY (all): the caller's contract.
         unsafe {
             match self.rows {
-                3 => self.solve::<3>(v),
-                5 => self.solve::<5>(v),
-                _ => self.solve::<6>(v),
-            }
-            if let Some(u) = u {
-                self.bias_sweep(u);
+                3 => self.solve::<3>(v, u),
+                5 => self.solve::<5>(v, u),
+                _ => self.solve::<6>(v, u),
             }
             if let Some((out, inv_h)) = store {
                 for b in &self.batches {
@@ -191,11 +190,13 @@ impl<L: Lane> ChainLanes<L> {
 
     /// The velocity system (offset `speculative`, impulses `impulse`) on `v`:
     /// `K dlambda = -(J v + offset)`, then `v += M^-1 J^T dlambda` and the accumulated
-    /// impulses grow by `dlambda`.
+    /// impulses grow by `dlambda`; with `u`, the bias system's sweep ([`bias_sweep`]) joint
+    /// by joint in the same loop as the velocity system's last sweep (the systems share no
+    /// state: the bits of running them one after the other).
     ///
     /// # Safety
-    /// As [`ChainLanes::warm_start`].
-    unsafe fn solve<const M: usize>(&mut self, v: &BodyAccess) {
+    /// As [`ChainLanes::warm_start`], for both arrays.
+    unsafe fn solve<const M: usize>(&mut self, v: &BodyAccess, u: Option<&BodyAccess>) {
         let zero = L::splat(0.0);
         let n = self.batches.len();
         // Forward: y_k = D_k^-1 (r_k - E_k y_(k-1)), r_k = -(J_k v + offset) on the
@@ -254,42 +255,45 @@ impl<L: Lane> ChainLanes<L> {
             }
             // SAFETY: the caller's contract; `write` holds dynamic bodies of real lanes.
             unsafe { v.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
-        }
-    }
-
-    /// The bias system on `u`: one Gauss-Seidel sweep along the chains, row by row (offset
-    /// `bias`, impulses `bias_impulse`), not a direct solve.
-    ///
-    /// Why: solved exactly, the split impulses correct every position error in one substep,
-    /// including the error's components along the chain's softest modes, which takes large
-    /// pose changes where the linearisation no longer holds. The shipped 100-link chain then
-    /// came apart after 1.2 s (anchor errors of 1.7 m at 3 s with `error_reduction` 0.2, 1.2 m
-    /// at 0.05), where a sweep (like the colours' bias passes, which converge slowly in
-    /// exactly those modes) leaves 1e-4 m.
-    ///
-    /// # Safety
-    /// As [`ChainLanes::warm_start`].
-    unsafe fn bias_sweep(&mut self, u: &BodyAccess) {
-        for b in &mut self.batches {
-            // SAFETY: the caller's contract.
-            let mut vel = unsafe { u.gather_velocities::<L>(&b.body_a, &b.body_b) };
-            let masses = (b.inv_mass_a, b.inv_mass_b);
-            for slot in 0..MAX_ROWS_PER_JOINT {
-                if b.slots & (1 << slot) != 0 {
-                    relax_row(
-                        &mut vel,
-                        &mut b.rows[slot],
-                        |r| r.bias,
-                        |r| &mut r.bias_impulse,
-                        false,
-                        masses,
-                    );
-                }
+            if let Some(u) = u {
+                // SAFETY: as above.
+                unsafe { bias_sweep(b, u) };
             }
-            // SAFETY: the caller's contract; `write` holds dynamic bodies of real lanes.
-            unsafe { u.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
         }
     }
+}
+
+/// The bias system on `u` at one position of the chains: one Gauss-Seidel update of each
+/// row (offset `bias`, impulses `bias_impulse`), not a direct solve; position by position,
+/// a sweep along the chains.
+///
+/// Why: solved exactly, the split impulses correct every position error in one substep,
+/// including the error's components along the chain's softest modes, which takes large pose
+/// changes where the linearisation no longer holds. The shipped 100-link chain then came
+/// apart after 1.2 s (anchor errors of 1.7 m at 3 s with `error_reduction` 0.2, 1.2 m at
+/// 0.05), where a sweep (like the colours' bias passes, which converge slowly in exactly
+/// those modes) keeps its peak at 9.5e-3 m (the default Gauss-Seidel run: 7.8e-3 m).
+///
+/// # Safety
+/// As [`ChainLanes::warm_start`].
+unsafe fn bias_sweep<L: Lane>(b: &mut JointBatch<L>, u: &BodyAccess) {
+    // SAFETY: the caller's contract.
+    let mut vel = unsafe { u.gather_velocities::<L>(&b.body_a, &b.body_b) };
+    let masses = (b.inv_mass_a, b.inv_mass_b);
+    for slot in 0..MAX_ROWS_PER_JOINT {
+        if b.slots & (1 << slot) != 0 {
+            relax_row(
+                &mut vel,
+                &mut b.rows[slot],
+                |r| r.bias,
+                |r| &mut r.bias_impulse,
+                false,
+                masses,
+            );
+        }
+    }
+    // SAFETY: the caller's contract; `write` holds dynamic bodies of real lanes.
+    unsafe { u.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
 }
 
 /// `E = K_(c,p)` between consecutive positions `p` (before) and `c` (after), which meet as

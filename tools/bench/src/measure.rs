@@ -31,6 +31,8 @@ pub struct RunConfig {
     /// Lavender's split-impulse bias passes per substep (`Settings::bias_iterations`; `None`:
     /// one per velocity pass). Rapier has no separate count: its rows ignore it.
     pub bias_iterations: Option<u32>,
+    /// Lavender's direct chain solve (`Settings::chain_solve`). Rapier's rows ignore it.
+    pub chain_solve: bool,
 }
 
 impl Default for RunConfig {
@@ -43,6 +45,7 @@ impl Default for RunConfig {
             velocity_iterations: s.velocity_iterations,
             position_iterations: s.position_iterations,
             bias_iterations: s.bias_iterations,
+            chain_solve: s.chain_solve,
         }
     }
 }
@@ -55,6 +58,7 @@ impl RunConfig {
             velocity_iterations: self.velocity_iterations,
             bias_iterations: self.bias_iterations,
             position_iterations: self.position_iterations,
+            chain_solve: self.chain_solve,
             threads: self.threads,
             solver_path: self.path,
             ..Settings::default()
@@ -91,6 +95,8 @@ pub struct BenchRow {
     /// Lavender's bias passes per substep when fewer than the velocity passes (`None`: one
     /// per velocity pass; always `None` for Rapier).
     pub bias_iterations: Option<u32>,
+    /// Lavender's direct chain solve (always false for Rapier).
+    pub chain_solve: bool,
     /// Timed frames.
     pub frames: u32,
     /// Mean wall time of one 60 Hz frame, ms.
@@ -110,15 +116,17 @@ pub struct BenchRow {
 
 impl BenchRow {
     /// The iteration setting as the tables print it: `velocity/position`, with `bN` after
-    /// the velocity passes when only N of them run a bias pass (`8b1/2`).
+    /// the velocity passes when only N of them run a bias pass (`8b1/2`) and `c` with the
+    /// direct chain solve (`1c/1`).
     pub fn settings(&self) -> String {
-        match self.bias_iterations {
-            Some(b) => format!(
-                "{}b{b}/{}",
-                self.velocity_iterations, self.position_iterations
-            ),
-            None => format!("{}/{}", self.velocity_iterations, self.position_iterations),
-        }
+        let chain = if self.chain_solve { "c" } else { "" };
+        let bias = self
+            .bias_iterations
+            .map_or(String::new(), |b| format!("b{b}"));
+        format!(
+            "{}{chain}{bias}/{}",
+            self.velocity_iterations, self.position_iterations
+        )
     }
 
     /// The row as a JSON object.
@@ -136,6 +144,7 @@ impl BenchRow {
             "velocity_iterations": self.velocity_iterations,
             "position_iterations": self.position_iterations,
             "bias_iterations": self.bias_iterations,
+            "chain_solve": self.chain_solve,
             "frames": self.frames,
             "ms_per_step": self.ms_per_step,
             "ns_per_joint_substep": self.ns_per_joint_substep,
@@ -194,6 +203,7 @@ pub fn run_lavender(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> 
         velocity_iterations: config.velocity_iterations,
         position_iterations: config.position_iterations,
         bias_iterations: config.bias_iterations,
+        chain_solve: config.chain_solve,
         frames,
         ms_per_step: per_step * 1e3,
         ns_per_joint_substep: per_step * 1e9

@@ -177,6 +177,7 @@ pub fn run_rapier(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> {
         velocity_iterations: config.velocity_iterations,
         position_iterations: config.position_iterations,
         bias_iterations: None,
+        chain_solve: false,
         frames,
         ms_per_step: per_step * 1e3,
         ns_per_joint_substep: per_step * 1e9

@@ -33,15 +33,18 @@ pub struct SuiteOptions {
     /// crossed with the others (a count above the velocity passes is skipped). Rapier has no
     /// such count and runs once per velocity and position setting.
     pub sweep_bias_iterations: Vec<Option<u32>>,
+    /// Velocity pass settings of Lavender's direct chain solve in the sweep (each with every
+    /// position setting; empty: none).
+    pub sweep_chain_solve_iterations: Vec<u32>,
     /// Where the PNG plots go.
     pub plot_dir: PathBuf,
 }
 
 impl SuiteOptions {
     /// The default run: every scene, 2 threads, 30 frames, scaling at 1k, 10k and 100k joints
-    /// (`full` adds 1M), sweep at 1, 2, 4, 8 and 16 velocity iterations with 1 and 2 position
-    /// iterations, Lavender also with one bias pass; `quick` runs 5 frames, scaling at 1k and
-    /// 10k and a 3-point sweep.
+    /// (`full` adds 1M), sweep at 1, 2, 4, 8 and 16 velocity iterations with 0, 1 and 2
+    /// position iterations, Lavender also with one bias pass and with the chain solve at 1, 2 and 4
+    /// velocity passes; `quick` runs 5 frames, scaling at 1k and 10k and a 3-point sweep.
     pub fn new(quick: bool, full: bool) -> SuiteOptions {
         let scenes = crate::scenes::SCENE_NAMES
             .iter()
@@ -67,8 +70,9 @@ impl SuiteOptions {
             } else {
                 vec![1, 2, 4, 8, 16]
             },
-            sweep_position_iterations: if quick { vec![2] } else { vec![1, 2] },
+            sweep_position_iterations: if quick { vec![2] } else { vec![0, 1, 2] },
             sweep_bias_iterations: vec![None, Some(1)],
+            sweep_chain_solve_iterations: if quick { vec![1] } else { vec![1, 2, 4] },
             plot_dir: PathBuf::from("out/bench"),
         }
     }
@@ -220,6 +224,24 @@ pub fn run_suite(
                         our_line,
                     ));
                 }
+                if !options.sweep_chain_solve_iterations.is_empty() {
+                    let mut our_line = Vec::new();
+                    for &velocity_iterations in &options.sweep_chain_solve_iterations {
+                        let cfg = RunConfig {
+                            velocity_iterations,
+                            position_iterations,
+                            chain_solve: true,
+                            ..base
+                        };
+                        let row = run_lavender(&scene, &cfg);
+                        our_line.push(measure(&mut report, "accuracy", row)?);
+                    }
+                    ours.extend(our_line.iter().cloned());
+                    series.push((
+                        format!("lavender chain solve, {position_iterations} position passes"),
+                        our_line,
+                    ));
+                }
                 let mut their_line = Vec::new();
                 for &velocity_iterations in &options.sweep_iterations {
                     let cfg = RunConfig {
@@ -241,8 +263,9 @@ pub fn run_suite(
         }
         report.text += &format!(
             "== accuracy against cost: velocity (Rapier: PGS) iterations {:?} x position (Rapier: \
-             stabilisation) iterations {:?}, Lavender's bias passes {}; one thread each \
-             (v/p, vbN/p: N bias passes) ==\n{}\n{}\n",
+             stabilisation) iterations {:?}, Lavender's bias passes {}, Lavender's chain solve \
+             at {:?}; one thread each (v/p, vbN/p: N bias passes, vc/p: chain solve) \
+             ==\n{}\n{}\n",
             options.sweep_iterations,
             options.sweep_position_iterations,
             options
@@ -251,6 +274,7 @@ pub fn run_suite(
                 .map(|b| b.map_or("one per velocity pass".to_string(), |b| b.to_string()))
                 .collect::<Vec<_>>()
                 .join(" and "),
+            options.sweep_chain_solve_iterations,
             table(&all),
             best
         );
@@ -309,6 +333,7 @@ mod tests {
             velocity_iterations: v,
             position_iterations: p,
             bias_iterations: None,
+            chain_solve: false,
             frames: 1,
             ms_per_step: ms,
             ns_per_joint_substep: 0.0,
@@ -347,6 +372,14 @@ mod tests {
         let text = best_at_equal_error(&[ours[1].clone(), one_bias], &theirs[1..2]);
         assert!(
             text.contains("4.38x") && text.contains("lavender 8b1/1"),
+            "{text}"
+        );
+        // So is one with the chain solve.
+        let mut chains = row("lavender", 1, 1, 10.0, 1e-5);
+        chains.chain_solve = true;
+        let text = best_at_equal_error(&[ours[1].clone(), chains], &theirs[1..2]);
+        assert!(
+            text.contains("5.25x") && text.contains("lavender 1c/1"),
             "{text}"
         );
     }

@@ -192,6 +192,10 @@ fn bench_json_has_one_object_per_row_with_the_documented_keys() {
             r["bias_iterations"].is_null(),
             "one bias pass per velocity pass"
         );
+        assert_eq!(
+            r["chain_solve"], false,
+            "Gauss-Seidel unless the sweep asks"
+        );
         let ms = r["ms_per_step"].as_f64().unwrap();
         let ns = r["ns_per_joint_substep"].as_f64().unwrap();
         assert!(ms > 0.0);
