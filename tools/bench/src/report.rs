@@ -2,7 +2,7 @@
 
 use crate::measure::BenchRow;
 use crate::{BenchError, Result};
-use lavender_tutorial::plot::{color, line_charts, Corner, LineChart, Series};
+use lavender_tutorial::plot::{color, line_charts, Corner, LineChart, RGBColor, Series};
 use std::path::{Path, PathBuf};
 
 /// A fixed-width text table of rows.
@@ -77,6 +77,42 @@ pub fn scaling_plot(stem: &Path, series: &NamedSeries) -> Result<Vec<PathBuf>> {
     line_charts(stem, &[chart], (900, 560)).map_err(|e| BenchError::Plot(e.to_string()))
 }
 
+/// The line style of an accuracy-sweep series from its rows: one hue per method (Lavender
+/// row by row blue, with one bias pass purple, with the chain solve green; Rapier orange and
+/// dashed), darker with more position passes, so that twelve lines stay apart.
+fn sweep_style(rows: &[BenchRow]) -> (RGBColor, bool) {
+    const BLUES: [RGBColor; 3] = [
+        RGBColor(107, 174, 214),
+        RGBColor(33, 113, 181),
+        RGBColor(8, 48, 107),
+    ];
+    const PURPLES: [RGBColor; 3] = [
+        RGBColor(158, 154, 200),
+        RGBColor(106, 81, 163),
+        RGBColor(63, 0, 125),
+    ];
+    const GREENS: [RGBColor; 3] = [
+        RGBColor(116, 196, 118),
+        RGBColor(35, 139, 69),
+        RGBColor(0, 68, 27),
+    ];
+    const ORANGES: [RGBColor; 3] = [
+        RGBColor(253, 141, 60),
+        RGBColor(217, 72, 1),
+        RGBColor(127, 39, 4),
+    ];
+    let Some(r) = rows.first() else {
+        return (color(0), false);
+    };
+    let shade = (r.position_iterations as usize).min(2);
+    match (r.engine, r.chain_solve, r.bias_iterations) {
+        ("rapier3d", _, _) => (ORANGES[shade], true),
+        (_, true, _) => (GREENS[shade], false),
+        (_, false, Some(_)) => (PURPLES[shade], false),
+        _ => (BLUES[shade], false),
+    }
+}
+
 /// The accuracy-versus-cost plot: one panel per scene, max anchor error (log) against ms per
 /// step, one line per engine through its iteration settings.
 pub fn accuracy_cost_plot(stem: &Path, panels: &[(String, NamedSeries)]) -> Result<Vec<PathBuf>> {
@@ -88,13 +124,18 @@ pub fn accuracy_cost_plot(stem: &Path, panels: &[(String, NamedSeries)]) -> Resu
             y_label: "max anchor error, m".into(),
             series: series
                 .iter()
-                .enumerate()
-                .map(|(i, (name, rows))| {
+                .map(|(name, rows)| {
                     let points = rows
                         .iter()
                         .map(|r| (r.ms_per_step, f64::from(r.max_anchor_error)))
                         .collect();
-                    Series::new(name.clone(), points, color(i))
+                    let (color, dashed) = sweep_style(rows);
+                    let line = Series::new(name.clone(), points, color);
+                    if dashed {
+                        line.dashed()
+                    } else {
+                        line
+                    }
                 })
                 .collect(),
             log_floor: Some(1e-7),

@@ -19,6 +19,9 @@ use plotters::style::FontStyle;
 
 use crate::TutorialError;
 
+/// The colour type of [`Series`] (re-exported so that callers need not depend on plotters).
+pub use plotters::style::RGBColor;
+
 /// Registers the embedded fonts with plotters (once per process).
 pub fn register_fonts() -> Result<(), TutorialError> {
     static DONE: OnceLock<bool> = OnceLock::new();
