@@ -1,7 +1,7 @@
 //! `Settings::chain_solve`: chains of joints solved exactly, one block-tridiagonal sweep per
 //! velocity pass.
 
-use lavender_engine::{Scene, Settings, SolverPath, World};
+use lavender_engine::{BodyDesc, JointDesc, JointKind, Scene, Settings, SolverPath, Vec3, World};
 
 fn run(scene: &Scene, settings: Settings, frames: usize) -> World {
     let mut world = scene.build_with(settings).unwrap();
@@ -210,4 +210,197 @@ fn the_whipping_chain_stays_together() {
     eprintln!("chain solve 1/1, 3 s: peak {peak:e} m");
     assert!(peak < 1.2e-2, "peak anchor error {peak:e} m");
     assert!((peak - 9.50e-3).abs() < 0.05 * 9.50e-3, "{peak:e}");
+}
+
+/// Links `0..n` of 0.2 m along x from the origin, each a 1 kg box, joined in a line by joints
+/// of the kinds in `kinds` (cycled), every other joint naming its bodies B-first; the first
+/// joint to `root` (static, kinematic or none: the first link is then free).
+fn line_world(settings: Settings, n: usize, kinds: &[JointKind], root: Option<BodyDesc>) -> World {
+    let mut world = World::new(settings).unwrap();
+    let mut previous = root.map(|r| world.add_body(r).unwrap());
+    for i in 0..n {
+        let x = 0.2 * i as f32 + 0.1;
+        let link = world
+            .add_body(
+                BodyDesc::dynamic(format!("link{i}"))
+                    .position(Vec3::new(x, 0.0, 0.0))
+                    .solid_box(1.0, Vec3::new(0.1, 0.02, 0.03))
+                    .velocity(
+                        Vec3::new(0.0, 0.3 * i as f32, 0.1),
+                        Vec3::new(0.2, 0.0, 0.5),
+                    ),
+            )
+            .unwrap();
+        if let Some(p) = previous {
+            let kind = kinds[i % kinds.len()];
+            let name = format!("j{i}");
+            let joint_at = Vec3::new(x - 0.1, 0.0, 0.0);
+            let (a, b) = if i.is_multiple_of(2) { (p, link) } else { (link, p) };
+            let pa = world.bodies().positions()[a.index()];
+            let pb = world.bodies().positions()[b.index()];
+            let desc = match kind {
+                JointKind::Revolute => JointDesc::revolute(name, a, b).axis(Vec3::Z),
+                JointKind::Spherical => JointDesc::spherical(name, a, b),
+                JointKind::Fixed => JointDesc::fixed(name, a, b),
+                JointKind::Prismatic => JointDesc::prismatic(name, a, b).axis(Vec3::Y),
+            };
+            world
+                .add_joint(desc.anchors(joint_at - pa, joint_at - pb))
+                .unwrap();
+        }
+        previous = Some(link);
+    }
+    world
+}
+
+#[test]
+fn one_pass_is_exact_for_mixed_joint_types_either_body_order_and_any_root() {
+    // One substep, no bias, no projection: the velocity system alone. Chains of every joint
+    // type in turn (blocks of 5, 3, 6 and 5 rows in one chain), half the joints naming their
+    // bodies the other way round, hanging from a static body, from a kinematic one, and free.
+    use JointKind::*;
+    for root in [
+        Some(BodyDesc::fixed("ground")),
+        Some(BodyDesc::kinematic("crane").velocity(Vec3::new(0.5, 0.0, 0.0), Vec3::ZERO)),
+        None,
+    ] {
+        let label = format!("{:?}", root.as_ref().map(|r| r.kind));
+        let settings = |chain_solve, velocity_iterations| Settings {
+            chain_solve,
+            velocity_iterations,
+            error_reduction: 0.0,
+            position_iterations: 0,
+            max_substep: 1.0 / 240.0,
+            ..Settings::default()
+        };
+        let step = |mut w: World| {
+            w.step(1.0 / 240.0).unwrap();
+            let (mut poses, mut velocities) = (Vec::new(), Vec::new());
+            w.gather_state(&mut poses, &mut velocities);
+            (w, velocities)
+        };
+        let kinds = [Revolute, Spherical, Fixed, Prismatic];
+        let (mut direct, v_direct) = step(line_world(settings(true, 1), 9, &kinds, root.clone()));
+        let (_, v_exact) = step(line_world(settings(false, 3000), 9, &kinds, root.clone()));
+        let (_, v_one) = step(line_world(settings(false, 1), 9, &kinds, root));
+        assert!(
+            !direct.schedule().chain_groups.is_empty(),
+            "{label}: a chain was found"
+        );
+        let off = |v: &[[f32; 6]]| {
+            v.iter()
+                .zip(&v_exact)
+                .flat_map(|(x, y)| x.iter().zip(y).map(|(x, y)| (x - y).abs()))
+                .fold(0.0, f32::max)
+        };
+        let (d, g) = (off(&v_direct), off(&v_one));
+        eprintln!("{label}: chain solve off by {d:e}, one Gauss-Seidel pass by {g:e}");
+        assert!(d < 1e-4, "{label}: chain solve off by {d:e} m/s");
+        assert!(g > 100.0 * d, "{label}: one Gauss-Seidel pass off by {g:e}");
+    }
+}
+
+#[test]
+fn a_branching_tree_converges_faster_with_chains_as_blocks() {
+    // A Y of revolute links: a trunk of 12 from a static anchor, two branches of 12 from its
+    // end. The trunk and one branch make a chain; the other branch is a chain of its own but
+    // its first joint (to the trunk's end) stays with the colours: block Gauss-Seidel, not
+    // one exact solve. Velocities after one substep (no bias, no projection) against 3,000
+    // Gauss-Seidel passes, after 8 passes of each solver.
+    let build = |chain_solve, velocity_iterations| {
+        let mut world = World::new(Settings {
+            chain_solve,
+            velocity_iterations,
+            error_reduction: 0.0,
+            position_iterations: 0,
+            ..Settings::default()
+        })
+        .unwrap();
+        let ground = world.add_body(BodyDesc::fixed("ground")).unwrap();
+        // Links start moving up and down alternately: the joints must stop all of it.
+        let kick = |i: usize| Vec3::new(0.0, if i.is_multiple_of(2) { 1.0 } else { -1.0 }, 0.0);
+        let link = |world: &mut World, name: String, at: Vec3, i: usize| {
+            world
+                .add_body(
+                    BodyDesc::dynamic(name)
+                        .position(at)
+                        .velocity(kick(i), Vec3::ZERO)
+                        .solid_box(0.1, Vec3::new(0.05, 0.01, 0.01)),
+                )
+                .unwrap()
+        };
+        let mut end = (ground, Vec3::ZERO);
+        for i in 0..12 {
+            let at = end.1 + Vec3::new(0.05, 0.0, 0.0);
+            let b = link(&mut world, format!("trunk{i}"), at, i);
+            let pa = world.bodies().positions()[end.0.index()];
+            world
+                .add_joint(
+                    JointDesc::revolute(format!("t{i}"), end.0, b)
+                        .axis(Vec3::Z)
+                        .anchors(end.1 - pa, Vec3::new(-0.05, 0.0, 0.0)),
+                )
+                .unwrap();
+            end = (b, at + Vec3::new(0.05, 0.0, 0.0));
+        }
+        let fork = end;
+        for (side, dir) in [
+            ("up", Vec3::new(0.6, 0.8, 0.0)),
+            ("down", Vec3::new(0.6, -0.8, 0.0)),
+        ] {
+            let mut end = fork;
+            for i in 0..12 {
+                let at = end.1 + dir * 0.05;
+                let b = world
+                    .add_body(
+                        BodyDesc::dynamic(format!("{side}{i}"))
+                            .position(at)
+                            .velocity(kick(i), Vec3::ZERO)
+                            .rotation(lavender_engine::Quat::from_rotation_arc(Vec3::X, dir))
+                            .solid_box(0.1, Vec3::new(0.05, 0.01, 0.01)),
+                    )
+                    .unwrap();
+                let pa = world.bodies().positions()[end.0.index()];
+                let qb = world.bodies().rotations()[b.index()];
+                world
+                    .add_joint(
+                        JointDesc::revolute(format!("{side}{i}"), end.0, b)
+                            .axis(Vec3::Z)
+                            .anchors(
+                                world.bodies().rotations()[end.0.index()].inverse() * (end.1 - pa),
+                                qb.inverse() * (-dir * 0.05),
+                            ),
+                    )
+                    .unwrap();
+                end = (b, at + dir * 0.05);
+            }
+        }
+        world.step(1.0 / 240.0).unwrap();
+        let (mut poses, mut velocities) = (Vec::new(), Vec::new());
+        world.gather_state(&mut poses, &mut velocities);
+        (world, velocities)
+    };
+    let (_, exact) = build(false, 3000);
+    let off = |v: &[[f32; 6]]| {
+        v.iter()
+            .zip(&exact)
+            .flat_map(|(x, y)| x.iter().zip(y).map(|(x, y)| (x - y).abs()))
+            .fold(0.0, f32::max)
+    };
+    let (mut tree, direct) = build(true, 8);
+    let groups: Vec<usize> = tree
+        .schedule()
+        .chain_groups
+        .iter()
+        .map(|g| g.len())
+        .collect();
+    // The trunk with the first-found branch (24 joints), the other branch less its first
+    // joint (11).
+    assert_eq!(groups, vec![24, 11]);
+    let (_, rows) = build(false, 8);
+    let (d, g) = (off(&direct), off(&rows));
+    eprintln!("8 passes: chains as blocks off by {d:e} m/s, row by row by {g:e} m/s");
+    // Measured: 0.107 m/s against 1.17 m/s (the links start at 1 m/s).
+    assert!(d < 0.12, "chains as blocks off by {d:e}");
+    assert!(10.0 * d < g, "row by row {g:e}, chains {d:e}");
 }
