@@ -1,19 +1,9 @@
 //! `Settings::bias_iterations`: split-impulse passes run with only the first velocity passes.
 
-use lavender_engine::{Scene, Settings, SolverPath, World};
+use lavender_engine::{Scene, Settings, SolverPath};
 
-fn run(scene: &Scene, settings: Settings, frames: usize) -> World {
-    let mut world = scene.build_with(settings).unwrap();
-    for _ in 0..frames {
-        world.step(scene.frame_dt()).unwrap();
-    }
-    world
-}
-
-/// The largest anchor error norm over the joints (column 3), m.
-fn max_anchor_error(w: &World) -> f32 {
-    w.constraint_data().iter().map(|r| r[3]).fold(0.0, f32::max)
-}
+mod common;
+use common::*;
 
 fn bias(scene: &Scene, n: Option<u32>) -> Settings {
     Settings {

@@ -3,18 +3,8 @@
 
 use lavender_engine::{BodyDesc, JointDesc, JointKind, Scene, Settings, SolverPath, Vec3, World};
 
-fn run(scene: &Scene, settings: Settings, frames: usize) -> World {
-    let mut world = scene.build_with(settings).unwrap();
-    for _ in 0..frames {
-        world.step(scene.frame_dt()).unwrap();
-    }
-    world
-}
-
-/// The largest anchor error norm over the joints (column 3), m.
-fn max_anchor_error(w: &World) -> f32 {
-    w.constraint_data().iter().map(|r| r[3]).fold(0.0, f32::max)
-}
+mod common;
+use common::*;
 
 fn chain_solve(scene: &Scene, velocity_iterations: u32, position_iterations: u32) -> Settings {
     Settings {

@@ -6,6 +6,9 @@
 
 use lavender_engine::{builtin_scenes, GridSpec, Scene, Settings, SolverPath, World};
 
+mod common;
+use common::*;
+
 /// Every bit of the state and the diagnostics.
 fn bits(w: &World) -> Vec<u32> {
     let b = w.bodies();
@@ -19,14 +22,6 @@ fn bits(w: &World) -> Vec<u32> {
         .chain(w.solver_state().iter().copied())
         .map(f32::to_bits)
         .collect()
-}
-
-fn run(scene: &Scene, settings: Settings, frames: usize) -> World {
-    let mut world = scene.build_with(settings).unwrap();
-    for _ in 0..frames {
-        world.step(scene.frame_dt()).unwrap();
-    }
-    world
 }
 
 #[test]
