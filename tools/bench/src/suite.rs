@@ -137,7 +137,24 @@ pub fn run_suite(
             options.threads,
             speedup(&wide, &threaded)
         );
-        scene_rows.extend([wide.clone(), scalar, threaded.clone()]);
+        // The direct chain solve at its cheapest setting (one pass, no projection), against
+        // the default row-by-row step.
+        let direct_cfg = RunConfig {
+            chain_solve: true,
+            velocity_iterations: 1,
+            position_iterations: 0,
+            ..base
+        };
+        let direct = measure(&mut report, "scenes", run_lavender(scene, &direct_cfg))?;
+        ratios += &format!(
+            "   chain solve {}: {:.2}x the {} step (max anchor error {:.2e} m vs {:.2e} m)",
+            direct.settings(),
+            speedup(&wide, &direct),
+            wide.settings(),
+            direct.max_anchor_error,
+            wide.max_anchor_error
+        );
+        scene_rows.extend([wide.clone(), scalar, threaded.clone(), direct]);
         if options.peer {
             let rapier = measure(&mut report, "scenes", run_peer(scene, &base))?;
             ratios += &format!(

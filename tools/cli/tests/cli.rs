@@ -154,30 +154,44 @@ fn bench_json_has_one_object_per_row_with_the_documented_keys() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+    let mut rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
         .collect();
-    // Wide and scalar on one thread, wide on two.
-    let kinds: Vec<(String, u64, u64)> = rows
+    // Wide and scalar on one thread, wide on two, then the chain solve (one direct pass, no
+    // projection) on one.
+    let kinds: Vec<(String, u64, u64, bool)> = rows
         .iter()
         .map(|r| {
             (
                 r["path"].as_str().unwrap().to_string(),
                 r["simd_width"].as_u64().unwrap(),
                 r["threads"].as_u64().unwrap(),
+                r["chain_solve"].as_bool().unwrap(),
             )
         })
         .collect();
     assert_eq!(
         kinds,
         [
-            ("wide".into(), 8, 1),
-            ("scalar".into(), 1, 1),
-            ("wide".into(), 8, 2)
+            ("wide".into(), 8, 1, false),
+            ("scalar".into(), 1, 1, false),
+            ("wide".into(), 8, 2, false),
+            ("wide".into(), 8, 1, true)
         ]
     );
+    let direct = rows.pop().unwrap();
+    assert_eq!(
+        (
+            &direct["velocity_iterations"],
+            &direct["position_iterations"]
+        ),
+        (&serde_json::json!(1), &serde_json::json!(0))
+    );
+    // A real error: the mixed scene's limited hinges stay with one row-by-row pass.
+    let err = direct["max_anchor_error"].as_f64().unwrap();
+    assert!(err > 1e-5 && err < 0.1, "{err}");
     for r in &rows {
         assert_eq!(r["scene"], "mixed");
         assert_eq!(r["engine"], "lavender");
