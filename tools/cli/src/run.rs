@@ -150,7 +150,14 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
     let log = recorder.map(|r| r.finish()).transpose()?;
-    let summary = Summary::of(&name, &world, steps, substeps, dt, wall, &max);
+    // With the chain solve: how many chains, and joints in them, the schedule found.
+    let chains = world.settings().chain_solve.then(|| {
+        let s = world.schedule();
+        let chains = s.chain_groups.iter().map(|g| g.lanes as usize).sum();
+        (chains, s.chain_joints.len())
+    });
+    let mut summary = Summary::of(&name, &world, steps, substeps, dt, wall, &max);
+    summary.chains = chains;
     if args.json {
         let mut json = summary.json();
         if let Some(log) = &log {
@@ -199,6 +206,8 @@ struct Summary {
     worst_joint: Option<String>,
     /// With sleeping on: sleeping bodies, sleeping islands and all islands, at the end.
     sleeping: Option<(usize, usize, usize)>,
+    /// With the chain solve on: chains and the joints in them, at the end.
+    chains: Option<(usize, usize)>,
 }
 
 impl Summary {
@@ -235,6 +244,7 @@ impl Summary {
                     world.islands().count,
                 )
             }),
+            chains: None,
         }
     }
 
@@ -256,6 +266,10 @@ impl Summary {
                 "bodies": bodies,
                 "islands": islands,
                 "of_islands": of,
+            })),
+            "chain_solve": self.chains.map(|(chains, joints)| serde_json::json!({
+                "chains": chains,
+                "joints": joints,
             })),
         })
     }
@@ -288,5 +302,14 @@ impl Summary {
                 format!("sleeping at end    {islands} of {of} islands ({bodies} bodies)\n")
             })
             .unwrap_or_default()
+            + &self
+                .chains
+                .map(|(chains, joints)| {
+                    format!(
+                        "chain solve        {chains} chains, {joints} of {} joints solved directly\n",
+                        self.joints
+                    )
+                })
+                .unwrap_or_default()
     }
 }

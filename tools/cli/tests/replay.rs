@@ -262,6 +262,17 @@ fn diff_names_the_chain_solve_of_a_run_that_used_it() {
     // over 0.5 s; the default 8/2 run 4.4e-4 m).
     let max = summary["max_anchor_error"].as_f64().unwrap();
     assert!(max < 2e-6, "{summary}");
+    // The grid's 20 columns of 19 joints are its chains; its rows stay with the colours.
+    assert_eq!(
+        summary["chain_solve"],
+        serde_json::json!({"chains": 20, "joints": 380}),
+        "{summary}"
+    );
+    let text = ok(&["run", "grid", "--duration", "0.05", "--chain-solve"]);
+    assert!(
+        text.contains("chain solve        20 chains, 380 of 741 joints solved directly"),
+        "{text}"
+    );
     let out = lavender(&["diff", s(&a), s(&b)]);
     assert_eq!(out.status.code(), Some(1), "the runs diverge");
     let text = String::from_utf8(out.stdout).unwrap();
