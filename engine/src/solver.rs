@@ -842,6 +842,11 @@ pub(crate) struct Solver<L: Lane> {
     /// The chain groups of the direct chain solve (empty without it), solved before the
     /// colours in every pass.
     chains: Vec<chain::ChainLanes<L>>,
+    /// Chain groups of a single chain on the wide path, solved by the scalar kernels: one
+    /// chain in eight lanes would pay for eight (the shipped 100-link chain's direct solve ran
+    /// 0.36 s for 5 s in one lane of eight; see `Solver::new`). Same arithmetic per lane, so
+    /// the same bits as the scalar path.
+    lone_chains: Vec<chain::ChainLanes<f32>>,
     /// Whether the schedule was built with the chain solve on.
     chain_solve: bool,
     /// The parallel region of the multi-pass verbs (velocity passes, projection passes).
@@ -998,30 +1003,41 @@ impl<L: Lane> Solver<L> {
                 projection_params.push(param_lanes(joints.kind[ids[0] as usize], ids, joints));
             }
         }
-        let chains = schedule
-            .chain_groups
-            .iter()
-            .map(|g| {
-                let (batches, params) = (0..g.len())
-                    .map(|k| {
-                        let ids = schedule.chain_joints_at(g, k);
-                        let batch = Batch {
-                            kind: g.kinds[k],
-                            limited: false,
-                            start: 0,
-                            len: ids.len() as u32,
-                        };
-                        (
-                            JointBatch::new(&batch, ids, joints, bodies),
-                            param_lanes(g.kinds[k], ids, joints),
-                        )
-                    })
-                    .unzip();
-                chain::ChainLanes::new(batches, params, g.links.clone())
-            })
+        fn chain_lanes<M: Lane>(
+            schedule: &Schedule,
+            g: &crate::schedule::ChainGroup,
+            joints: &Joints,
+            bodies: &Bodies,
+        ) -> chain::ChainLanes<M> {
+            let (batches, params) = (0..g.len())
+                .map(|k| {
+                    let ids = schedule.chain_joints_at(g, k);
+                    let batch = Batch {
+                        kind: g.kinds[k],
+                        limited: false,
+                        start: 0,
+                        len: ids.len() as u32,
+                    };
+                    (
+                        JointBatch::new(&batch, ids, joints, bodies),
+                        param_lanes(g.kinds[k], ids, joints),
+                    )
+                })
+                .unzip();
+            chain::ChainLanes::new(batches, params, g.links.clone())
+        }
+        let lone = |g: &&crate::schedule::ChainGroup| L::WIDTH > 1 && g.lanes == 1;
+        let chains = (schedule.chain_groups.iter())
+            .filter(|g| !lone(g))
+            .map(|g| chain_lanes::<L>(schedule, g, joints, bodies))
+            .collect();
+        let lone_chains = (schedule.chain_groups.iter())
+            .filter(lone)
+            .map(|g| chain_lanes::<f32>(schedule, g, joints, bodies))
             .collect();
         Solver {
             chains,
+            lone_chains,
             chain_solve: schedule.chain_solve,
             batches,
             batch_params,
@@ -1049,6 +1065,7 @@ impl<L: Lane> Solver<L> {
                 * (std::mem::size_of::<L::Indices>() + std::mem::size_of::<ParamLanes<L>>())
             + groups * std::mem::size_of::<ProjectionGroup<L>>()
             + self.chains.iter().map(|c| c.bytes()).sum::<usize>()
+            + self.lone_chains.iter().map(|c| c.bytes()).sum::<usize>()
     }
 
     /// Whether the schedule was built with the chain solve on.
@@ -1067,6 +1084,11 @@ impl<L: Lane> Solver<L> {
                     .iter()
                     .flat_map(|c| c.batches.iter().map(|b| b.active_rows as usize)),
             )
+            .chain(
+                self.lone_chains
+                    .iter()
+                    .flat_map(|c| c.batches.iter().map(|b| b.active_rows as usize)),
+            )
             .sum()
     }
 
@@ -1079,6 +1101,7 @@ impl<L: Lane> Solver<L> {
         exec: Exec,
         passes: usize,
         chain: impl Fn(&mut chain::ChainLanes<L>, usize) + Sync,
+        lone_chain: impl Fn(&mut chain::ChainLanes<f32>, usize) + Sync,
         f: impl Fn(&mut JointBatch<L>, &ParamLanes<L>, usize) + Sync,
         overflow: impl Fn(&mut JointBatch<f32>, &ParamLanes<f32>, usize) + Sync,
     ) {
@@ -1089,15 +1112,17 @@ impl<L: Lane> Solver<L> {
             overflow: overflow_batches,
             overflow_params,
             chains,
+            lone_chains,
             stages,
             ..
         } = self;
         // Per pass: the chains, each colour, the overflow.
         let per_pass = colors.len() + 2;
         let overflow_items = usize::from(!overflow_batches.is_empty());
-        let chain_items = chains.len();
+        let chain_items = chains.len() + lone_chains.len();
+        let grouped = chains.len();
         let (batches, overflow_batches) = (Shared::new(batches), Shared::new(overflow_batches));
-        let chains = Shared::new(chains);
+        let (chains, lone_chains) = (Shared::new(chains), Shared::new(lone_chains));
         let items = |stage: usize| match stage % per_pass {
             0 => chain_items,
             s => match colors.get(s - 1) {
@@ -1108,10 +1133,16 @@ impl<L: Lane> Solver<L> {
         stages.run(exec, passes * per_pass, &items, &|stage, chunks| {
             let pass = stage / per_pass;
             if stage % per_pass == 0 {
-                // SAFETY: each item (one chain group) is handed out once per stage; groups
-                // share no dynamic body, and the stage runs alone.
-                for c in unsafe { chains.slice_mut(chunks) } {
-                    chain(c, pass);
+                // SAFETY: each item (one chain group, grouped ones first, then the lone
+                // ones) is handed out once per stage; groups share no dynamic body, and the
+                // stage runs alone.
+                for item in chunks {
+                    if item < grouped {
+                        chain(unsafe { &mut chains.slice_mut(item..item + 1)[0] }, pass);
+                    } else {
+                        let i = item - grouped;
+                        lone_chain(unsafe { &mut lone_chains.slice_mut(i..i + 1)[0] }, pass);
+                    }
                 }
                 return;
             }
@@ -1161,6 +1192,10 @@ impl<L: Lane> Solver<L> {
                 c.prepare(input);
                 unsafe { c.warm_start(&access) }
             },
+            |c, _| {
+                c.prepare(input);
+                unsafe { c.warm_start(&access) }
+            },
             |b, params, _| {
                 b.prepare(input, params);
                 unsafe { b.warm_start(&access) }
@@ -1200,6 +1235,7 @@ impl<L: Lane> Solver<L> {
             exec,
             passes,
             |c, pass| unsafe { c.velocity_pass(&v, bias(pass), store(pass)) },
+            |c, pass| unsafe { c.velocity_pass(&v, bias(pass), store(pass)) },
             |b, _, pass| unsafe { b.velocity_pass(&v, bias(pass), store(pass)) },
             |b, _, pass| unsafe { b.velocity_pass(&v, bias(pass), store(pass)) },
         );
@@ -1218,6 +1254,10 @@ impl<L: Lane> Solver<L> {
             unsafe { b.store(&out, inv_h) };
         }
         for b in self.chains.iter().flat_map(|c| &c.batches) {
+            // SAFETY: as above.
+            unsafe { b.store(&out, inv_h) };
+        }
+        for b in self.lone_chains.iter().flat_map(|c| &c.batches) {
             // SAFETY: as above.
             unsafe { b.store(&out, inv_h) };
         }
