@@ -8,9 +8,11 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Benchmark the solver: per scene (chain, grid, fixed-stack, mixed) the wide path and the
-/// scalar reference on one thread and the wide path on N threads; the chain at 1k to 100k
-/// joints (1M with --full); with --peer, rapier3d at matched settings and an
-/// accuracy-versus-cost sweep. 60 Hz frames, 4 substeps, fixed iteration counts.
+/// scalar reference on one thread, the wide path on N threads and the direct chain solve
+/// (`1c/0`: one pass, no projection) on one; the chain at 1k to 100k joints (1M with --full);
+/// with --peer, rapier3d at matched settings and an accuracy-versus-cost sweep (both engines
+/// at 1 to 16 velocity and 0 to 2 position passes, Lavender also with one bias pass and with
+/// the chain solve). 60 Hz frames, 4 substeps, fixed iteration counts.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
@@ -21,7 +23,8 @@ pub struct Args {
     /// One JSON object per measured row instead of tables.
     #[arg(long)]
     json: bool,
-    /// Add rapier3d at matched settings and the accuracy-versus-cost sweep.
+    /// Add rapier3d at matched settings and the accuracy-versus-cost sweep (rows `v/p`,
+    /// `vb1/p` with one bias pass, `vc/p` with the chain solve).
     #[arg(long)]
     peer: bool,
     /// Threads of the multi-threaded rows (default 2; the other rows use 1).
