@@ -27,6 +27,62 @@ fn chain_scene(links: u32) -> Scene {
     .unwrap()
 }
 
+/// Ten horizontal revolute chains of 3 to 12 links, released: uniform chains of different
+/// lengths, which share lanes (longest first).
+fn ropes_scene() -> Scene {
+    let mut text = String::from("[world]\ndt = 0.016666667\n");
+    for i in 0..10 {
+        text += &format!(
+            "\n[[chain]]\nname = \"rope{i}\"\nlinks = {}\norigin = [0.0, 0.0, {}]\n",
+            3 + i,
+            0.5 * i as f32
+        );
+    }
+    Scene::from_toml_str(&text, "test").unwrap()
+}
+
+#[test]
+fn chains_of_different_lengths_share_lanes_and_one_pass_stays_exact() {
+    let scene = ropes_scene();
+    let mut world = scene.build_with(chain_solve(&scene, 1, 0)).unwrap();
+    let groups: Vec<(u32, usize)> = world
+        .schedule()
+        .chain_groups
+        .iter()
+        .map(|g| (g.lanes, g.len()))
+        .collect();
+    // Longest first: 12 down to 5 links in one group of eight, 4 and 3 in the next.
+    assert_eq!(groups, vec![(8, 12), (2, 4)]);
+    // One substep, no bias, no projection: one pass against 3,000 Gauss-Seidel passes.
+    let velocities = |chain_solve, velocity_iterations| {
+        let mut w = scene
+            .build_with(Settings {
+                chain_solve,
+                velocity_iterations,
+                error_reduction: 0.0,
+                position_iterations: 0,
+                ..scene.settings()
+            })
+            .unwrap();
+        w.step(1.0 / 240.0).unwrap();
+        let (mut poses, mut velocities) = (Vec::new(), Vec::new());
+        w.gather_state(&mut poses, &mut velocities);
+        velocities
+    };
+    let exact = velocities(false, 3000);
+    let off = |v: &[[f32; 6]]| {
+        v.iter()
+            .zip(&exact)
+            .flat_map(|(x, y)| x.iter().zip(y).map(|(x, y)| (x - y).abs()))
+            .fold(0.0, f32::max)
+    };
+    let (direct, one) = (off(&velocities(true, 1)), off(&velocities(false, 1)));
+    eprintln!("ropes: chain solve off by {direct:e} m/s, one Gauss-Seidel pass by {one:e}");
+    assert!(direct < 1e-5, "{direct:e}");
+    assert!(one > 100.0 * direct, "{one:e}");
+    world.step(scene.frame_dt()).unwrap();
+}
+
 /// A horizontal chain of 12 hinges stopping at +-0.2 rad, released: its hinges reach their
 /// stops within the first second.
 fn limited_chain_scene() -> Scene {
@@ -115,11 +171,12 @@ fn paths_and_thread_counts_agree_bit_for_bit() {
         "prismatic-slider",
         "limited-revolute",
         "limited-chain",
+        "ropes",
     ] {
-        let scene = if name == "limited-chain" {
-            limited_chain_scene()
-        } else {
-            Scene::builtin(name).unwrap()
+        let scene = match name {
+            "limited-chain" => limited_chain_scene(),
+            "ropes" => ropes_scene(),
+            _ => Scene::builtin(name).unwrap(),
         };
         let settings = |threads, path| Settings {
             threads,
@@ -398,15 +455,16 @@ fn a_branching_tree_converges_faster_with_chains_as_blocks() {
             .fold(0.0, f32::max)
     };
     let (mut tree, direct) = build(true, 8);
-    let groups: Vec<usize> = tree
+    let groups: Vec<(u32, usize)> = tree
         .schedule()
         .chain_groups
         .iter()
-        .map(|g| g.len())
+        .map(|g| (g.lanes, g.len()))
         .collect();
-    // The trunk with the first-found branch (24 joints), the other branch less its first
-    // joint (11).
-    assert_eq!(groups, vec![24, 11]);
+    // The trunk with the first-found branch (24 joints) and the other branch less its first
+    // joint (11), in two lanes of one group.
+    assert_eq!(groups, vec![(2, 24)]);
+    assert_eq!(tree.schedule().chain_joints.len(), 35);
     let (_, rows) = build(false, 8);
     let (d, g) = (off(&direct), off(&rows));
     eprintln!("8 passes: chains as blocks off by {d:e} m/s, row by row by {g:e} m/s");

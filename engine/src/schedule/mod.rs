@@ -52,14 +52,17 @@ pub struct Batch {
 }
 
 /// Up to `width` chains of one shape (joint types and links, position by position), solved
-/// together by the direct chain solve, one chain per lane ([`chains`]).
+/// together by the direct chain solve, one chain per lane ([`chains`]). Chains of one joint
+/// type and one link throughout share a group whatever their lengths: longest first, so that
+/// the lanes still running at a position are always the first ones (the others are padding
+/// there, neutral).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChainGroup {
-    /// Real lanes (the rest are padding).
+    /// Chains, the lanes at position 0 (the rest are padding).
     pub lanes: u32,
-    /// Position `k`'s joints (one per lane) are
-    /// `Schedule::chain_joints[start + k * lanes..start + (k + 1) * lanes]`.
-    pub start: u32,
+    /// Position `k`'s joints, one per lane still running there, are
+    /// `Schedule::chain_joints[offsets[k]..offsets[k + 1]]`.
+    pub offsets: Vec<u32>,
     /// Joint type at each position.
     pub kinds: Vec<JointKind>,
     /// `links[k - 1]`: how position `k` meets position `k - 1` ([`chains::Link`]).
@@ -118,7 +121,7 @@ pub struct Schedule {
     /// With the chain solve on: the chain groups, whose joints are in no batch and not in
     /// the overflow (empty otherwise).
     pub chain_groups: Vec<ChainGroup>,
-    /// The chains' joints, group by group, position by position ([`ChainGroup::start`]).
+    /// The chains' joints, group by group, position by position ([`ChainGroup::offsets`]).
     pub chain_joints: Vec<u32>,
     /// Whether the schedule was built with the chain solve on.
     pub chain_solve: bool,
@@ -144,15 +147,18 @@ fn signature(kind: JointKind, limited: bool) -> u8 {
     k * 2 + u8::from(limited)
 }
 
-/// Packs chains of one shape (types and links, position by position) into groups of up to
-/// `width` lanes, in the order the chains were found within a shape; shapes in order of
-/// their first chain. Returns the groups and their joints ([`ChainGroup::start`]).
+/// Packs chains of one shape (types and links, position by position; for a uniform chain,
+/// its one type and link, whatever its length) into groups of up to `width` lanes, longest
+/// first, then in the order found; shapes in order of their first chain. Returns the groups
+/// and their joints ([`ChainGroup::offsets`]).
 fn group_chains(
     width: usize,
     found: Vec<Chain>,
     joint_kinds: &[JointKind],
 ) -> (Vec<ChainGroup>, Vec<u32>) {
-    type Shape = (Vec<JointKind>, Vec<Link>);
+    // (uniform, types, links): a uniform chain (one type, one link throughout) keys on its
+    // type and link alone, so that uniform chains of any length share groups.
+    type Shape = (bool, Vec<JointKind>, Vec<Link>);
     let mut shapes: Vec<(Shape, Vec<Chain>)> = Vec::new();
     let mut index: std::collections::HashMap<Shape, usize> = Default::default();
     for chain in found {
@@ -161,7 +167,13 @@ fn group_chains(
             .iter()
             .map(|&j| joint_kinds[j as usize])
             .collect();
-        let shape = (kinds, chain.links.clone());
+        let uniform = kinds.iter().all(|&k| k == kinds[0])
+            && chain.links.iter().all(|&l| l == chain.links[0]);
+        let shape = if uniform {
+            (true, vec![kinds[0]], vec![chain.links[0]])
+        } else {
+            (false, kinds, chain.links.clone())
+        };
         match index.get(&shape) {
             Some(&i) => shapes[i].1.push(chain),
             None => {
@@ -171,17 +183,31 @@ fn group_chains(
         }
     }
     let (mut groups, mut joints) = (Vec::new(), Vec::new());
-    for ((kinds, links), members) in shapes {
+    for ((_, kinds, links), mut members) in shapes {
+        // Longest first (stable: in the order found among equal lengths).
+        members.sort_by_key(|c| std::cmp::Reverse(c.joints.len()));
         for lanes in members.chunks(width) {
-            let start = joints.len() as u32;
-            for k in 0..kinds.len() {
-                joints.extend(lanes.iter().map(|c| c.joints[k]));
+            let len = lanes[0].joints.len();
+            let mut offsets = vec![joints.len() as u32];
+            for k in 0..len {
+                joints.extend(
+                    lanes
+                        .iter()
+                        .take_while(|c| c.joints.len() > k)
+                        .map(|c| c.joints[k]),
+                );
+                offsets.push(joints.len() as u32);
             }
+            let (kinds, links) = if kinds.len() == 1 {
+                (vec![kinds[0]; len], vec![links[0]; len - 1])
+            } else {
+                (kinds.clone(), links.clone())
+            };
             groups.push(ChainGroup {
                 lanes: lanes.len() as u32,
-                start,
-                kinds: kinds.clone(),
-                links: links.clone(),
+                offsets,
+                kinds,
+                links,
             });
         }
     }
@@ -407,8 +433,7 @@ impl Schedule {
 
     /// Joints at position `k` of chain group `g`'s chains, one per lane.
     pub fn chain_joints_at(&self, g: &ChainGroup, k: usize) -> &[u32] {
-        let (start, lanes) = (g.start as usize, g.lanes as usize);
-        &self.chain_joints[start + k * lanes..start + (k + 1) * lanes]
+        &self.chain_joints[g.offsets[k] as usize..g.offsets[k + 1] as usize]
     }
 
     /// Joints of batch `b`.
