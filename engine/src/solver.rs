@@ -847,8 +847,6 @@ pub(crate) struct Solver<L: Lane> {
     /// 0.36 s for 5 s in one lane of eight; see `Solver::new`). Same arithmetic per lane, so
     /// the same bits as the scalar path.
     lone_chains: Vec<chain::ChainLanes<f32>>,
-    /// Whether the schedule was built with the chain solve on.
-    chain_solve: bool,
     /// The parallel region of the multi-pass verbs (velocity passes, projection passes).
     stages: Stages,
 }
@@ -1038,7 +1036,6 @@ impl<L: Lane> Solver<L> {
         Solver {
             chains,
             lone_chains,
-            chain_solve: schedule.chain_solve,
             batches,
             batch_params,
             colors: schedule.colors.clone(),
@@ -1068,27 +1065,14 @@ impl<L: Lane> Solver<L> {
             + self.lone_chains.iter().map(|c| c.bytes()).sum::<usize>()
     }
 
-    /// Whether the schedule was built with the chain solve on.
-    pub(crate) fn chain_solve(&self) -> bool {
-        self.chain_solve
-    }
-
     /// Active rows at the last prepare.
     pub(crate) fn active_rows(&self) -> usize {
         self.batches
             .iter()
             .map(|b| b.active_rows as usize)
             .chain(self.overflow.iter().map(|b| b.active_rows as usize))
-            .chain(
-                self.chains
-                    .iter()
-                    .flat_map(|c| c.batches.iter().map(|b| b.active_rows as usize)),
-            )
-            .chain(
-                self.lone_chains
-                    .iter()
-                    .flat_map(|c| c.batches.iter().map(|b| b.active_rows as usize)),
-            )
+            .chain(self.chains.iter().map(|c| c.active_rows()))
+            .chain(self.lone_chains.iter().map(|c| c.active_rows()))
             .sum()
     }
 
@@ -1253,13 +1237,13 @@ impl<L: Lane> Solver<L> {
             // SAFETY: as above.
             unsafe { b.store(&out, inv_h) };
         }
-        for b in self.chains.iter().flat_map(|c| &c.batches) {
+        for c in &self.chains {
             // SAFETY: as above.
-            unsafe { b.store(&out, inv_h) };
+            unsafe { c.store(&out, inv_h) };
         }
-        for b in self.lone_chains.iter().flat_map(|c| &c.batches) {
+        for c in &self.lone_chains {
             // SAFETY: as above.
-            unsafe { b.store(&out, inv_h) };
+            unsafe { c.store(&out, inv_h) };
         }
     }
 

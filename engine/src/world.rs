@@ -406,11 +406,11 @@ impl World {
     fn ensure_solver(&mut self) {
         let path = self.settings.solver_path;
         let chain_solve = self.settings.chain_solve;
-        let current = match (&self.solver, path) {
-            (Some(PathSolver::Scalar(s)), SolverPath::Scalar) => s.chain_solve() == chain_solve,
-            (Some(PathSolver::Wide(s)), SolverPath::Wide) => s.chain_solve() == chain_solve,
-            _ => false,
-        };
+        let current = matches!(
+            (&self.solver, path),
+            (Some(PathSolver::Scalar(_)), SolverPath::Scalar)
+                | (Some(PathSolver::Wide(_)), SolverPath::Wide)
+        ) && self.schedule.as_ref().map(|s| s.chain_solve) == Some(chain_solve);
         if !current {
             let width = match path {
                 SolverPath::Scalar => 1,

@@ -15,6 +15,21 @@ fn chain_solve(scene: &Scene, velocity_iterations: u32, position_iterations: u32
     }
 }
 
+/// Every body's velocity `[v, w]`, m/s and rad/s.
+fn velocities(w: &World) -> Vec<[f32; 6]> {
+    let (mut poses, mut velocities) = (Vec::new(), Vec::new());
+    w.gather_state(&mut poses, &mut velocities);
+    velocities
+}
+
+/// The largest difference of any velocity component between `a` and `b`.
+fn max_deviation(a: &[[f32; 6]], b: &[[f32; 6]]) -> f32 {
+    a.iter()
+        .zip(b)
+        .flat_map(|(x, y)| x.iter().zip(y).map(|(x, y)| (x - y).abs()))
+        .fold(0.0, f32::max)
+}
+
 /// A horizontal chain of `links` revolute links from a static anchor.
 fn chain_scene(links: u32) -> Scene {
     Scene::from_toml_str(
@@ -54,7 +69,7 @@ fn chains_of_different_lengths_share_lanes_and_one_pass_stays_exact() {
     // Longest first: 12 down to 5 links in one group of eight, 4 and 3 in the next.
     assert_eq!(groups, vec![(8, 12), (2, 4)]);
     // One substep, no bias, no projection: one pass against 3,000 Gauss-Seidel passes.
-    let velocities = |chain_solve, velocity_iterations| {
+    let run = |chain_solve, velocity_iterations| {
         let mut w = scene
             .build_with(Settings {
                 chain_solve,
@@ -65,18 +80,11 @@ fn chains_of_different_lengths_share_lanes_and_one_pass_stays_exact() {
             })
             .unwrap();
         w.step(1.0 / 240.0).unwrap();
-        let (mut poses, mut velocities) = (Vec::new(), Vec::new());
-        w.gather_state(&mut poses, &mut velocities);
-        velocities
+        velocities(&w)
     };
-    let exact = velocities(false, 3000);
-    let off = |v: &[[f32; 6]]| {
-        v.iter()
-            .zip(&exact)
-            .flat_map(|(x, y)| x.iter().zip(y).map(|(x, y)| (x - y).abs()))
-            .fold(0.0, f32::max)
-    };
-    let (direct, one) = (off(&velocities(true, 1)), off(&velocities(false, 1)));
+    let exact = run(false, 3000);
+    let off = |v: &[[f32; 6]]| max_deviation(v, &exact);
+    let (direct, one) = (off(&run(true, 1)), off(&run(false, 1)));
     eprintln!("ropes: chain solve off by {direct:e} m/s, one Gauss-Seidel pass by {one:e}");
     assert!(direct < 1e-5, "{direct:e}");
     assert!(one > 100.0 * direct, "{one:e}");
@@ -130,19 +138,8 @@ fn one_pass_gives_the_velocities_gauss_seidel_converges_to() {
         },
         1,
     );
-    let velocities = |w: &World| {
-        let (mut poses, mut velocities) = (Vec::new(), Vec::new());
-        w.gather_state(&mut poses, &mut velocities);
-        velocities
-    };
     let exact = velocities(&converged);
-    let deviation = |w: &World| {
-        velocities(w)
-            .iter()
-            .zip(&exact)
-            .flat_map(|(x, y)| x.iter().zip(y).map(|(x, y)| (x - y).abs()))
-            .fold(0.0, f32::max)
-    };
+    let deviation = |w: &World| max_deviation(&velocities(w), &exact);
     let speed = exact
         .iter()
         .flat_map(|v| v.iter().map(|x| x.abs()))
@@ -342,9 +339,8 @@ fn one_pass_is_exact_for_mixed_joint_types_either_body_order_and_any_root() {
         };
         let step = |mut w: World| {
             w.step(1.0 / 240.0).unwrap();
-            let (mut poses, mut velocities) = (Vec::new(), Vec::new());
-            w.gather_state(&mut poses, &mut velocities);
-            (w, velocities)
+            let v = velocities(&w);
+            (w, v)
         };
         let kinds = [Revolute, Spherical, Fixed, Prismatic];
         let (mut direct, v_direct) = step(line_world(settings(true, 1), 9, &kinds, root.clone()));
@@ -354,12 +350,7 @@ fn one_pass_is_exact_for_mixed_joint_types_either_body_order_and_any_root() {
             !direct.schedule().chain_groups.is_empty(),
             "{label}: a chain was found"
         );
-        let off = |v: &[[f32; 6]]| {
-            v.iter()
-                .zip(&v_exact)
-                .flat_map(|(x, y)| x.iter().zip(y).map(|(x, y)| (x - y).abs()))
-                .fold(0.0, f32::max)
-        };
+        let off = |v: &[[f32; 6]]| max_deviation(v, &v_exact);
         let (d, g) = (off(&v_direct), off(&v_one));
         eprintln!("{label}: chain solve off by {d:e}, one Gauss-Seidel pass by {g:e}");
         assert!(d < 1e-4, "{label}: chain solve off by {d:e} m/s");
@@ -443,17 +434,11 @@ fn a_branching_tree_converges_faster_with_chains_as_blocks() {
             }
         }
         world.step(1.0 / 240.0).unwrap();
-        let (mut poses, mut velocities) = (Vec::new(), Vec::new());
-        world.gather_state(&mut poses, &mut velocities);
-        (world, velocities)
+        let v = velocities(&world);
+        (world, v)
     };
     let (_, exact) = build(false, 3000);
-    let off = |v: &[[f32; 6]]| {
-        v.iter()
-            .zip(&exact)
-            .flat_map(|(x, y)| x.iter().zip(y).map(|(x, y)| (x - y).abs()))
-            .fold(0.0, f32::max)
-    };
+    let off = |v: &[[f32; 6]]| max_deviation(v, &exact);
     let (mut tree, direct) = build(true, 8);
     let groups: Vec<(u32, usize)> = tree
         .schedule()

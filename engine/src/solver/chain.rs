@@ -38,8 +38,8 @@ use crate::schedule::chains::{Link, LINK_NEXT_A, LINK_PREV_B};
 #[derive(Debug, Clone)]
 pub(crate) struct ChainLanes<L: Lane> {
     /// Position `k`'s joints, one chain per lane.
-    pub(super) batches: Vec<JointBatch<L>>,
-    pub(super) params: Vec<ParamLanes<L>>,
+    batches: Vec<JointBatch<L>>,
+    params: Vec<ParamLanes<L>>,
     /// `links[k - 1]`: how position `k` meets position `k - 1`.
     links: Vec<Link>,
     /// Rows per joint the blocks span: the most any position has (3 spherical, 5 revolute
@@ -90,6 +90,22 @@ impl<L: Lane> ChainLanes<L> {
         let n = self.batches.len();
         n * (size_of::<JointBatch<L>>() + size_of::<ParamLanes<L>>() + size_of::<Link>())
             + (self.coupling.len() + self.factor.len() + self.work.len()) * size_of::<L>()
+    }
+
+    /// Active rows at the last prepare.
+    pub(super) fn active_rows(&self) -> usize {
+        self.batches.iter().map(|b| b.active_rows as usize).sum()
+    }
+
+    /// Store ([`JointBatch::store`]) of every position.
+    ///
+    /// # Safety
+    /// As [`JointBatch::store`].
+    pub(super) unsafe fn store(&self, out: &JointOutputs, inv_h: f32) {
+        for b in &self.batches {
+            // SAFETY: the caller's contract.
+            unsafe { b.store(out, inv_h) };
+        }
     }
 
     /// Prepare: every position's rows ([`JointBatch::prepare`]), then the factorisation.
@@ -181,9 +197,7 @@ impl<L: Lane> ChainLanes<L> {
                 _ => self.solve::<6>(v, u),
             }
             if let Some((out, inv_h)) = store {
-                for b in &self.batches {
-                    b.store(out, inv_h);
-                }
+                self.store(out, inv_h);
             }
         }
     }
