@@ -570,11 +570,6 @@ impl<'a, T> Shared<'a, T> {
         }
     }
 
-    /// Elements.
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
     /// The elements `range`, borrowed mutably.
     ///
     /// # Safety

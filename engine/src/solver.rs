@@ -36,7 +36,7 @@ use crate::lanes::{
 };
 use crate::parallel::{Exec, Stages, BATCH_CHUNK, SHARED_CHUNK};
 use crate::rows::{integrate_rotation_lanes, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K};
-use crate::schedule::{Batch, Schedule};
+use crate::schedule::{Batch, Cluster, Schedule};
 use glam::{Mat3, Vec3};
 use std::ops::Range;
 
@@ -825,9 +825,14 @@ pub(crate) struct Solver<L: Lane> {
     /// Each batch's joint parameters ([`param_lanes`]), apart from the batches so that the
     /// velocity passes, which do not read them, stream only the rows.
     batch_params: Vec<ParamLanes<L>>,
+    /// The shared colours' batches (`batches[colors[c].clone()]`).
     colors: Vec<Range<usize>>,
+    /// The overflow joints: the shared ones (`..shared_overflow`), then the clusters'.
     overflow: Vec<JointBatch<f32>>,
     overflow_params: Vec<ParamLanes<f32>>,
+    shared_overflow: usize,
+    /// The small islands' clusters: each one task through all of a stage's passes.
+    clusters: Vec<Cluster>,
     /// The joints of every projection group, step by step (see [`ProjectionGroup`]).
     projection_steps: Vec<L::Indices>,
     /// Their parameters, one per step (real lanes only, see [`param_lanes`]).
@@ -1041,6 +1046,8 @@ impl<L: Lane> Solver<L> {
             colors: schedule.colors.clone(),
             overflow,
             overflow_params,
+            shared_overflow: schedule.shared_overflow,
+            clusters: schedule.clusters.clone(),
             projection_steps,
             projection_params,
             serial_groups,
@@ -1076,10 +1083,17 @@ impl<L: Lane> Solver<L> {
             .sum()
     }
 
-    /// Runs `passes` passes over the chain groups (`chain(group, pass)`, in parallel, before
-    /// the colours: they share no dynamic body), then of `f(batch, pass)` over the colours in
-    /// order (the batches of a colour in parallel per `exec`, in tasks of [`BATCH_CHUNK`]),
-    /// then the overflow joints, serially: one parallel region for all passes ([`Stages`]).
+    /// Runs `passes` passes of `f(batch, pass)` over the batches and of `overflow(batch,
+    /// pass)` over the overflow joints, and with the chain solve of `chain(group, pass)`
+    /// over the chain groups: one parallel region ([`Stages`]) for all passes.
+    ///
+    /// First the clusters ([`Cluster`]), in parallel, each one task through all the passes
+    /// (per pass: its colours in order, then its overflow joints), so that its rows stay in
+    /// the core's cache from pass to pass. Then, per pass, the shared joints: the chain
+    /// groups (in parallel, before the colours: they share no dynamic body), each colour (its
+    /// batches in parallel per `exec`, in tasks of [`BATCH_CHUNK`]), then the overflow
+    /// joints, serially. Every island sees the same order either way: clusters and shared
+    /// joints share no body.
     fn each_color(
         &mut self,
         exec: Exec,
@@ -1095,64 +1109,105 @@ impl<L: Lane> Solver<L> {
             colors,
             overflow: overflow_batches,
             overflow_params,
+            shared_overflow,
+            clusters,
             chains,
             lone_chains,
             stages,
             ..
         } = self;
+        let shared_overflow = *shared_overflow;
         // Per pass: the chains, each colour, the overflow.
         let per_pass = colors.len() + 2;
-        let overflow_items = usize::from(!overflow_batches.is_empty());
+        let overflow_items = usize::from(shared_overflow > 0);
         let chain_items = chains.len() + lone_chains.len();
         let grouped = chains.len();
+        let shared = chain_items > 0 || overflow_items > 0 || colors.iter().any(|r| !r.is_empty());
+        let cluster_stages = usize::from(!clusters.is_empty());
+        let shared_stages = if shared { passes * per_pass } else { 0 };
         let (batches, overflow_batches) = (Shared::new(batches), Shared::new(overflow_batches));
         let (chains, lone_chains) = (Shared::new(chains), Shared::new(lone_chains));
-        let items = |stage: usize| match stage % per_pass {
-            0 => chain_items,
-            s => match colors.get(s - 1) {
-                Some(range) => range.len().div_ceil(BATCH_CHUNK),
-                None => overflow_items,
-            },
+        let items = |stage: usize| {
+            if stage < cluster_stages {
+                return clusters.len();
+            }
+            let stage = stage - cluster_stages;
+            match stage % per_pass {
+                0 => chain_items,
+                s => match colors.get(s - 1) {
+                    Some(range) => range.len().div_ceil(BATCH_CHUNK),
+                    None => overflow_items,
+                },
+            }
         };
-        stages.run(exec, passes * per_pass, &items, &|stage, chunks| {
-            let pass = stage / per_pass;
-            if stage % per_pass == 0 {
-                // SAFETY: each item (one chain group, grouped ones first, then the lone
-                // ones) is handed out once per stage; groups share no dynamic body, and the
-                // stage runs alone.
-                for item in chunks {
-                    if item < grouped {
-                        chain(unsafe { &mut chains.slice_mut(item..item + 1)[0] }, pass);
-                    } else {
-                        let i = item - grouped;
-                        lone_chain(unsafe { &mut lone_chains.slice_mut(i..i + 1)[0] }, pass);
-                    }
-                }
-                return;
+        // The batches of `range` run with no other task touching them or their dynamic bodies:
+        // the callers below hand over ranges of one colour (in parallel only with other ranges
+        // of that colour: disjoint bodies), of one cluster (its islands are no other task's),
+        // or an overflow range (run alone, or in its cluster's task).
+        let run_batches = |range: Range<usize>, pass: usize| {
+            let params = &batch_params[range.clone()];
+            // SAFETY: the range is this task's alone (above).
+            for (b, params) in unsafe { batches.slice_mut(range) }.iter_mut().zip(params) {
+                f(b, params, pass);
             }
-            match colors.get(stage % per_pass - 1) {
-                Some(range) => {
-                    let start = range.start + chunks.start * BATCH_CHUNK;
-                    let end = (range.start + chunks.end * BATCH_CHUNK).min(range.end);
-                    // SAFETY: the stage runner hands out each item of a stage once, and the
-                    // items of one colour are disjoint ranges of batches.
-                    let params = &batch_params[start..end];
-                    for (b, params) in unsafe { batches.slice_mut(start..end) }
-                        .iter_mut()
-                        .zip(params)
-                    {
-                        f(b, params, pass);
-                    }
-                }
-                // SAFETY: the overflow is one item, run alone in its stage.
-                None => {
-                    let all = unsafe { overflow_batches.slice_mut(0..overflow_batches.len()) };
-                    for (b, params) in all.iter_mut().zip(overflow_params.iter()) {
-                        overflow(b, params, pass);
-                    }
-                }
+        };
+        let run_overflow = |range: Range<usize>, pass: usize| {
+            let params = &overflow_params[range.clone()];
+            // SAFETY: as in `run_batches`.
+            for (b, params) in unsafe { overflow_batches.slice_mut(range) }
+                .iter_mut()
+                .zip(params)
+            {
+                overflow(b, params, pass);
             }
-        });
+        };
+        stages.run(
+            exec,
+            cluster_stages + shared_stages,
+            &items,
+            &|stage, chunks| {
+                if stage < cluster_stages {
+                    // Each cluster is handed out once; clusters share no body with each other or
+                    // with the shared joints.
+                    for cluster in &clusters[chunks] {
+                        for pass in 0..passes {
+                            for range in &cluster.colors {
+                                run_batches(range.clone(), pass);
+                            }
+                            run_overflow(cluster.overflow.clone(), pass);
+                        }
+                    }
+                    return;
+                }
+                let stage = stage - cluster_stages;
+                let pass = stage / per_pass;
+                if stage % per_pass == 0 {
+                    // SAFETY: each item (one chain group, grouped ones first, then the lone
+                    // ones) is handed out once per stage; groups share no dynamic body, and the
+                    // stage runs alone.
+                    for item in chunks {
+                        if item < grouped {
+                            chain(unsafe { &mut chains.slice_mut(item..item + 1)[0] }, pass);
+                        } else {
+                            let i = item - grouped;
+                            lone_chain(unsafe { &mut lone_chains.slice_mut(i..i + 1)[0] }, pass);
+                        }
+                    }
+                    return;
+                }
+                match colors.get(stage % per_pass - 1) {
+                    Some(range) => {
+                        // The stage runner hands out each item of a stage once, and the items of
+                        // one colour are disjoint ranges of batches.
+                        let start = range.start + chunks.start * BATCH_CHUNK;
+                        let end = (range.start + chunks.end * BATCH_CHUNK).min(range.end);
+                        run_batches(start..end, pass);
+                    }
+                    // The shared overflow is one item, run alone in its stage.
+                    None => run_overflow(0..shared_overflow, pass),
+                }
+            },
+        );
     }
 
     /// Prepare every batch, then warm start it on the velocities `access` views, batch by
@@ -1292,32 +1347,54 @@ impl<L: Lane> Solver<L> {
                 unsafe { project_step::<L>(scratch, &poses, joints, step, g.lanes, factor) };
             }
         };
-        // Per pass: the island groups (up to 4,096 steps of eight joints: one item each),
-        // each colour's groups (one step each: items of SHARED_CHUNK), the overflow (one
-        // item, its groups one after another).
-        let per_pass = color_group_ranges.len() + 2;
-        let colors = |stage: usize| (stage % per_pass).checked_sub(1);
-        let items = |stage: usize| match colors(stage) {
-            None => serial_groups.len(),
-            Some(c) if c < color_group_ranges.len() => {
-                color_group_ranges[c].len().div_ceil(SHARED_CHUNK)
-            }
-            Some(_) => usize::from(!overflow_groups.is_empty()),
+        // First the island groups (up to 4,096 steps of eight joints: one item each), each
+        // through all the passes while its poses are in cache (groups hold different islands,
+        // so their order across passes changes no result). Then per pass: each colour's
+        // groups (one step each: items of SHARED_CHUNK), the overflow (one item, its groups
+        // one after another).
+        let island_stages = usize::from(!serial_groups.is_empty());
+        let per_pass = color_group_ranges.len() + 1;
+        let shared_stages = if color_groups.is_empty() && overflow_groups.is_empty() {
+            0
+        } else {
+            passes * per_pass
         };
-        stages.run(exec, passes * per_pass, &items, &|stage, chunks| {
-            let mut scratch = ProjectionScratch::new();
-            let groups = match colors(stage) {
-                None => &serial_groups[chunks],
-                Some(c) if c < color_group_ranges.len() => {
-                    let range = &color_group_ranges[c];
-                    let start = range.start + chunks.start * SHARED_CHUNK;
-                    let end = (range.start + chunks.end * SHARED_CHUNK).min(range.end);
-                    &color_groups[start..end]
+        let colors = |stage: usize| (stage - island_stages) % per_pass;
+        let items = |stage: usize| match stage.checked_sub(island_stages) {
+            None => serial_groups.len(),
+            Some(_) => match colors(stage) {
+                c if c < color_group_ranges.len() => {
+                    color_group_ranges[c].len().div_ceil(SHARED_CHUNK)
                 }
-                Some(_) => &overflow_groups[..],
-            };
-            groups.iter().for_each(|g| group(&mut scratch, g));
-        });
+                _ => usize::from(!overflow_groups.is_empty()),
+            },
+        };
+        stages.run(
+            exec,
+            island_stages + shared_stages,
+            &items,
+            &|stage, chunks| {
+                let mut scratch = ProjectionScratch::new();
+                if stage < island_stages {
+                    for g in &serial_groups[chunks] {
+                        for _ in 0..passes {
+                            group(&mut scratch, g);
+                        }
+                    }
+                    return;
+                }
+                let groups = match colors(stage) {
+                    c if c < color_group_ranges.len() => {
+                        let range = &color_group_ranges[c];
+                        let start = range.start + chunks.start * SHARED_CHUNK;
+                        let end = (range.start + chunks.end * SHARED_CHUNK).min(range.end);
+                        &color_groups[start..end]
+                    }
+                    _ => &overflow_groups[..],
+                };
+                groups.iter().for_each(|g| group(&mut scratch, g));
+            },
+        );
     }
 }
 

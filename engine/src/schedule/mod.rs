@@ -15,6 +15,14 @@
 //!   inactive row has zero Jacobian and zero effective mass, which makes it neutral), not a
 //!   batch key: the batches never need rebuilding while the scene is unchanged.
 //! - [`islands`]: connected components of dynamic bodies through joints.
+//! - clusters: the islands of up to [`CLUSTER_MAX_JOINTS`] joints, packed in island order
+//!   into [`Cluster`]s with their own colours' batches. A stage runs a cluster as one task
+//!   through all its passes, so its rows stay in the core's cache from pass to pass and the
+//!   threads meet once per stage, not once per colour and pass. Islands share no body, and a
+//!   cluster keeps the scene's colours (a joint's colour depends only on earlier joints of
+//!   its own island), so every island sees its rows in the same order as without clusters:
+//!   the clusters change no bit of any result ([`ScheduleOptions::clusters`] turns them off
+//!   to check it).
 //!
 //! With sleeping on, the joints of sleeping islands are left out of the batches, the overflow
 //! and the projection groups ([`Schedule::build_awake`]): every stage skips them. The
@@ -81,6 +89,48 @@ impl ChainGroup {
     }
 }
 
+/// Islands solved as one task through all the passes of a stage ([`Schedule::clusters`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cluster {
+    /// `Schedule::batches[colors[c].clone()]` are its joints of colour `c`, for every colour
+    /// of the scene (empty ranges where it has none).
+    pub colors: Vec<Range<usize>>,
+    /// `Schedule::overflow[overflow.clone()]` are its overflow joints, in joint order.
+    pub overflow: Range<usize>,
+    /// Joints.
+    pub joints: usize,
+}
+
+/// Islands with at most this many joints are solved in clusters ([`Cluster`]): about 400 KB
+/// of revolute rows in eight lanes, so that a cluster's rows stay in a core's L2 cache.
+pub const CLUSTER_MAX_JOINTS: usize = 1024;
+
+/// Clusters a scene's small islands are spread over when they can be (for balance between
+/// threads); never fewer joints per cluster than [`CLUSTER_MIN_JOINTS`].
+const CLUSTER_TARGET_COUNT: usize = 8;
+
+/// Smallest cluster worth its padding (each cluster pads its colours' last batches).
+const CLUSTER_MIN_JOINTS: usize = 64;
+
+/// How [`Schedule::build_awake`] groups the joints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScheduleOptions {
+    /// Take the chains ([`chains`]) out of the colours into chain groups.
+    pub chain_solve: bool,
+    /// Solve small islands in [`Cluster`]s (default on). Off, every joint goes through the
+    /// shared colours; the results are bitwise the same either way, only the speed differs.
+    pub clusters: bool,
+}
+
+impl Default for ScheduleOptions {
+    fn default() -> Self {
+        ScheduleOptions {
+            chain_solve: false,
+            clusters: true,
+        }
+    }
+}
+
 /// Colours, batches, overflow and islands of a scene.
 #[derive(Debug, Clone, Default)]
 pub struct Schedule {
@@ -88,14 +138,21 @@ pub struct Schedule {
     pub width: usize,
     /// The coloring.
     pub coloring: Coloring,
-    /// Joint indices in solve order: colour by colour, batch by batch.
+    /// Joint indices in solve order: the shared colours' batches, then each cluster's, colour
+    /// by colour, batch by batch.
     pub order: Vec<u32>,
-    /// All batches of the colours, colour by colour.
+    /// All batches: the shared colours', colour by colour, then each cluster's.
     pub batches: Vec<Batch>,
-    /// `batches[colors[c].clone()]` are colour `c`'s batches.
+    /// `batches[colors[c].clone()]` are colour `c`'s batches outside the clusters (the
+    /// shared colours: the joints of the large islands, and with clusters off, of all).
     pub colors: Vec<Range<usize>>,
-    /// Overflow joints (solved serially, in joint order, after the colours).
+    /// Overflow joints (solved serially, in joint order, after the colours): the first
+    /// `shared_overflow` outside the clusters, then each cluster's ([`Cluster::overflow`]).
     pub overflow: Vec<u32>,
+    /// See `overflow`.
+    pub shared_overflow: usize,
+    /// The small islands, in clusters ([`Cluster`]).
+    pub clusters: Vec<Cluster>,
     /// Connected components of the dynamic bodies.
     pub islands: Islands,
     /// Joint indices grouped by island, in joint order inside an island (a joint belongs to
@@ -123,8 +180,8 @@ pub struct Schedule {
     pub chain_groups: Vec<ChainGroup>,
     /// The chains' joints, group by group, position by position ([`ChainGroup::offsets`]).
     pub chain_joints: Vec<u32>,
-    /// Whether the schedule was built with the chain solve on.
-    pub chain_solve: bool,
+    /// How the schedule was built.
+    pub options: ScheduleOptions,
 }
 
 /// Islands with at most this many joints are projected serially in joint order (one task per
@@ -247,9 +304,98 @@ fn group_by_island(
     (joints, ranges)
 }
 
+/// [`assign_clusters`]'s mark of a joint outside every cluster.
+const SHARED: u32 = u32::MAX;
+
+/// Packs the awake islands of at most [`CLUSTER_MAX_JOINTS`] joints and no chain joint, in
+/// island order, into clusters of about `total / CLUSTER_TARGET_COUNT` joints (at least
+/// [`CLUSTER_MIN_JOINTS`], at most [`CLUSTER_MAX_JOINTS`]; an island is never split).
+/// Returns each joint's cluster ([`SHARED`] outside them) and the cluster count.
+fn assign_clusters(
+    island_joints: &[u32],
+    island_ranges: &[Range<usize>],
+    asleep: &[bool],
+    in_chain: &[bool],
+) -> (Vec<u32>, usize) {
+    let mut cluster_of = vec![SHARED; asleep.len()];
+    let small = |range: &&Range<usize>| {
+        let joints = &island_joints[(*range).clone()];
+        !joints.is_empty()
+            && joints.len() <= CLUSTER_MAX_JOINTS
+            && !asleep[joints[0] as usize]
+            && !joints.iter().any(|&j| in_chain[j as usize])
+    };
+    let total: usize = island_ranges.iter().filter(small).map(|r| r.len()).sum();
+    let target = (total / CLUSTER_TARGET_COUNT).clamp(CLUSTER_MIN_JOINTS, CLUSTER_MAX_JOINTS);
+    let (mut count, mut filled) = (0, 0);
+    for range in island_ranges.iter().filter(small) {
+        if filled > 0 && filled + range.len() > target {
+            count += 1;
+            filled = 0;
+        }
+        for &j in &island_joints[range.clone()] {
+            cluster_of[j as usize] = count as u32;
+        }
+        filled += range.len();
+    }
+    (cluster_of, count + usize::from(filled > 0))
+}
+
+/// Packs the joints of one colour into batches ([`Packer::color`]).
+struct Packer<'a> {
+    width: usize,
+    joint_kinds: &'a [JointKind],
+    limited: &'a [bool],
+    order: Vec<u32>,
+    batches: Vec<Batch>,
+}
+
+impl Packer<'_> {
+    fn signature(&self, j: u32) -> u8 {
+        signature(self.joint_kinds[j as usize], self.limited[j as usize])
+    }
+
+    /// Appends the batches of one colour's `joints` (in joint order) and returns their range.
+    fn color(&mut self, mut joints: Vec<u32>) -> Range<usize> {
+        // Stable: joint order inside a signature.
+        joints.sort_by_key(|&j| self.signature(j));
+        // Batches of one signature: (first joint, range of `joints`).
+        let mut packed: Vec<(u32, Range<usize>)> = Vec::new();
+        let mut i = 0;
+        while i < joints.len() {
+            let sig = self.signature(joints[i]);
+            let mut n = 0;
+            while n < self.width && i + n < joints.len() && self.signature(joints[i + n]) == sig {
+                n += 1;
+            }
+            packed.push((joints[i], i..i + n));
+            i += n;
+        }
+        // Batches in scene order (by first joint), not grouped by signature: the threads
+        // split a colour's batches into contiguous blocks, and blocks of scene order carry
+        // equal shares of every joint type (equal work, where blocks of one type each left a
+        // thread idle, then stealing the other's batches and their bodies' cache lines every
+        // pass) and touch bodies near each other in memory. The batches of a colour are
+        // independent, so their order changes no result.
+        packed.sort_by_key(|&(first, _)| first);
+        let first = self.batches.len();
+        for (_, range) in packed {
+            let j0 = joints[range.start] as usize;
+            self.batches.push(Batch {
+                kind: self.joint_kinds[j0],
+                limited: self.limited[j0],
+                start: self.order.len() as u32,
+                len: range.len() as u32,
+            });
+            self.order.extend_from_slice(&joints[range]);
+        }
+        first..self.batches.len()
+    }
+}
+
 impl Schedule {
     /// Builds the schedule for `width` lanes from the bodies' kinds and, per joint, its two
-    /// bodies, type and whether it has a limit; every body awake.
+    /// bodies, type and whether it has a limit; every body awake, default options.
     pub fn build(
         width: usize,
         body_kinds: &[BodyKind],
@@ -265,14 +411,14 @@ impl Schedule {
             joint_kinds,
             limited,
             &none_asleep,
-            false,
+            ScheduleOptions::default(),
         )
     }
 
     /// [`Schedule::build`] leaving out the joints of sleeping bodies (`body_asleep`, per body;
-    /// islands sleep whole, so a joint's dynamic bodies are all asleep or all awake), and
-    /// with `chain_solve`, taking the chains ([`chains`]) out of the colours into chain
-    /// groups.
+    /// islands sleep whole, so a joint's dynamic bodies are all asleep or all awake), with
+    /// `options`: with the chain solve, the chains ([`chains`]) go out of the colours into
+    /// chain groups; with clusters, the small islands into [`Cluster`]s.
     pub fn build_awake(
         width: usize,
         body_kinds: &[BodyKind],
@@ -280,7 +426,7 @@ impl Schedule {
         joint_kinds: &[JointKind],
         limited: &[bool],
         body_asleep: &[bool],
-        chain_solve: bool,
+        options: ScheduleOptions,
     ) -> Schedule {
         assert!(width >= 1);
         assert_eq!(body_asleep.len(), body_kinds.len());
@@ -300,7 +446,7 @@ impl Schedule {
                 },
             )
             .collect();
-        let (chain_groups, chain_joints) = if chain_solve {
+        let (chain_groups, chain_joints) = if options.chain_solve {
             let eligible: Vec<bool> = (0..joint_bodies.len())
                 .map(|j| !asleep[j] && !limited[j])
                 .collect();
@@ -313,64 +459,58 @@ impl Schedule {
         for &j in &chain_joints {
             in_chain[j as usize] = true;
         }
-        let mut per_color: Vec<Vec<u32>> = vec![Vec::new(); coloring.color_count()];
+        let (island_joints, island_ranges) = group_by_island(&islands, body_kinds, joint_bodies);
+        let (cluster_of, cluster_count) = if options.clusters {
+            assign_clusters(&island_joints, &island_ranges, &asleep, &in_chain)
+        } else {
+            (vec![SHARED; joint_bodies.len()], 0)
+        };
+        let colors_used = coloring.color_count();
+        let mut shared_colors: Vec<Vec<u32>> = vec![Vec::new(); colors_used];
+        let mut cluster_colors: Vec<Vec<Vec<u32>>> =
+            vec![vec![Vec::new(); colors_used]; cluster_count];
         let mut overflow = Vec::new();
+        let mut cluster_overflow: Vec<Vec<u32>> = vec![Vec::new(); cluster_count];
         for (j, &c) in coloring.color_of.iter().enumerate() {
             if asleep[j] || in_chain[j] {
                 continue;
             }
-            if c == OVERFLOW {
-                overflow.push(j as u32);
-            } else {
-                per_color[c as usize].push(j as u32);
+            let k = cluster_of[j];
+            match (k == SHARED, c == OVERFLOW) {
+                (true, true) => overflow.push(j as u32),
+                (true, false) => shared_colors[c as usize].push(j as u32),
+                (false, true) => cluster_overflow[k as usize].push(j as u32),
+                (false, false) => cluster_colors[k as usize][c as usize].push(j as u32),
             }
         }
-        let mut order = Vec::with_capacity(joint_bodies.len());
-        let mut batches = Vec::new();
-        let mut colors = Vec::with_capacity(per_color.len());
-        for mut joints in per_color {
-            // Stable: joint order inside a signature.
-            joints.sort_by_key(|&j| signature(joint_kinds[j as usize], limited[j as usize]));
-            // Batches of one signature: (first joint, range of `joints`).
-            let mut packed: Vec<(u32, Range<usize>)> = Vec::new();
-            let mut i = 0;
-            while i < joints.len() {
-                let j0 = joints[i] as usize;
-                let sig = signature(joint_kinds[j0], limited[j0]);
-                let mut n = 0;
-                while n < width
-                    && i + n < joints.len()
-                    && signature(
-                        joint_kinds[joints[i + n] as usize],
-                        limited[joints[i + n] as usize],
-                    ) == sig
-                {
-                    n += 1;
+        let mut packer = Packer {
+            width,
+            joint_kinds,
+            limited,
+            order: Vec::with_capacity(joint_bodies.len()),
+            batches: Vec::new(),
+        };
+        let colors: Vec<Range<usize>> = shared_colors
+            .into_iter()
+            .map(|joints| packer.color(joints))
+            .collect();
+        let shared_overflow = overflow.len();
+        let clusters = cluster_colors
+            .into_iter()
+            .zip(cluster_overflow)
+            .map(|(per_color, own_overflow)| {
+                let joints = per_color.iter().map(Vec::len).sum::<usize>() + own_overflow.len();
+                let colors = per_color.into_iter().map(|j| packer.color(j)).collect();
+                let start = overflow.len();
+                overflow.extend(own_overflow);
+                Cluster {
+                    colors,
+                    overflow: start..overflow.len(),
+                    joints,
                 }
-                packed.push((joints[i], i..i + n));
-                i += n;
-            }
-            // Batches in scene order (by first joint), not grouped by signature: the threads
-            // split a colour's batches into contiguous blocks, and blocks of scene order
-            // carry equal shares of every joint type (equal work, where blocks of one type
-            // each left a thread idle, then stealing the other's batches and their bodies'
-            // cache lines every pass) and touch bodies near each other in memory. The
-            // batches of a colour are independent, so their order changes no result.
-            packed.sort_by_key(|&(first, _)| first);
-            let first = batches.len();
-            for (_, range) in packed {
-                let j0 = joints[range.start] as usize;
-                batches.push(Batch {
-                    kind: joint_kinds[j0],
-                    limited: limited[j0],
-                    start: order.len() as u32,
-                    len: range.len() as u32,
-                });
-                order.extend_from_slice(&joints[range]);
-            }
-            colors.push(first..batches.len());
-        }
-        let (island_joints, island_ranges) = group_by_island(&islands, body_kinds, joint_bodies);
+            })
+            .collect();
+        let Packer { order, batches, .. } = packer;
         let mut serial_islands = Vec::new();
         let mut large = vec![false; joint_bodies.len()];
         for range in &island_ranges {
@@ -416,6 +556,8 @@ impl Schedule {
             batches,
             colors,
             overflow,
+            shared_overflow,
+            clusters,
             islands,
             island_joints,
             island_ranges,
@@ -427,7 +569,7 @@ impl Schedule {
             sleeping_joints: asleep.iter().filter(|&&x| x).count(),
             chain_groups,
             chain_joints,
-            chain_solve,
+            options,
         }
     }
 
@@ -470,7 +612,12 @@ mod tests {
     }
 
     fn check_invariant(kinds: &[BodyKind], joints: &[(u32, u32)], s: &Schedule) {
-        for range in &s.colors {
+        // Every colour range, shared or a cluster's: no dynamic body twice.
+        let ranges = s
+            .colors
+            .iter()
+            .chain(s.clusters.iter().flat_map(|c| &c.colors));
+        for range in ranges {
             let mut seen = std::collections::HashSet::new();
             for b in &s.batches[range.clone()] {
                 assert!(b.len as usize <= s.width && b.len > 0);
@@ -484,9 +631,105 @@ mod tests {
                 }
             }
         }
+        // Clusters hold whole islands, none shared with another cluster or the shared part.
+        let mut place = vec![None; joints.len()];
+        for (k, c) in s.clusters.iter().enumerate() {
+            assert!(c.joints > 0 && c.joints <= CLUSTER_MAX_JOINTS);
+            assert_eq!(c.colors.len(), s.color_count());
+            let own = c.colors.iter().flat_map(|r| &s.batches[r.clone()]);
+            let mut count = 0;
+            for j in own
+                .flat_map(|b| s.joints_of(b))
+                .chain(&s.overflow[c.overflow.clone()])
+            {
+                place[*j as usize] = Some(k);
+                count += 1;
+            }
+            assert_eq!(count, c.joints);
+        }
+        for range in &s.island_ranges {
+            let island = &s.island_joints[range.clone()];
+            assert!(island
+                .iter()
+                .all(|&j| place[j as usize] == place[island[0] as usize]));
+        }
         let mut all: Vec<u32> = s.order.iter().chain(&s.overflow).copied().collect();
         all.sort();
         assert_eq!(all, (0..joints.len() as u32).collect::<Vec<_>>());
+    }
+
+    /// `count` chains of `links` links, each from its own static anchor.
+    fn chains(count: usize, links: usize) -> (Vec<BodyKind>, Vec<(u32, u32)>) {
+        let (mut kinds, mut joints) = (Vec::new(), Vec::new());
+        for _ in 0..count {
+            let (k, j) = chain(links);
+            let base = kinds.len() as u32;
+            kinds.extend(k);
+            joints.extend(j.into_iter().map(|(a, b)| (a + base, b + base)));
+        }
+        (kinds, joints)
+    }
+
+    #[test]
+    fn small_islands_are_packed_into_clusters_large_ones_shared() {
+        // 100 chains of 100 joints (the benchmark's chain scene): 10,000 small-island joints,
+        // clusters of about 10,000 / 8 = 1,250, capped at 1,024: ten clusters of ten chains.
+        let (kinds, joints) = chains(100, 100);
+        let n = joints.len();
+        let revolute = vec![JointKind::Revolute; n];
+        let s = Schedule::build(8, &kinds, &joints, &revolute, &vec![false; n]);
+        assert_eq!(s.clusters.len(), 10);
+        assert!(s.clusters.iter().all(|c| c.joints == 1000));
+        assert!(s.colors.iter().all(Range::is_empty));
+        assert_eq!((s.shared_overflow, s.color_count()), (0, 2));
+        check_invariant(&kinds, &joints, &s);
+        // Off: everything in the shared colours, the same batches' joints.
+        let none_asleep = vec![false; kinds.len()];
+        let options = ScheduleOptions {
+            clusters: false,
+            ..Default::default()
+        };
+        let off = Schedule::build_awake(
+            8,
+            &kinds,
+            &joints,
+            &revolute,
+            &vec![false; n],
+            &none_asleep,
+            options,
+        );
+        assert!(off.clusters.is_empty());
+        assert_eq!(off.colors.iter().map(|r| r.len()).sum::<usize>(), 1250);
+        check_invariant(&kinds, &joints, &off);
+
+        // One island above the cap stays shared; three small ones make one cluster of at
+        // least CLUSTER_MIN_JOINTS (their 60 joints / 8 is below it).
+        let (mut kinds, mut joints) = chain(CLUSTER_MAX_JOINTS + 1);
+        let (k, j) = chains(3, 20);
+        let base = kinds.len() as u32;
+        kinds.extend(k);
+        joints.extend(j.into_iter().map(|(a, b)| (a + base, b + base)));
+        let n = joints.len();
+        let s = Schedule::build(
+            8,
+            &kinds,
+            &joints,
+            &vec![JointKind::Spherical; n],
+            &vec![false; n],
+        );
+        assert_eq!(s.clusters.len(), 1);
+        assert_eq!(s.clusters[0].joints, 60);
+        assert_eq!(
+            s.colors
+                .iter()
+                .map(|r| s.batches[r.clone()]
+                    .iter()
+                    .map(|b| b.len as usize)
+                    .sum::<usize>())
+                .sum::<usize>(),
+            CLUSTER_MAX_JOINTS + 1
+        );
+        check_invariant(&kinds, &joints, &s);
     }
 
     #[test]
@@ -552,6 +795,9 @@ mod tests {
             s.overflow,
             (MAX_COLORS as u32..spokes as u32).collect::<Vec<_>>()
         );
+        // The hub's island is small: its overflow joints are its cluster's.
+        assert_eq!((s.shared_overflow, s.clusters.len()), (0, 1));
+        assert_eq!(s.clusters[0].overflow, 0..5);
         check_invariant(&kinds, &joints, &s);
     }
 
