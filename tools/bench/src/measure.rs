@@ -33,6 +33,9 @@ pub struct RunConfig {
     pub bias_iterations: Option<u32>,
     /// Lavender's direct chain solve (`Settings::chain_solve`). Rapier's rows ignore it.
     pub chain_solve: bool,
+    /// Lavender's island clusters (`World::set_island_clusters`, on by default; the same
+    /// results either way). Rapier's rows ignore it.
+    pub island_clusters: bool,
 }
 
 impl Default for RunConfig {
@@ -46,6 +49,7 @@ impl Default for RunConfig {
             position_iterations: s.position_iterations,
             bias_iterations: s.bias_iterations,
             chain_solve: s.chain_solve,
+            island_clusters: true,
         }
     }
 }
@@ -97,6 +101,8 @@ pub struct BenchRow {
     pub bias_iterations: Option<u32>,
     /// Lavender's direct chain solve (always false for Rapier).
     pub chain_solve: bool,
+    /// Lavender's island clusters (always false for Rapier).
+    pub island_clusters: bool,
     /// Timed frames.
     pub frames: u32,
     /// Mean wall time of one 60 Hz frame, ms.
@@ -145,6 +151,7 @@ impl BenchRow {
             "position_iterations": self.position_iterations,
             "bias_iterations": self.bias_iterations,
             "chain_solve": self.chain_solve,
+            "island_clusters": self.island_clusters,
             "frames": self.frames,
             "ms_per_step": self.ms_per_step,
             "ns_per_joint_substep": self.ns_per_joint_substep,
@@ -169,6 +176,7 @@ pub fn max_anchor_error(world: &World) -> f32 {
 /// batches), then `config.frames` timed frames.
 pub fn run_lavender(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> {
     let mut world = scene.build(config.settings())?;
+    world.set_island_clusters(config.island_clusters);
     let mut max_error = max_anchor_error(&world);
     world.step(FRAME_DT)?;
     max_error = max_error.max(max_anchor_error(&world));
@@ -204,6 +212,7 @@ pub fn run_lavender(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> 
         position_iterations: config.position_iterations,
         bias_iterations: config.bias_iterations,
         chain_solve: config.chain_solve,
+        island_clusters: config.island_clusters,
         frames,
         ms_per_step: per_step * 1e3,
         ns_per_joint_substep: per_step * 1e9

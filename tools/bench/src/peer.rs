@@ -178,6 +178,7 @@ pub fn run_rapier(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> {
         position_iterations: config.position_iterations,
         bias_iterations: None,
         chain_solve: false,
+        island_clusters: false,
         frames,
         ms_per_step: per_step * 1e3,
         ns_per_joint_substep: per_step * 1e9

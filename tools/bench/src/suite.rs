@@ -36,6 +36,9 @@ pub struct SuiteOptions {
     /// Velocity pass settings of Lavender's direct chain solve in the sweep (each with every
     /// position setting; empty: none).
     pub sweep_chain_solve_iterations: Vec<u32>,
+    /// Lavender's island clusters (default on; off to measure what they gain: the results
+    /// are the same bit for bit).
+    pub island_clusters: bool,
     /// Where the PNG plots go.
     pub plot_dir: PathBuf,
 }
@@ -73,6 +76,7 @@ impl SuiteOptions {
             sweep_position_iterations: if quick { vec![2] } else { vec![0, 1, 2] },
             sweep_bias_iterations: vec![None, Some(1)],
             sweep_chain_solve_iterations: if quick { vec![1] } else { vec![1, 2, 4] },
+            island_clusters: true,
             plot_dir: PathBuf::from("out/bench"),
         }
     }
@@ -104,6 +108,7 @@ pub fn run_suite(
     let mut report = SuiteReport::default();
     let base = RunConfig {
         frames: options.frames,
+        island_clusters: options.island_clusters,
         ..RunConfig::default()
     };
     let mut measure = |report: &mut SuiteReport,
@@ -171,8 +176,13 @@ pub fn run_suite(
     }
     if !scene_rows.is_empty() {
         report.text += &format!(
-            "== scenes: 60 Hz frames, 4 substeps, {} timed frames ==\n{}\n{}\n",
+            "== scenes: 60 Hz frames, 4 substeps, {} timed frames{} ==\n{}\n{}\n",
             options.frames,
+            if options.island_clusters {
+                ""
+            } else {
+                ", island clusters off"
+            },
             table(&scene_rows),
             ratios
         );
@@ -351,6 +361,7 @@ mod tests {
             position_iterations: p,
             bias_iterations: None,
             chain_solve: false,
+            island_clusters: engine == "lavender",
             frames: 1,
             ms_per_step: ms,
             ns_per_joint_substep: 0.0,

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 /// the chain solve). 60 Hz frames, 4 substeps, fixed iteration counts.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
+    after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n  lavender bench chain --no-island-clusters\n                                     the chain without island clusters (same bits, slower)\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
 )]
 pub struct Args {
     /// Scenes to run: chain, grid, fixed-stack, mixed (default: all).
@@ -42,6 +42,10 @@ pub struct Args {
     /// Skip the scaling series.
     #[arg(long)]
     no_scaling: bool,
+    /// Solve every island through the shared colours, not the small ones in clusters (the
+    /// same results bit for bit: this measures what the clusters gain).
+    #[arg(long)]
+    no_island_clusters: bool,
     /// Directory for the PNG plots.
     #[arg(long, default_value = "out/bench")]
     plot_dir: PathBuf,
@@ -63,6 +67,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     options.frames = args.frames.unwrap_or(options.frames);
     options.peer = args.peer;
     options.scaling = !args.no_scaling;
+    options.island_clusters = !args.no_island_clusters;
     options.plot_dir = args.plot_dir;
     if args.peer && !lavender_bench::PEER_BUILT {
         return Err(lavender_bench::BenchError::PeerNotBuilt.into());

@@ -222,5 +222,28 @@ fn bench_json_has_one_object_per_row_with_the_documented_keys() {
         let err = r["max_anchor_error"].as_f64().unwrap();
         assert_eq!(err, rows[0]["max_anchor_error"].as_f64().unwrap());
         assert!(err > 1e-5 && err < 0.1, "{err}");
+        assert_eq!(r["island_clusters"], true);
+    }
+
+    // Without island clusters: the same errors (the same bits), the key says so.
+    let out = lavender(&[
+        "bench",
+        "mixed",
+        "--no-scaling",
+        "--frames",
+        "2",
+        "--json",
+        "--no-island-clusters",
+    ]);
+    assert!(out.status.success());
+    let off: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(off.len(), 4);
+    for (a, b) in off.iter().zip(rows.iter().chain([&direct])) {
+        assert_eq!(a["island_clusters"], false);
+        assert_eq!(a["max_anchor_error"], b["max_anchor_error"]);
     }
 }
