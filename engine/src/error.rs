@@ -50,7 +50,8 @@ pub enum EngineError {
     #[error(
         "the step produced a non-finite {quantity} on body `{body}` at substep {substep} \
          (joints touching it: {joints}); the world was rolled back to the state before this step. \
-         Check masses, inertia and joint anchors of that body, or lower dt"
+         Check masses, inertia and joint anchors of that body, or lower dt; a light body \
+         jointed to much heavier ones (a hub) may need `warm_starting = false` (README: light hubs)"
     )]
     NonFinite {
         /// The body whose state went non-finite.
