@@ -658,6 +658,12 @@ mod tests {
         assert_eq!(all, (0..joints.len() as u32).collect::<Vec<_>>());
     }
 
+    /// The schedule (8 lanes, default options) of joints all of type `kind`, none limited.
+    fn uniform(kinds: &[BodyKind], joints: &[(u32, u32)], kind: JointKind) -> Schedule {
+        let n = joints.len();
+        Schedule::build(8, kinds, joints, &vec![kind; n], &vec![false; n])
+    }
+
     /// `count` chains of `links` links, each from its own static anchor.
     fn chains(count: usize, links: usize) -> (Vec<BodyKind>, Vec<(u32, u32)>) {
         let (mut kinds, mut joints) = (Vec::new(), Vec::new());
@@ -709,14 +715,7 @@ mod tests {
         let base = kinds.len() as u32;
         kinds.extend(k);
         joints.extend(j.into_iter().map(|(a, b)| (a + base, b + base)));
-        let n = joints.len();
-        let s = Schedule::build(
-            8,
-            &kinds,
-            &joints,
-            &vec![JointKind::Spherical; n],
-            &vec![false; n],
-        );
+        let s = uniform(&kinds, &joints, JointKind::Spherical);
         assert_eq!(s.clusters.len(), 1);
         assert_eq!(s.clusters[0].joints, 60);
         assert_eq!(
@@ -735,14 +734,7 @@ mod tests {
     #[test]
     fn a_chain_takes_two_colours_and_no_colour_shares_a_dynamic_body() {
         let (kinds, joints) = chain(100);
-        let n = joints.len();
-        let s = Schedule::build(
-            8,
-            &kinds,
-            &joints,
-            &vec![JointKind::Revolute; n],
-            &vec![false; n],
-        );
+        let s = uniform(&kinds, &joints, JointKind::Revolute);
         assert_eq!(s.color_count(), 2);
         assert!(s.overflow.is_empty());
         check_invariant(&kinds, &joints, &s);
@@ -756,14 +748,7 @@ mod tests {
         kinds.push(Static);
         kinds.extend(std::iter::repeat_n(Dynamic, 3));
         joints.extend((0..3).map(|i| (base + i, base + i + 1)));
-        let n = joints.len();
-        let s = Schedule::build(
-            8,
-            &kinds,
-            &joints,
-            &vec![JointKind::Revolute; n],
-            &vec![false; n],
-        );
+        let s = uniform(&kinds, &joints, JointKind::Revolute);
         assert_eq!(s.serial_islands.len(), 1);
         assert_eq!(s.serial_islands[0].len(), 3);
         assert_eq!(s.projection_colors.len(), 2);
@@ -783,14 +768,7 @@ mod tests {
         let mut kinds = vec![Dynamic];
         kinds.extend(std::iter::repeat_n(Dynamic, spokes));
         let joints: Vec<(u32, u32)> = (1..=spokes as u32).map(|i| (0, i)).collect();
-        let n = joints.len();
-        let s = Schedule::build(
-            8,
-            &kinds,
-            &joints,
-            &vec![JointKind::Spherical; n],
-            &vec![false; n],
-        );
+        let s = uniform(&kinds, &joints, JointKind::Spherical);
         assert_eq!(
             s.overflow,
             (MAX_COLORS as u32..spokes as u32).collect::<Vec<_>>()
