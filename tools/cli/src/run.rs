@@ -12,7 +12,7 @@ use std::time::Instant;
 /// joint that held the worst anchor error.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
+    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run hub.toml --no-warm-start               a light hub among heavy parts (README: light hubs)\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
 )]
 pub struct Args {
     /// A shipped scene's name (see `lavender scenes`) or a path to a scene TOML file.
@@ -53,6 +53,12 @@ pub struct Args {
     /// default). A recorded run keeps the setting, so `lavender resume` reproduces it.
     #[arg(long)]
     sleep: bool,
+    /// Start each substep's velocity passes from zero impulses instead of the last substep's
+    /// (as `warm_starting = false` in the scene's `[world]`; on by default). Converges more
+    /// slowly; the workaround for a light body jointed to much heavier ones, which warm
+    /// starting can set spinning (README: light hubs). A recorded run keeps the setting.
+    #[arg(long)]
+    no_warm_start: bool,
     /// Record every substep to this file: a Lavender log (`.lvlog`) or HDF5 (`.h5`, `.hdf5`).
     #[arg(long, value_name = "PATH")]
     record: Option<std::path::PathBuf>,
@@ -94,6 +100,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     if args.chain_solve {
         settings.chain_solve = true;
+    }
+    if args.no_warm_start {
+        settings.warm_starting = false;
     }
     let dt = args.dt.unwrap_or_else(|| scene.frame_dt());
     if !(dt.is_finite() && dt > 0.0) {

@@ -283,3 +283,43 @@ fn diff_names_the_chain_solve_of_a_run_that_used_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_light_hub_fails_with_a_hint_and_runs_without_warm_starting() {
+    // data/fixtures/light-hub.toml: a 1 kg hub with twenty 0.2 kg spokes (README: light hubs).
+    let hub = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/fixtures/light-hub.toml"
+    );
+    let out = lavender(&["run", hub]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("non-finite")
+            && err.contains("`hub`")
+            && err.contains("warm_starting = false"),
+        "{err}"
+    );
+
+    let dir = scratch("light-hub");
+    let log = dir.join("hub.lvlog");
+    let summary: serde_json::Value = serde_json::from_str(&ok(&[
+        "run",
+        hub,
+        "--no-warm-start",
+        "--record",
+        s(&log),
+        "--json",
+    ]))
+    .unwrap();
+    // Bounded, if loose: 0.165 m over the 2 s (the default fails within 1 s).
+    let max = summary["max_anchor_error"].as_f64().unwrap();
+    assert!(max < 0.25, "{summary}");
+    // The log keeps the setting: a resume reproduces the recorded frames.
+    let resumed = dir.join("resumed.lvlog");
+    ok(&["resume", s(&log), "--from", "200", "--record", s(&resumed)]);
+    let out = lavender(&["diff", s(&log), s(&resumed), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
