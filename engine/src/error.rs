@@ -51,7 +51,7 @@ pub enum EngineError {
         "the step produced a non-finite {quantity} on body `{body}` at substep {substep} \
          (joints touching it: {joints}); the world was rolled back to the state before this step. \
          Check masses, inertia and joint anchors of that body, or lower dt; a light body \
-         jointed to much heavier ones (a hub) may need `warm_starting = false` (README: light hubs)"
+         jointed to much heavier ones may need `warm_starting = false` (README: Hubs)"
     )]
     NonFinite {
         /// The body whose state went non-finite.

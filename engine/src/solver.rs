@@ -28,6 +28,7 @@
 //! [`solver_bytes_per_joint`].
 
 mod chain;
+mod hub;
 
 use crate::bodies::Bodies;
 use crate::joints::{self, JointKind, Joints, ParamLanes, PoseLanes, PosePair};
@@ -833,6 +834,8 @@ pub(crate) struct Solver<L: Lane> {
     shared_overflow: usize,
     /// The small islands' clusters: each one task through all of a stage's passes.
     clusters: Vec<Cluster>,
+    /// The hubs, each solved exactly in every velocity pass ([`hub`]).
+    hubs: Vec<hub::HubSolve>,
     /// The joints of every projection group, step by step (see [`ProjectionGroup`]).
     projection_steps: Vec<L::Indices>,
     /// Their parameters, one per step (real lanes only, see [`param_lanes`]).
@@ -921,6 +924,17 @@ impl<'a, L: Lane> GroupBuilder<'a, L> {
         }
         self.groups
     }
+}
+
+/// What one pass does to each kind of schedule item ([`Solver::each_color`]): a hub, a chain
+/// group in lanes, a chain group alone (scalar kernels), a batch with its parameters, an
+/// overflow joint with its parameters; each also given the pass.
+struct ItemWork<H, C, LC, B, O> {
+    hub: H,
+    chain: C,
+    lone_chain: LC,
+    batch: B,
+    overflow: O,
 }
 
 impl<L: Lane> Solver<L> {
@@ -1029,6 +1043,32 @@ impl<L: Lane> Solver<L> {
                 .unzip();
             chain::ChainLanes::new(batches, params, g.links.clone())
         }
+        let hubs = (schedule.hubs.iter())
+            .map(|h| {
+                let (batches, params) = h
+                    .joints
+                    .iter()
+                    .map(|&j| {
+                        let batch = Batch {
+                            kind: joints.kind[j as usize],
+                            limited: false,
+                            start: 0,
+                            len: 1,
+                        };
+                        (
+                            JointBatch::new(&batch, &[j], joints, bodies),
+                            param_lanes(joints.kind[j as usize], &[j], joints),
+                        )
+                    })
+                    .unzip();
+                let hub_is_a = h
+                    .joints
+                    .iter()
+                    .map(|&j| joints.body_a[j as usize] == h.body)
+                    .collect();
+                hub::HubSolve::new(batches, params, hub_is_a)
+            })
+            .collect();
         let lone = |g: &&crate::schedule::ChainGroup| L::WIDTH > 1 && g.lanes == 1;
         let chains = (schedule.chain_groups.iter())
             .filter(|g| !lone(g))
@@ -1048,6 +1088,7 @@ impl<L: Lane> Solver<L> {
             overflow_params,
             shared_overflow: schedule.shared_overflow,
             clusters: schedule.clusters.clone(),
+            hubs,
             projection_steps,
             projection_params,
             serial_groups,
@@ -1069,6 +1110,7 @@ impl<L: Lane> Solver<L> {
                 * (std::mem::size_of::<L::Indices>() + std::mem::size_of::<ParamLanes<L>>())
             + groups * std::mem::size_of::<ProjectionGroup<L>>()
             + self.chains.iter().map(|c| c.bytes()).sum::<usize>()
+            + self.hubs.iter().map(|h| h.bytes()).sum::<usize>()
             + self.lone_chains.iter().map(|c| c.bytes()).sum::<usize>()
     }
 
@@ -1079,6 +1121,7 @@ impl<L: Lane> Solver<L> {
             .map(|b| b.active_rows as usize)
             .chain(self.overflow.iter().map(|b| b.active_rows as usize))
             .chain(self.chains.iter().map(|c| c.active_rows()))
+            .chain(self.hubs.iter().map(|h| h.active_rows()))
             .chain(self.lone_chains.iter().map(|c| c.active_rows()))
             .sum()
     }
@@ -1098,11 +1141,21 @@ impl<L: Lane> Solver<L> {
         &mut self,
         exec: Exec,
         passes: usize,
-        chain: impl Fn(&mut chain::ChainLanes<L>, usize) + Sync,
-        lone_chain: impl Fn(&mut chain::ChainLanes<f32>, usize) + Sync,
-        f: impl Fn(&mut JointBatch<L>, &ParamLanes<L>, usize) + Sync,
-        overflow: impl Fn(&mut JointBatch<f32>, &ParamLanes<f32>, usize) + Sync,
+        work: ItemWork<
+            impl Fn(&mut hub::HubSolve, usize) + Sync,
+            impl Fn(&mut chain::ChainLanes<L>, usize) + Sync,
+            impl Fn(&mut chain::ChainLanes<f32>, usize) + Sync,
+            impl Fn(&mut JointBatch<L>, &ParamLanes<L>, usize) + Sync,
+            impl Fn(&mut JointBatch<f32>, &ParamLanes<f32>, usize) + Sync,
+        >,
     ) {
+        let ItemWork {
+            hub,
+            chain,
+            lone_chain,
+            batch: f,
+            overflow,
+        } = work;
         let Solver {
             batches,
             batch_params,
@@ -1111,30 +1164,37 @@ impl<L: Lane> Solver<L> {
             overflow_params,
             shared_overflow,
             clusters,
+            hubs,
             chains,
             lone_chains,
             stages,
             ..
         } = self;
         let shared_overflow = *shared_overflow;
-        // Per pass: the chains, each colour, the overflow.
-        let per_pass = colors.len() + 2;
+        // Per pass: the hubs, the chains, each colour, the overflow.
+        let per_pass = colors.len() + 3;
         let overflow_items = usize::from(shared_overflow > 0);
         let chain_items = chains.len() + lone_chains.len();
         let grouped = chains.len();
-        let shared = chain_items > 0 || overflow_items > 0 || colors.iter().any(|r| !r.is_empty());
+        let shared = !hubs.is_empty()
+            || chain_items > 0
+            || overflow_items > 0
+            || colors.iter().any(|r| !r.is_empty());
         let cluster_stages = usize::from(!clusters.is_empty());
         let shared_stages = if shared { passes * per_pass } else { 0 };
         let (batches, overflow_batches) = (Shared::new(batches), Shared::new(overflow_batches));
+        let hub_items = hubs.len();
         let (chains, lone_chains) = (Shared::new(chains), Shared::new(lone_chains));
+        let hubs = Shared::new(hubs);
         let items = |stage: usize| {
             if stage < cluster_stages {
                 return clusters.len();
             }
             let stage = stage - cluster_stages;
             match stage % per_pass {
-                0 => chain_items,
-                s => match colors.get(s - 1) {
+                0 => hub_items,
+                1 => chain_items,
+                s => match colors.get(s - 2) {
                     Some(range) => range.len().div_ceil(BATCH_CHUNK),
                     None => overflow_items,
                 },
@@ -1182,6 +1242,14 @@ impl<L: Lane> Solver<L> {
                 let stage = stage - cluster_stages;
                 let pass = stage / per_pass;
                 if stage % per_pass == 0 {
+                    // SAFETY: each item (one hub) is handed out once per stage; hubs share no
+                    // dynamic body, and the stage runs alone.
+                    for item in chunks {
+                        hub(unsafe { &mut hubs.slice_mut(item..item + 1)[0] }, pass);
+                    }
+                    return;
+                }
+                if stage % per_pass == 1 {
                     // SAFETY: each item (one chain group, grouped ones first, then the lone
                     // ones) is handed out once per stage; groups share no dynamic body, and the
                     // stage runs alone.
@@ -1195,7 +1263,7 @@ impl<L: Lane> Solver<L> {
                     }
                     return;
                 }
-                match colors.get(stage % per_pass - 1) {
+                match colors.get(stage % per_pass - 2) {
                     Some(range) => {
                         // The stage runner hands out each item of a stage once, and the items of
                         // one colour are disjoint ranges of batches.
@@ -1224,26 +1292,29 @@ impl<L: Lane> Solver<L> {
     ) {
         // SAFETY (both): `each_color` runs the batches of one colour concurrently; the
         // coloring gives them disjoint dynamic bodies, and the overflow runs alone.
-        self.each_color(
-            exec,
-            1,
-            |c, _| {
+        let work = ItemWork {
+            hub: |h: &mut hub::HubSolve, _| {
+                h.prepare(input);
+                unsafe { h.warm_start(&access) }
+            },
+            chain: |c: &mut chain::ChainLanes<L>, _| {
                 c.prepare(input);
                 unsafe { c.warm_start(&access) }
             },
-            |c, _| {
+            lone_chain: |c: &mut chain::ChainLanes<f32>, _| {
                 c.prepare(input);
                 unsafe { c.warm_start(&access) }
             },
-            |b, params, _| {
+            batch: |b: &mut JointBatch<L>, params: &ParamLanes<L>, _| {
                 b.prepare(input, params);
                 unsafe { b.warm_start(&access) }
             },
-            |b, params, _| {
+            overflow: |b: &mut JointBatch<f32>, params: &ParamLanes<f32>, _| {
                 b.prepare(input, params);
                 unsafe { b.warm_start(&access) }
             },
-        );
+        };
+        self.each_color(exec, 1, work);
     }
 
     /// `passes.0` velocity passes; with bias velocities `u`, the first `passes.1` of them also
@@ -1270,14 +1341,24 @@ impl<L: Lane> Solver<L> {
         let store = |pass: usize| (pass == last).then_some((&out, inv_h));
         // SAFETY (both): as in `warm_start`, for both arrays; `store` writes only the batch's
         // own joints' outputs, and every joint is in one batch or the overflow.
-        self.each_color(
-            exec,
-            passes,
-            |c, pass| unsafe { c.velocity_pass(&v, bias(pass), store(pass)) },
-            |c, pass| unsafe { c.velocity_pass(&v, bias(pass), store(pass)) },
-            |b, _, pass| unsafe { b.velocity_pass(&v, bias(pass), store(pass)) },
-            |b, _, pass| unsafe { b.velocity_pass(&v, bias(pass), store(pass)) },
-        );
+        let work = ItemWork {
+            hub: |h: &mut hub::HubSolve, pass| unsafe {
+                h.velocity_pass(&v, bias(pass), store(pass))
+            },
+            chain: |c: &mut chain::ChainLanes<L>, pass| unsafe {
+                c.velocity_pass(&v, bias(pass), store(pass))
+            },
+            lone_chain: |c: &mut chain::ChainLanes<f32>, pass| unsafe {
+                c.velocity_pass(&v, bias(pass), store(pass))
+            },
+            batch: |b: &mut JointBatch<L>, _: &ParamLanes<L>, pass| unsafe {
+                b.velocity_pass(&v, bias(pass), store(pass))
+            },
+            overflow: |b: &mut JointBatch<f32>, _: &ParamLanes<f32>, pass| unsafe {
+                b.velocity_pass(&v, bias(pass), store(pass))
+            },
+        };
+        self.each_color(exec, passes, work);
     }
 
     /// Store impulses and forces (without a velocity pass).
@@ -1299,6 +1380,10 @@ impl<L: Lane> Solver<L> {
         for c in &self.lone_chains {
             // SAFETY: as above.
             unsafe { c.store(&out, inv_h) };
+        }
+        for h in &self.hubs {
+            // SAFETY: as above.
+            unsafe { h.store(&out, inv_h) };
         }
     }
 

@@ -8,7 +8,8 @@
 //!    `error_reduction C / h` and last substep's impulses for warm start;
 //! 3. warm start: apply those impulses (inside `prepare_rows`: each batch right after its
 //!    rows are built, while they are in cache; the same bits as a stage of its own);
-//! 4. `solve_velocities`: `velocity_iterations` sequential-impulse passes, the first
+//! 4. `solve_velocities`: `velocity_iterations` passes (each: the hubs' joints solved exactly,
+//!    then the chains' with the chain solve, then sequential impulses on the rest), the first
 //!    `bias_iterations` of them (default: all) each fused with a pass of the error-reduction
 //!    solve on the bias velocities (split impulses); after its
 //!    last pass, each batch stores its impulses for the next warm start and its joint forces

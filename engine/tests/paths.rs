@@ -142,9 +142,11 @@ fn islands_are_the_chains_and_the_grid() {
     assert_eq!(world.schedule().islands, islands);
 }
 
-/// Two hubs, each a dynamic body with 30 spherical spokes to bobs (past the 24 colours: 7
-/// and 6 overflow joints), the first hub hanging from a static body, the second falling.
-fn hubs(settings: Settings) -> World {
+/// Two hubs, each a dynamic body with 30 spokes to bobs, the first hanging from a static
+/// body, the second falling. With `limited` the spokes are hinges with a (never reached)
+/// limit, which keeps them out of the hub solve: past the 24 colours, 7 and 6 of them are
+/// overflow joints. Else they are ball joints, which the hub solve takes.
+fn hubs(settings: Settings, limited: bool) -> World {
     use lavender_engine::{BodyDesc, JointDesc, Vec3};
     let mut w = World::new(settings).unwrap();
     let wall = w.add_body(BodyDesc::fixed("wall")).unwrap();
@@ -172,9 +174,13 @@ fn hubs(settings: Settings) -> World {
                         .mass(0.2),
                 )
                 .unwrap();
-            let joint =
-                JointDesc::spherical(format!("spoke{h}.{k}"), hub, bob).anchors(offset, Vec3::ZERO);
-            w.add_joint(joint).unwrap();
+            let name = format!("spoke{h}.{k}");
+            let joint = if limited {
+                JointDesc::revolute(name, hub, bob).limit(-3.0, 3.0)
+            } else {
+                JointDesc::spherical(name, hub, bob)
+            };
+            w.add_joint(joint.anchors(offset, Vec3::ZERO)).unwrap();
         }
     }
     w
@@ -229,7 +235,7 @@ fn island_clusters_change_no_bit() {
     let shared: usize = s.colors.iter().map(|r| r.len()).sum();
     assert!(shared > 0);
 
-    // Overflow joints inside clusters: two 30-spoke hubs.
+    // Overflow joints inside clusters: two 30-spoke hubs of limited hinges.
     for path in [SolverPath::Wide, SolverPath::Scalar] {
         for threads in [1, 2] {
             let settings = Settings {
@@ -238,7 +244,7 @@ fn island_clusters_change_no_bit() {
                 ..Settings::default()
             };
             let mut worlds = [true, false].map(|clusters| {
-                let mut w = hubs(settings);
+                let mut w = hubs(settings, true);
                 w.set_island_clusters(clusters);
                 for _ in 0..60 {
                     w.step(1.0 / 60.0).unwrap();
@@ -246,6 +252,7 @@ fn island_clusters_change_no_bit() {
                 w
             });
             let s = worlds[0].schedule();
+            assert!(s.hubs.is_empty());
             assert_eq!(s.clusters.len(), 1);
             assert_eq!(s.clusters[0].overflow.len(), 13);
             assert!(
@@ -256,6 +263,47 @@ fn island_clusters_change_no_bit() {
             let hub = worlds[0].body_id("hub1").unwrap();
             let y = worlds[0].bodies().positions()[hub.index()].y;
             assert!(y < -1.0, "{y}");
+        }
+    }
+}
+
+#[test]
+fn the_hub_solve_gives_the_same_bits_on_both_paths_and_any_thread_count() {
+    // Two 30-spoke hubs of ball joints, each solved directly (dense, scalar on both paths),
+    // with and without the chain solve and sleeping.
+    for (chain_solve, sleeping) in [(false, false), (true, false), (false, true)] {
+        let worlds: Vec<World> = [
+            (SolverPath::Wide, 1),
+            (SolverPath::Scalar, 1),
+            (SolverPath::Wide, 2),
+        ]
+        .into_iter()
+        .map(|(solver_path, threads)| {
+            let settings = Settings {
+                solver_path,
+                threads,
+                chain_solve,
+                sleeping,
+                ..Settings::default()
+            };
+            let mut w = hubs(settings, false);
+            for _ in 0..60 {
+                w.step(1.0 / 60.0).unwrap();
+            }
+            w
+        })
+        .collect();
+        // Both hubs at the start (with sleeping on, the hanging one may sleep later).
+        let mut fresh = hubs(*worlds[0].settings(), false);
+        let found: Vec<(u32, usize)> = (fresh.schedule().hubs.iter())
+            .map(|h| (h.body, h.joints.len()))
+            .collect();
+        assert_eq!(found, vec![(1, 31), (32, 30)]);
+        for w in &worlds[1..] {
+            assert!(
+                bits(w) == bits(&worlds[0]),
+                "chain solve {chain_solve}, sleeping {sleeping}"
+            );
         }
     }
 }

@@ -15,6 +15,8 @@
 //!   inactive row has zero Jacobian and zero effective mass, which makes it neutral), not a
 //!   batch key: the batches never need rebuilding while the scene is unchanged.
 //! - [`islands`]: connected components of dynamic bodies through joints.
+//! - [`hubs`]: bodies with many joints, whose joints leave the colours to be solved together,
+//!   exactly, in every velocity pass (and, with the chain solve, [`chains`]).
 //! - clusters: the islands of up to [`CLUSTER_MAX_JOINTS`] joints, packed in island order
 //!   into [`Cluster`]s with their own colours' batches. A stage runs a cluster as one task
 //!   through all its passes, so its rows stay in the core's cache from pass to pass and the
@@ -36,6 +38,7 @@
 
 pub mod chains;
 pub mod coloring;
+pub mod hubs;
 pub mod islands;
 
 use crate::bodies::BodyKind;
@@ -44,6 +47,7 @@ use std::ops::Range;
 
 pub use chains::{Chain, Link};
 pub use coloring::{Coloring, MAX_COLORS, OVERFLOW};
+pub use hubs::Hub;
 pub use islands::Islands;
 
 /// A batch: up to `width` joints of one colour and one signature.
@@ -180,6 +184,8 @@ pub struct Schedule {
     pub chain_groups: Vec<ChainGroup>,
     /// The chains' joints, group by group, position by position ([`ChainGroup::offsets`]).
     pub chain_joints: Vec<u32>,
+    /// The hubs ([`hubs`]), whose joints are in no batch, chain or overflow.
+    pub hubs: Vec<Hub>,
     /// How the schedule was built.
     pub options: ScheduleOptions,
 }
@@ -307,7 +313,8 @@ fn group_by_island(
 /// [`assign_clusters`]'s mark of a joint outside every cluster.
 const SHARED: u32 = u32::MAX;
 
-/// Packs the awake islands of at most [`CLUSTER_MAX_JOINTS`] joints and no chain joint, in
+/// Packs the awake islands of at most [`CLUSTER_MAX_JOINTS`] joints and no joint solved
+/// directly (`direct`: hubs, chains), in
 /// island order, into clusters of about `total / CLUSTER_TARGET_COUNT` joints (at least
 /// [`CLUSTER_MIN_JOINTS`], at most [`CLUSTER_MAX_JOINTS`]; an island is never split).
 /// Returns each joint's cluster ([`SHARED`] outside them) and the cluster count.
@@ -315,7 +322,7 @@ fn assign_clusters(
     island_joints: &[u32],
     island_ranges: &[Range<usize>],
     asleep: &[bool],
-    in_chain: &[bool],
+    direct: &[bool],
 ) -> (Vec<u32>, usize) {
     let mut cluster_of = vec![SHARED; asleep.len()];
     let small = |range: &&Range<usize>| {
@@ -323,7 +330,7 @@ fn assign_clusters(
         !joints.is_empty()
             && joints.len() <= CLUSTER_MAX_JOINTS
             && !asleep[joints[0] as usize]
-            && !joints.iter().any(|&j| in_chain[j as usize])
+            && !joints.iter().any(|&j| direct[j as usize])
     };
     let total: usize = island_ranges.iter().filter(small).map(|r| r.len()).sum();
     let target = (total / CLUSTER_TARGET_COUNT).clamp(CLUSTER_MIN_JOINTS, CLUSTER_MAX_JOINTS);
@@ -446,22 +453,30 @@ impl Schedule {
                 },
             )
             .collect();
+        // Joints solved directly (hubs, then with the chain solve chains): in no batch.
+        let mut direct = vec![false; joint_bodies.len()];
+        let eligible: Vec<bool> = (0..joint_bodies.len())
+            .map(|j| !asleep[j] && !limited[j])
+            .collect();
+        let hubs = hubs::find(body_kinds, joint_bodies, &eligible);
+        for &j in hubs.iter().flat_map(|h| &h.joints) {
+            direct[j as usize] = true;
+        }
         let (chain_groups, chain_joints) = if options.chain_solve {
             let eligible: Vec<bool> = (0..joint_bodies.len())
-                .map(|j| !asleep[j] && !limited[j])
+                .map(|j| eligible[j] && !direct[j])
                 .collect();
             let found = chains::find(body_kinds, joint_bodies, &eligible);
             group_chains(width, found, joint_kinds)
         } else {
             (Vec::new(), Vec::new())
         };
-        let mut in_chain = vec![false; joint_bodies.len()];
         for &j in &chain_joints {
-            in_chain[j as usize] = true;
+            direct[j as usize] = true;
         }
         let (island_joints, island_ranges) = group_by_island(&islands, body_kinds, joint_bodies);
         let (cluster_of, cluster_count) = if options.clusters {
-            assign_clusters(&island_joints, &island_ranges, &asleep, &in_chain)
+            assign_clusters(&island_joints, &island_ranges, &asleep, &direct)
         } else {
             (vec![SHARED; joint_bodies.len()], 0)
         };
@@ -472,7 +487,7 @@ impl Schedule {
         let mut overflow = Vec::new();
         let mut cluster_overflow: Vec<Vec<u32>> = vec![Vec::new(); cluster_count];
         for (j, &c) in coloring.color_of.iter().enumerate() {
-            if asleep[j] || in_chain[j] {
+            if asleep[j] || direct[j] {
                 continue;
             }
             let k = cluster_of[j];
@@ -569,6 +584,7 @@ impl Schedule {
             sleeping_joints: asleep.iter().filter(|&&x| x).count(),
             chain_groups,
             chain_joints,
+            hubs,
             options,
         }
     }
@@ -653,7 +669,14 @@ mod tests {
                 .iter()
                 .all(|&j| place[j as usize] == place[island[0] as usize]));
         }
-        let mut all: Vec<u32> = s.order.iter().chain(&s.overflow).copied().collect();
+        let hubs = s.hubs.iter().flat_map(|h| &h.joints);
+        let mut all: Vec<u32> = s
+            .order
+            .iter()
+            .chain(&s.overflow)
+            .chain(hubs)
+            .copied()
+            .collect();
         all.sort();
         assert_eq!(all, (0..joints.len() as u32).collect::<Vec<_>>());
     }
@@ -763,12 +786,15 @@ mod tests {
 
     #[test]
     fn a_hub_body_overflows_past_the_reserved_colours() {
-        // One dynamic hub with MAX_COLORS + 5 spokes: the last 5 cannot get a colour.
+        // One dynamic hub with MAX_COLORS + 5 limited hinges (a limit keeps a joint out of
+        // the hub solve): the last 5 cannot get a colour.
         let spokes = MAX_COLORS + 5;
         let mut kinds = vec![Dynamic];
         kinds.extend(std::iter::repeat_n(Dynamic, spokes));
         let joints: Vec<(u32, u32)> = (1..=spokes as u32).map(|i| (0, i)).collect();
-        let s = uniform(&kinds, &joints, JointKind::Spherical);
+        let revolute = vec![JointKind::Revolute; spokes];
+        let s = Schedule::build(8, &kinds, &joints, &revolute, &vec![true; spokes]);
+        assert!(s.hubs.is_empty());
         assert_eq!(
             s.overflow,
             (MAX_COLORS as u32..spokes as u32).collect::<Vec<_>>()
@@ -776,6 +802,12 @@ mod tests {
         // The hub's island is small: its overflow joints are its cluster's.
         assert_eq!((s.shared_overflow, s.clusters.len()), (0, 1));
         assert_eq!(s.clusters[0].overflow, 0..5);
+        check_invariant(&kinds, &joints, &s);
+        // Ball joints: the hub solve takes them all, none is left to colour.
+        let s = uniform(&kinds, &joints, JointKind::Spherical);
+        assert_eq!(s.hubs.len(), 1);
+        assert_eq!(s.hubs[0].joints.len(), spokes);
+        assert!(s.overflow.is_empty() && s.batches.is_empty() && s.clusters.is_empty());
         check_invariant(&kinds, &joints, &s);
     }
 

@@ -12,7 +12,7 @@ use std::time::Instant;
 /// joint that held the worst anchor error.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run data/fixtures/light-hub.toml --no-warm-start\n                                            a light hub among heavy parts (README: light hubs)\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
+    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run data/fixtures/light-hub.toml   a light hub among heavy parts, solved directly (README: Hubs)\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
 )]
 pub struct Args {
     /// A shipped scene's name (see `lavender scenes`) or a path to a scene TOML file.
@@ -56,7 +56,7 @@ pub struct Args {
     /// Start each substep's velocity passes from zero impulses instead of the last substep's
     /// (as `warm_starting = false` in the scene's `[world]`; on by default). Converges more
     /// slowly; the workaround for a light body jointed to much heavier ones, which warm
-    /// starting can set spinning (README: light hubs). A recorded run keeps the setting.
+    /// starting can set spinning where the hub solve does not reach (README: Hubs). A recorded run keeps the setting.
     #[arg(long)]
     no_warm_start: bool,
     /// Record every substep to this file: a Lavender log (`.lvlog`) or HDF5 (`.h5`, `.hdf5`).
@@ -165,8 +165,15 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let chains = s.chain_groups.iter().map(|g| g.lanes as usize).sum();
         (chains, s.chain_joints.len())
     });
+    // Hubs (bodies with many joints) the schedule solves directly, if any.
+    let hubs = {
+        let s = world.schedule();
+        let joints = s.hubs.iter().map(|h| h.joints.len()).sum();
+        (!s.hubs.is_empty()).then_some((s.hubs.len(), joints))
+    };
     let mut summary = Summary::of(&name, &world, steps, substeps, dt, wall, &max);
     summary.chains = chains;
+    summary.hubs = hubs;
     if args.json {
         let mut json = summary.json();
         if let Some(log) = &log {
@@ -217,6 +224,8 @@ struct Summary {
     sleeping: Option<(usize, usize, usize)>,
     /// With the chain solve on: chains and the joints in them, at the end.
     chains: Option<(usize, usize)>,
+    /// Hubs solved directly and their joints, at the end (`None` without hubs).
+    hubs: Option<(usize, usize)>,
 }
 
 impl Summary {
@@ -254,6 +263,7 @@ impl Summary {
                 )
             }),
             chains: None,
+            hubs: None,
         }
     }
 
@@ -278,6 +288,10 @@ impl Summary {
             })),
             "chain_solve": self.chains.map(|(chains, joints)| serde_json::json!({
                 "chains": chains,
+                "joints": joints,
+            })),
+            "hub_solve": self.hubs.map(|(hubs, joints)| serde_json::json!({
+                "hubs": hubs,
                 "joints": joints,
             })),
         })
@@ -318,6 +332,13 @@ impl Summary {
                         "chain solve        {chains} chains, {joints} of {} joints solved directly\n",
                         self.joints
                     )
+                })
+                .unwrap_or_default()
+            + &self
+                .hubs
+                .map(|(hubs, joints)| {
+                    let plural = if hubs == 1 { "" } else { "s" };
+                    format!("hub solve          {hubs} hub{plural}, {joints} joints solved directly\n")
                 })
                 .unwrap_or_default()
     }

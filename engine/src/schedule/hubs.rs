@@ -1,0 +1,173 @@
+//! Hubs: a dynamic body with many joints, whose joints are solved together, exactly, in
+//! every velocity pass ([`crate::solver`]'s hub solve) instead of row by row.
+//!
+//! Why: the joints of a hub couple through the hub alone, and when the hub is much lighter
+//! (in rotation) than what hangs on it, Gauss-Seidel converges on them so slowly that the
+//! warm start, which re-applies the last substep's impulses, feeds a growing spin: a 1 kg hub
+//! (a 0.1 m cube) with ten 0.2 kg bobs 0.8 m out spun up to 1e4 rad/s within 8 s, and with
+//! twenty the step went non-finite within a second (README: Hubs). An exact solve of
+//! the hub's joints does not depend on where it starts, so the warm start cannot feed it.
+//!
+//! How hubs are found (from the scene alone): every dynamic body with at least
+//! [`HUB_MIN_JOINTS`] eligible joints, in body order, takes its eligible joints in joint order
+//! (at most [`HUB_MAX_JOINTS`]) whose other body is static, kinematic, or a dynamic body no
+//! hub has taken yet and not already at the end of another of this hub's joints; if that
+//! leaves it [`HUB_MIN_JOINTS`] joints, the hub and the dynamic bodies at their other ends
+//! are taken. Hubs therefore share no dynamic body: they run in parallel in any order. Two
+//! joints of a hub share only the hub (or a static or kinematic body, which does not move),
+//! so its system `K = J M^-1 J^T` is the identity (decoupled rows) plus the couplings through
+//! the hub. Eligible joints: awake and without a limit (a limit row is an inequality, which
+//! a direct solve cannot clamp).
+
+use crate::bodies::BodyKind;
+
+/// Fewest joints that make a body a hub: more than a grid's or a chain's bodies have (4 and
+/// 2), so that nets and chains stay with the colours (and the chain solve), and few enough
+/// for a light body with four arms and a support (which Gauss-Seidel lets spin up too).
+pub const HUB_MIN_JOINTS: usize = 5;
+
+/// Most joints of one hub solved directly (a dense system of up to 6 rows per joint); the
+/// rest stay with the colours.
+pub const HUB_MAX_JOINTS: usize = 32;
+
+/// One hub: a dynamic body and the joints solved with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hub {
+    /// The hub body.
+    pub body: u32,
+    /// Its joints, in joint order.
+    pub joints: Vec<u32>,
+}
+
+/// The hubs of a scene (see the module documentation), in body order. `eligible[j]` says
+/// whether joint `j` may join a hub.
+pub fn find(body_kinds: &[BodyKind], joint_bodies: &[(u32, u32)], eligible: &[bool]) -> Vec<Hub> {
+    let bodies = body_kinds.len();
+    let dynamic = |b: u32| body_kinds[b as usize] == BodyKind::Dynamic;
+    // Eligible joints per dynamic body, in joint order (compressed rows).
+    let mut start = vec![0usize; bodies + 1];
+    for (j, &(a, b)) in joint_bodies.iter().enumerate() {
+        if eligible[j] && a != b {
+            for body in [a, b] {
+                if dynamic(body) {
+                    start[body as usize + 1] += 1;
+                }
+            }
+        }
+    }
+    for i in 0..bodies {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut incident = vec![0u32; start[bodies]];
+    for (j, &(a, b)) in joint_bodies.iter().enumerate() {
+        if eligible[j] && a != b {
+            for body in [a, b] {
+                if dynamic(body) {
+                    incident[fill[body as usize]] = j as u32;
+                    fill[body as usize] += 1;
+                }
+            }
+        }
+    }
+    let mut taken = vec![false; bodies];
+    let mut hubs = Vec::new();
+    let mut leaves: Vec<u32> = Vec::new();
+    for hub in 0..bodies as u32 {
+        let own = &incident[start[hub as usize]..start[hub as usize + 1]];
+        if own.len() < HUB_MIN_JOINTS || taken[hub as usize] {
+            continue;
+        }
+        leaves.clear();
+        let mut joints = Vec::new();
+        for &j in own {
+            if joints.len() == HUB_MAX_JOINTS {
+                break;
+            }
+            let (a, b) = joint_bodies[j as usize];
+            let other = if a == hub { b } else { a };
+            if dynamic(other) {
+                if taken[other as usize] || leaves.contains(&other) {
+                    continue;
+                }
+                leaves.push(other);
+            }
+            joints.push(j);
+        }
+        if joints.len() >= HUB_MIN_JOINTS {
+            taken[hub as usize] = true;
+            for &leaf in &leaves {
+                taken[leaf as usize] = true;
+            }
+            hubs.push(Hub { body: hub, joints });
+        }
+    }
+    hubs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use BodyKind::{Dynamic, Static};
+
+    /// A wall (0), a hub (1) hanging from it, and `spokes` bobs jointed to the hub.
+    fn star(spokes: usize) -> (Vec<BodyKind>, Vec<(u32, u32)>) {
+        let mut kinds = vec![Static, Dynamic];
+        let mut joints = vec![(0, 1)];
+        for k in 0..spokes as u32 {
+            kinds.push(Dynamic);
+            joints.push((1, 2 + k));
+        }
+        (kinds, joints)
+    }
+
+    #[test]
+    fn a_body_with_enough_joints_is_a_hub_with_all_of_them() {
+        let (kinds, joints) = star(10);
+        let hubs = find(&kinds, &joints, &vec![true; joints.len()]);
+        assert_eq!(
+            hubs,
+            vec![Hub {
+                body: 1,
+                joints: (0..11).collect()
+            }]
+        );
+        // Three spokes and the wall: not enough (a grid's bodies have four joints).
+        let (kinds, joints) = star(3);
+        assert!(find(&kinds, &joints, &vec![true; joints.len()]).is_empty());
+    }
+
+    #[test]
+    fn hubs_share_no_dynamic_body_and_skip_ineligible_and_doubled_joints() {
+        // Two hubs joined by a joint, a second joint to one bob, one limited spoke.
+        let (mut kinds, mut joints) = star(10);
+        let second = kinds.len() as u32;
+        kinds.push(Dynamic);
+        for k in 0..9 {
+            kinds.push(Dynamic);
+            joints.push((second, second + 1 + k));
+        }
+        joints.push((1, second)); // hub to hub
+        joints.push((1, 2)); // a second joint to bob 2
+        let mut eligible = vec![true; joints.len()];
+        eligible[3] = false; // spoke to bob 3 limited
+        let hubs = find(&kinds, &joints, &eligible);
+        // The first hub takes the hub-to-hub joint (20) but not the doubled one (21).
+        assert_eq!(hubs[0].body, 1);
+        let first: Vec<u32> = (0..11).filter(|&j| j != 3).chain([20]).collect();
+        assert_eq!(hubs[0].joints, first);
+        // The second hub is a leaf of the first: taken, so not a hub of its own.
+        assert_eq!(hubs.len(), 1);
+    }
+
+    #[test]
+    fn a_hub_takes_at_most_the_cap() {
+        let (kinds, joints) = star(HUB_MAX_JOINTS + 5);
+        let hubs = find(&kinds, &joints, &vec![true; joints.len()]);
+        assert_eq!(hubs[0].joints.len(), HUB_MAX_JOINTS);
+        assert_eq!(
+            hubs[0].joints,
+            (0..HUB_MAX_JOINTS as u32).collect::<Vec<_>>()
+        );
+    }
+}
