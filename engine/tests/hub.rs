@@ -105,3 +105,51 @@ fn a_hub_with_a_fifth_of_its_bobs_inertia_holds_together() {
     assert!(error < 5e-7, "{error}");
     assert!(spin < 1e-5, "{spin}");
 }
+
+#[test]
+fn a_hub_of_every_joint_type_holds_together() {
+    // Twelve spokes in turn ball, hinge (the hub as body B), weld and slider (a horizontal
+    // axis, so gravity does not run the bobs out) on the light hub: one hub of 13 joints whose
+    // blocks have 3, 5 and 6 rows.
+    let mut w = World::new(Settings::default()).unwrap();
+    let wall = w.add_body(BodyDesc::fixed("wall")).unwrap();
+    let hub = w.add_body(BodyDesc::dynamic("hub")).unwrap();
+    w.add_joint(JointDesc::spherical("hang", wall, hub))
+        .unwrap();
+    for k in 0..12 {
+        let angle = k as f32 * std::f32::consts::TAU / 12.0;
+        let offset = Vec3::new(angle.cos(), -0.5, angle.sin()) * 0.8;
+        let tangent = Vec3::new(-angle.sin(), 0.0, angle.cos());
+        let bob = w
+            .add_body(
+                BodyDesc::dynamic(format!("bob{k}"))
+                    .position(offset)
+                    .mass(0.2),
+            )
+            .unwrap();
+        let joint = match k % 4 {
+            0 => JointDesc::spherical(format!("ball{k}"), hub, bob).anchors(offset, Vec3::ZERO),
+            1 => JointDesc::revolute(format!("hinge{k}"), bob, hub)
+                .axis(tangent)
+                .anchors(Vec3::ZERO, offset),
+            2 => JointDesc::fixed(format!("weld{k}"), hub, bob).anchors(offset, Vec3::ZERO),
+            _ => JointDesc::prismatic(format!("slider{k}"), hub, bob)
+                .axis(tangent)
+                .anchors(offset, Vec3::ZERO),
+        };
+        w.add_joint(joint).unwrap();
+    }
+    let rows: Vec<usize> = (w.schedule().hubs.iter()).map(|h| h.joints.len()).collect();
+    assert_eq!(rows, vec![13]);
+    let (mut anchor, mut angular) = (0.0f32, 0.0f32);
+    for _ in 0..600 {
+        w.step(1.0 / 60.0).unwrap();
+        let d = w.constraint_data();
+        anchor = d.iter().map(|r| r[3]).fold(anchor, f32::max);
+        angular = d.iter().map(|r| r[4]).fold(angular, f32::max);
+    }
+    println!("every type: anchor {anchor:.3e} m, angular {angular:.3e} rad");
+    // Measured 9.7e-7 m and 1.1e-6 rad over 10 s.
+    assert!(anchor < 5e-6, "{anchor}");
+    assert!(angular < 5e-6, "{angular}");
+}
