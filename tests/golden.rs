@@ -20,13 +20,14 @@ pub const REGENERATE: &str =
 
 /// Shipped scene and number of frames recorded (every substep of them). Lengths keep all
 /// golden logs together near 1.5 MB: the 760-joint grid runs 3 frames, the 100-link chain 15.
-pub const GOLDEN: [(&str, u64); 6] = [
+pub const GOLDEN: [(&str, u64); 7] = [
     ("pendulum", 60),
     ("limited-revolute", 60),
     ("fixed-stack", 30),
     ("prismatic-slider", 60),
     ("chain", 15),
     ("grid", 3),
+    ("hub", 15),
 ];
 
 fn golden_dir() -> PathBuf {

@@ -594,6 +594,11 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         "a block sliding down an inclined prismatic rail into its stop",
         include_str!("../../data/scenes/prismatic-slider.toml"),
     ),
+    (
+        "hub",
+        "a light hub with twenty heavy spokes, solved directly",
+        include_str!("../../data/scenes/hub.toml"),
+    ),
 ];
 
 /// Names and descriptions of the shipped scenes.

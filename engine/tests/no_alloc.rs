@@ -51,11 +51,7 @@ fn scene() -> Scene {
         joint: JointKind::Spherical,
     });
     // A light hub with twenty spokes: the hub solve (its dense system and scratch too).
-    let hub = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../data/fixtures/light-hub.toml"
-    );
-    let hub = Scene::load(hub).unwrap();
+    let hub = Scene::builtin("hub").unwrap();
     scene.bodies.extend(hub.bodies);
     scene.joints.extend(hub.joints);
     scene

@@ -219,7 +219,7 @@ fn island_clusters_change_no_bit() {
                     });
                     let what = format!("{name} {path:?} {threads} threads {settings:?}");
                     assert!(bits(&worlds[0]) == bits(&worlds[1]), "{what}");
-                    if !sleeping && !chain_solve {
+                    if !sleeping && !chain_solve && worlds[0].schedule().hubs.is_empty() {
                         assert!(!worlds[0].schedule().clusters.is_empty(), "{what}");
                         assert!(worlds[1].schedule().clusters.is_empty(), "{what}");
                     }

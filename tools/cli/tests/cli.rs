@@ -125,6 +125,7 @@ fn scenes_and_tutorial_list() {
         "limited-revolute",
         "fixed-stack",
         "prismatic-slider",
+        "hub",
     ] {
         assert!(text.contains(name), "{text}");
     }

@@ -286,11 +286,8 @@ fn diff_names_the_chain_solve_of_a_run_that_used_it() {
 
 #[test]
 fn a_light_hub_runs_records_and_resumes() {
-    // data/fixtures/light-hub.toml: a 1 kg hub with twenty 0.2 kg spokes (README: Hubs).
-    let hub = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../data/fixtures/light-hub.toml"
-    );
+    // The shipped `hub`: a 1 kg hub with twenty 0.2 kg spokes (README: Hubs).
+    let hub = "hub";
     let dir = scratch("light-hub");
     let log = dir.join("hub.lvlog");
     let summary: serde_json::Value =
