@@ -196,27 +196,27 @@ impl HubSolve {
 /// that row no impulse and the others do not see it. The upper half is left zero.
 fn ldl_in_place(k: &mut [f32], n: usize, min_pivot: f32, a: &mut [f32]) {
     // Row by row: `k[i][j]` (j < i) becomes `L_ij`, using `a_m = L_im D_m` kept in `a`
-    // (scratch of `n`).
+    // (scratch of `n`). Slices of whole rows, so that the inner loops index without checks.
     for i in 0..n {
+        let (done, rest) = k.split_at_mut(i * n);
+        let row = &mut rest[..n];
         for j in 0..i {
-            let mut sum = k[i * n + j];
-            for m in 0..j {
-                sum -= a[m] * k[j * n + m];
+            let lower_j = &done[j * n..j * n + j];
+            let mut sum = row[j];
+            for (a, l) in a[..j].iter().zip(lower_j) {
+                sum -= a * l;
             }
             a[j] = sum;
-            k[i * n + j] = sum * k[j * n + j];
+            row[j] = sum * done[j * n + j];
         }
-        let mut pivot = k[i * n + i];
-        for m in 0..i {
-            pivot -= a[m] * k[i * n + m];
+        let mut pivot = row[i];
+        for (a, l) in a[..i].iter().zip(&row[..i]) {
+            pivot -= a * l;
         }
         if pivot > min_pivot {
-            k[i * n + i] = 1.0 / pivot;
+            row[i] = 1.0 / pivot;
         } else {
-            k[i * n + i] = 0.0;
-            for m in 0..i {
-                k[i * n + m] = 0.0;
-            }
+            row[..=i].fill(0.0);
         }
     }
 }
@@ -225,17 +225,23 @@ fn ldl_in_place(k: &mut [f32], n: usize, min_pivot: f32, a: &mut [f32]) {
 fn ldl_solve_in_place(f: &[f32], r: &mut [f32]) {
     let n = r.len();
     for i in 0..n {
-        for m in 0..i {
-            r[i] -= f[i * n + m] * r[m];
+        let (solved, rest) = r.split_at_mut(i);
+        let mut x = rest[0];
+        for (l, y) in f[i * n..i * n + i].iter().zip(solved.iter()) {
+            x -= l * y;
         }
+        rest[0] = x;
     }
     for (i, r) in r.iter_mut().enumerate() {
         *r *= f[i * n + i];
     }
     for i in (0..n).rev() {
-        for m in i + 1..n {
-            r[i] -= f[m * n + i] * r[m];
+        let (head, solved) = r.split_at_mut(i + 1);
+        let mut x = head[i];
+        for (m, y) in solved.iter().enumerate() {
+            x -= f[(i + 1 + m) * n + i] * y;
         }
+        head[i] = x;
     }
 }
 
