@@ -3,11 +3,17 @@
 //! Ten 0.2 kg bobs hang 0.8 m out from a 1 kg hub pinned at its centre; the bobs' inertia
 //! about the hub (about 1 kg m^2) is what the hub's own inertia is measured against.
 
-use lavender_engine::{BodyDesc, JointDesc, Settings, Vec3, World};
+use lavender_engine::{BodyDesc, BodyId, JointDesc, Settings, Vec3, World};
 
-/// The hub with `spokes` bobs; `inertia`: the hub's principal moments, kg m^2 (`None`: a 0.1
-/// m cube's, 1.7e-3).
-fn hub(settings: Settings, spokes: usize, inertia: Option<f32>) -> World {
+/// The hub with `spokes` bobs, spoke `k` made by `spoke(k, angle, hub, bob, offset)` (the
+/// bob's position relative to the hub); `inertia`: the hub's principal moments, kg m^2
+/// (`None`: a 0.1 m cube's, 1.7e-3).
+fn hub_with(
+    settings: Settings,
+    spokes: usize,
+    inertia: Option<f32>,
+    spoke: impl Fn(usize, f32, BodyId, BodyId, Vec3) -> JointDesc,
+) -> World {
     let mut w = World::new(settings).unwrap();
     let wall = w.add_body(BodyDesc::fixed("wall")).unwrap();
     let mut desc = BodyDesc::dynamic("hub");
@@ -27,10 +33,16 @@ fn hub(settings: Settings, spokes: usize, inertia: Option<f32>) -> World {
                     .mass(0.2),
             )
             .unwrap();
-        let spoke = JointDesc::spherical(format!("spoke{k}"), hub, bob).anchors(offset, Vec3::ZERO);
-        w.add_joint(spoke).unwrap();
+        w.add_joint(spoke(k, angle, hub, bob, offset)).unwrap();
     }
     w
+}
+
+/// The hub with `spokes` ball joints.
+fn hub(settings: Settings, spokes: usize, inertia: Option<f32>) -> World {
+    hub_with(settings, spokes, inertia, |k, _, hub, bob, offset| {
+        JointDesc::spherical(format!("spoke{k}"), hub, bob).anchors(offset, Vec3::ZERO)
+    })
 }
 
 /// Steps `seconds` at 60 Hz; the largest anchor error (m) and hub angular speed (rad/s) seen.
@@ -111,34 +123,24 @@ fn a_hub_of_every_joint_type_holds_together() {
     // Twelve spokes in turn ball, hinge (the hub as body B), weld and slider (a horizontal
     // axis, so gravity does not run the bobs out) on the light hub: one hub of 13 joints whose
     // blocks have 3, 5 and 6 rows.
-    let mut w = World::new(Settings::default()).unwrap();
-    let wall = w.add_body(BodyDesc::fixed("wall")).unwrap();
-    let hub = w.add_body(BodyDesc::dynamic("hub")).unwrap();
-    w.add_joint(JointDesc::spherical("hang", wall, hub))
-        .unwrap();
-    for k in 0..12 {
-        let angle = k as f32 * std::f32::consts::TAU / 12.0;
-        let offset = Vec3::new(angle.cos(), -0.5, angle.sin()) * 0.8;
-        let tangent = Vec3::new(-angle.sin(), 0.0, angle.cos());
-        let bob = w
-            .add_body(
-                BodyDesc::dynamic(format!("bob{k}"))
-                    .position(offset)
-                    .mass(0.2),
-            )
-            .unwrap();
-        let joint = match k % 4 {
-            0 => JointDesc::spherical(format!("ball{k}"), hub, bob).anchors(offset, Vec3::ZERO),
-            1 => JointDesc::revolute(format!("hinge{k}"), bob, hub)
-                .axis(tangent)
-                .anchors(Vec3::ZERO, offset),
-            2 => JointDesc::fixed(format!("weld{k}"), hub, bob).anchors(offset, Vec3::ZERO),
-            _ => JointDesc::prismatic(format!("slider{k}"), hub, bob)
-                .axis(tangent)
-                .anchors(offset, Vec3::ZERO),
-        };
-        w.add_joint(joint).unwrap();
-    }
+    let mut w = hub_with(
+        Settings::default(),
+        12,
+        None,
+        |k, angle, hub, bob, offset| {
+            let tangent = Vec3::new(-angle.sin(), 0.0, angle.cos());
+            match k % 4 {
+                0 => JointDesc::spherical(format!("ball{k}"), hub, bob).anchors(offset, Vec3::ZERO),
+                1 => JointDesc::revolute(format!("hinge{k}"), bob, hub)
+                    .axis(tangent)
+                    .anchors(Vec3::ZERO, offset),
+                2 => JointDesc::fixed(format!("weld{k}"), hub, bob).anchors(offset, Vec3::ZERO),
+                _ => JointDesc::prismatic(format!("slider{k}"), hub, bob)
+                    .axis(tangent)
+                    .anchors(offset, Vec3::ZERO),
+            }
+        },
+    );
     let rows: Vec<usize> = (w.schedule().hubs.iter()).map(|h| h.joints.len()).collect();
     assert_eq!(rows, vec![13]);
     let (mut anchor, mut angular) = (0.0f32, 0.0f32);

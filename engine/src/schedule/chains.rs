@@ -55,27 +55,12 @@ pub struct Chain {
 pub fn find(body_kinds: &[BodyKind], joint_bodies: &[(u32, u32)], eligible: &[bool]) -> Vec<Chain> {
     let bodies = body_kinds.len();
     let dynamic = |b: u32| body_kinds[b as usize] == BodyKind::Dynamic;
-    // Eligible joints per body, in joint order (compressed rows).
-    let mut start = vec![0usize; bodies + 1];
-    for (j, &(a, b)) in joint_bodies.iter().enumerate() {
-        if eligible[j] && a != b && (dynamic(a) || dynamic(b)) {
-            start[a as usize + 1] += 1;
-            start[b as usize + 1] += 1;
-        }
-    }
-    for i in 0..bodies {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut adjacent = vec![0u32; start[bodies]];
-    for (j, &(a, b)) in joint_bodies.iter().enumerate() {
-        if eligible[j] && a != b && (dynamic(a) || dynamic(b)) {
-            for x in [a, b] {
-                adjacent[fill[x as usize]] = j as u32;
-                fill[x as usize] += 1;
-            }
-        }
-    }
+    // Eligible joints per body, in joint order.
+    let keep = |j: usize| {
+        let (a, b) = joint_bodies[j];
+        eligible[j] && a != b && (dynamic(a) || dynamic(b))
+    };
+    let (start, adjacent) = super::joints_per_body(bodies, joint_bodies, keep, |_| true);
     // Breadth-first forest: `parent_joint[b]` (u32::MAX for roots and unreached bodies).
     const NONE: u32 = u32::MAX;
     let mut parent_joint = vec![NONE; bodies];

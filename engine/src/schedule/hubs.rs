@@ -44,32 +44,9 @@ pub struct Hub {
 pub fn find(body_kinds: &[BodyKind], joint_bodies: &[(u32, u32)], eligible: &[bool]) -> Vec<Hub> {
     let bodies = body_kinds.len();
     let dynamic = |b: u32| body_kinds[b as usize] == BodyKind::Dynamic;
-    // Eligible joints per dynamic body, in joint order (compressed rows).
-    let mut start = vec![0usize; bodies + 1];
-    for (j, &(a, b)) in joint_bodies.iter().enumerate() {
-        if eligible[j] && a != b {
-            for body in [a, b] {
-                if dynamic(body) {
-                    start[body as usize + 1] += 1;
-                }
-            }
-        }
-    }
-    for i in 0..bodies {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut incident = vec![0u32; start[bodies]];
-    for (j, &(a, b)) in joint_bodies.iter().enumerate() {
-        if eligible[j] && a != b {
-            for body in [a, b] {
-                if dynamic(body) {
-                    incident[fill[body as usize]] = j as u32;
-                    fill[body as usize] += 1;
-                }
-            }
-        }
-    }
+    // Eligible joints per dynamic body, in joint order.
+    let keep = |j: usize| eligible[j] && joint_bodies[j].0 != joint_bodies[j].1;
+    let (start, incident) = super::joints_per_body(bodies, joint_bodies, keep, dynamic);
     let mut taken = vec![false; bodies];
     let mut hubs = Vec::new();
     let mut leaves: Vec<u32> = Vec::new();

@@ -310,6 +310,39 @@ fn group_by_island(
     (joints, ranges)
 }
 
+/// The joints at each body, in joint order, as compressed rows: body `b`'s are
+/// `joints[start[b]..start[b + 1]]`. A joint `j` is listed (at those of its two bodies that
+/// `endpoint` accepts) when `keep(j)`.
+pub(crate) fn joints_per_body(
+    bodies: usize,
+    joint_bodies: &[(u32, u32)],
+    keep: impl Fn(usize) -> bool,
+    endpoint: impl Fn(u32) -> bool,
+) -> (Vec<usize>, Vec<u32>) {
+    let mut start = vec![0usize; bodies + 1];
+    for (j, &(a, b)) in joint_bodies.iter().enumerate() {
+        if keep(j) {
+            for body in [a, b].into_iter().filter(|&x| endpoint(x)) {
+                start[body as usize + 1] += 1;
+            }
+        }
+    }
+    for i in 0..bodies {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut joints = vec![0u32; start[bodies]];
+    for (j, &(a, b)) in joint_bodies.iter().enumerate() {
+        if keep(j) {
+            for body in [a, b].into_iter().filter(|&x| endpoint(x)) {
+                joints[fill[body as usize]] = j as u32;
+                fill[body as usize] += 1;
+            }
+        }
+    }
+    (start, joints)
+}
+
 /// [`assign_clusters`]'s mark of a joint outside every cluster.
 const SHARED: u32 = u32::MAX;
 
