@@ -147,4 +147,46 @@ mod tests {
             (0..HUB_MAX_JOINTS as u32).collect::<Vec<_>>()
         );
     }
+
+    mod random {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Whatever the graph: hubs are dynamic, have between HUB_MIN_JOINTS and
+            /// HUB_MAX_JOINTS eligible joints of their own, in joint order, whose dynamic
+            /// other bodies are distinct; no dynamic body is in two hubs.
+            #[test]
+            fn hubs_keep_their_invariants(
+                kinds in proptest::collection::vec(0u8..4, 2..40),
+                pairs in proptest::collection::vec((0u32..40, 0u32..40, any::<bool>()), 0..200),
+            ) {
+                let kinds: Vec<BodyKind> = kinds
+                    .iter()
+                    .map(|&k| if k == 0 { Static } else { Dynamic })
+                    .collect();
+                let n = kinds.len() as u32;
+                let joints: Vec<(u32, u32)> = pairs.iter().map(|&(a, b, _)| (a % n, b % n)).collect();
+                let eligible: Vec<bool> = pairs.iter().map(|&(_, _, e)| e).collect();
+                let hubs = find(&kinds, &joints, &eligible);
+                let mut used = vec![false; kinds.len()];
+                for h in &hubs {
+                    prop_assert_eq!(kinds[h.body as usize], Dynamic);
+                    prop_assert!(h.joints.len() >= HUB_MIN_JOINTS && h.joints.len() <= HUB_MAX_JOINTS);
+                    prop_assert!(h.joints.windows(2).all(|w| w[0] < w[1]));
+                    prop_assert!(!used[h.body as usize]);
+                    used[h.body as usize] = true;
+                    for &j in &h.joints {
+                        let (a, b) = joints[j as usize];
+                        prop_assert!(eligible[j as usize] && a != b && (a == h.body || b == h.body));
+                        let other = if a == h.body { b } else { a };
+                        if kinds[other as usize] == Dynamic {
+                            prop_assert!(!used[other as usize], "leaf {} taken twice", other);
+                            used[other as usize] = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
