@@ -13,9 +13,8 @@ fn shipped_scenes_run_within_their_bounds() {
         ("limited-revolute", 1e-6, 1e-6),
         ("fixed-stack", 8e-3, 8e-2),
         ("prismatic-slider", 1e-6, 1e-5),
-        // The hub solve holds it exactly (measured 2.2e-15 m): the bound leaves room for other
-        // builds' rounding, far below what row by row gave (non-finite within 1 s).
-        ("hub", 1e-7, 1e-6),
+        // Swinging on the hub solve: measured 3.3e-5 m (row by row: non-finite within 1 s).
+        ("hub", 5e-5, 1e-6),
     ];
     let names: Vec<&str> = builtin_scenes().iter().map(|(n, _)| *n).collect();
     assert_eq!(names.len(), bounds.len());

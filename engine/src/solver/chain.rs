@@ -290,7 +290,7 @@ impl<L: Lane> ChainLanes<L> {
 ///
 /// # Safety
 /// As [`ChainLanes::warm_start`].
-pub(super) unsafe fn bias_sweep<L: Lane>(b: &mut JointBatch<L>, u: &BodyAccess) {
+unsafe fn bias_sweep<L: Lane>(b: &mut JointBatch<L>, u: &BodyAccess) {
     // SAFETY: the caller's contract.
     let mut vel = unsafe { u.gather_velocities::<L>(&b.body_a, &b.body_b) };
     let masses = (b.inv_mass_a, b.inv_mass_b);
