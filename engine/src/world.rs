@@ -433,13 +433,27 @@ impl World {
                 SolverPath::Wide => WIDE_LANES,
             };
             let limited: Vec<bool> = self.joints.limit.iter().map(Option::is_some).collect();
+            let max_inv_inertia: Vec<f32> = (self.bodies.inv_inertia_local.iter())
+                .map(|i| i.max_element())
+                .collect();
+            let anchors: Vec<(Vec3, Vec3)> = (self.joints.anchor_a.iter())
+                .zip(&self.joints.anchor_b)
+                .map(|(&a, &b)| (a, b))
+                .collect();
+            let joint_bodies = self.joint_bodies();
+            let light = crate::schedule::hubs::light_bodies(
+                &self.bodies.inv_mass,
+                &max_inv_inertia,
+                &joint_bodies,
+                &anchors,
+            );
             let schedule = Schedule::build_awake(
                 width,
                 &self.bodies.kind,
-                &self.joint_bodies(),
+                &joint_bodies,
                 &self.joints.kind,
                 &limited,
-                &self.sleep.asleep,
+                (&self.sleep.asleep, &light),
                 ScheduleOptions {
                     chain_solve,
                     clusters: self.island_clusters,

@@ -101,7 +101,16 @@ fn a_light_hub_holds_together() {
         assert!(error < 1e-6, "{spokes} spokes: {error}");
         assert!(spin < 1e-4, "{spokes} spokes: {spin}");
     }
-    // Four arms and a support on a hub of 1e-4 kg m^2 (five joints: the fewest of a hub).
+    // Three arms and a support on a hub of 1e-4 kg m^2: light (6,401 times as mobile at each
+    // arm as its bob), so a hub from three joints on (row by row: 0.29 m errors).
+    let mut three = hub(Settings::default(), 3, Some(1e-4));
+    assert_eq!(three.schedule().hubs[0].joints.len(), 4);
+    let (error, spin) = run(three, 10.0);
+    println!("3 spokes on 1e-4 kg m^2: error {error:.3e} m, spin {spin:.3e} rad/s");
+    // Measured 4.3e-8 m and 1.2e-6 rad/s.
+    assert!(error < 2e-7, "{error}");
+    assert!(spin < 1e-4, "{spin}");
+    // Four arms and a support on a hub of 1e-4 kg m^2 (five joints: a hub whatever the masses).
     let (error, spin) = run(hub(Settings::default(), 4, Some(1e-4)), 10.0);
     println!("4 spokes on 1e-4 kg m^2: error {error:.3e} m, spin {spin:.3e} rad/s");
     // Measured 3.9e-8 m and 1.6e-6 rad/s.

@@ -9,10 +9,12 @@
 //! the hub's joints does not depend on where it starts, so the warm start cannot feed it.
 //!
 //! How hubs are found (from the scene alone): every dynamic body with at least
-//! [`HUB_MIN_JOINTS`] eligible joints, in body order, takes its eligible joints in joint order
+//! [`HUB_MIN_JOINTS`] eligible joints, or [`LIGHT_HUB_MIN_JOINTS`] if it is light
+//! ([`light_bodies`], from the scene's masses and anchors), in body order, takes its eligible
+//! joints in joint order
 //! (at most [`HUB_MAX_JOINTS`]) whose other body is static, kinematic, or a dynamic body no
 //! hub has taken yet and not already at the end of another of this hub's joints; if that
-//! leaves it [`HUB_MIN_JOINTS`] joints, the hub and the dynamic bodies at their other ends
+//! leaves it that many joints, the hub and the dynamic bodies at their other ends
 //! are taken. Hubs therefore share no dynamic body: they run in parallel in any order. Two
 //! joints of a hub share only the hub (or a static or kinematic body, which does not move),
 //! so its system `K = J M^-1 J^T` is the identity (decoupled rows) plus the couplings through
@@ -25,6 +27,13 @@ use crate::bodies::BodyKind;
 /// 2), so that nets and chains stay with the colours (and the chain solve), and few enough
 /// for a light body with four arms and a support (which Gauss-Seidel lets spin up too).
 pub const HUB_MIN_JOINTS: usize = 5;
+
+/// Fewest joints that make a light body a hub ([`light_bodies`]).
+pub const LIGHT_HUB_MIN_JOINTS: usize = 3;
+
+/// How much more mobile at a joint's anchor a body must be than the dynamic body at the other
+/// end for the joint to count towards it being light ([`light_bodies`]).
+pub const LIGHT_RATIO: f32 = 10.0;
 
 /// Most joints of one hub solved directly (a dense system of up to 6 rows per joint); the
 /// rest stay with the colours.
@@ -39,9 +48,44 @@ pub struct Hub {
     pub joints: Vec<u32>,
 }
 
+/// The light bodies of a scene: dynamic bodies with at least [`LIGHT_HUB_MIN_JOINTS`] joints
+/// to dynamic bodies at whose anchor they are [`LIGHT_RATIO`] times as mobile as the other
+/// body at its own, where mobility is `1/m + |r|^2 / I_min` (`inv_mass`, anchor `r` in the
+/// body's frame, `max_inv_inertia = 1 / I_min`): a light body with three arms is as hard for
+/// Gauss-Seidel as a hub with many. The masses are the scene's, so this is too.
+pub fn light_bodies(
+    inv_mass: &[f32],
+    max_inv_inertia: &[f32],
+    joint_bodies: &[(u32, u32)],
+    anchors: &[(glam::Vec3, glam::Vec3)],
+) -> Vec<bool> {
+    let mobility = |b: u32, r: glam::Vec3| {
+        inv_mass[b as usize] + r.length_squared() * max_inv_inertia[b as usize]
+    };
+    let mut count = vec![0usize; inv_mass.len()];
+    for (&(a, b), &(r_a, r_b)) in joint_bodies.iter().zip(anchors) {
+        let (m_a, m_b) = (mobility(a, r_a), mobility(b, r_b));
+        // Both dynamic (a static or kinematic body has no mobility): one dominates.
+        if a != b && inv_mass[a as usize] > 0.0 && inv_mass[b as usize] > 0.0 {
+            if m_a > LIGHT_RATIO * m_b {
+                count[a as usize] += 1;
+            } else if m_b > LIGHT_RATIO * m_a {
+                count[b as usize] += 1;
+            }
+        }
+    }
+    count.iter().map(|&c| c >= LIGHT_HUB_MIN_JOINTS).collect()
+}
+
 /// The hubs of a scene (see the module documentation), in body order. `eligible[j]` says
-/// whether joint `j` may join a hub.
-pub fn find(body_kinds: &[BodyKind], joint_bodies: &[(u32, u32)], eligible: &[bool]) -> Vec<Hub> {
+/// whether joint `j` may join a hub; `light[b]` whether body `b` is light ([`light_bodies`]:
+/// a hub from [`LIGHT_HUB_MIN_JOINTS`] joints on).
+pub fn find(
+    body_kinds: &[BodyKind],
+    joint_bodies: &[(u32, u32)],
+    eligible: &[bool],
+    light: &[bool],
+) -> Vec<Hub> {
     let bodies = body_kinds.len();
     let dynamic = |b: u32| body_kinds[b as usize] == BodyKind::Dynamic;
     // Eligible joints per dynamic body, in joint order.
@@ -52,7 +96,12 @@ pub fn find(body_kinds: &[BodyKind], joint_bodies: &[(u32, u32)], eligible: &[bo
     let mut leaves: Vec<u32> = Vec::new();
     for hub in 0..bodies as u32 {
         let own = &incident[start[hub as usize]..start[hub as usize + 1]];
-        if own.len() < HUB_MIN_JOINTS || taken[hub as usize] {
+        let min_joints = if light[hub as usize] {
+            LIGHT_HUB_MIN_JOINTS
+        } else {
+            HUB_MIN_JOINTS
+        };
+        if own.len() < min_joints || taken[hub as usize] {
             continue;
         }
         leaves.clear();
@@ -71,7 +120,7 @@ pub fn find(body_kinds: &[BodyKind], joint_bodies: &[(u32, u32)], eligible: &[bo
             }
             joints.push(j);
         }
-        if joints.len() >= HUB_MIN_JOINTS {
+        if joints.len() >= min_joints {
             taken[hub as usize] = true;
             for &leaf in &leaves {
                 taken[leaf as usize] = true;
@@ -101,7 +150,12 @@ mod tests {
     #[test]
     fn a_body_with_enough_joints_is_a_hub_with_all_of_them() {
         let (kinds, joints) = star(10);
-        let hubs = find(&kinds, &joints, &vec![true; joints.len()]);
+        let hubs = find(
+            &kinds,
+            &joints,
+            &vec![true; joints.len()],
+            &vec![false; kinds.len()],
+        );
         assert_eq!(
             hubs,
             vec![Hub {
@@ -111,7 +165,13 @@ mod tests {
         );
         // Three spokes and the wall: not enough (a grid's bodies have four joints).
         let (kinds, joints) = star(3);
-        assert!(find(&kinds, &joints, &vec![true; joints.len()]).is_empty());
+        assert!(find(
+            &kinds,
+            &joints,
+            &vec![true; joints.len()],
+            &vec![false; kinds.len()]
+        )
+        .is_empty());
     }
 
     #[test]
@@ -128,7 +188,7 @@ mod tests {
         joints.push((1, 2)); // a second joint to bob 2
         let mut eligible = vec![true; joints.len()];
         eligible[3] = false; // spoke to bob 3 limited
-        let hubs = find(&kinds, &joints, &eligible);
+        let hubs = find(&kinds, &joints, &eligible, &vec![false; kinds.len()]);
         // The first hub takes the hub-to-hub joint (20) but not the doubled one (21).
         assert_eq!(hubs[0].body, 1);
         let first: Vec<u32> = (0..11).filter(|&j| j != 3).chain([20]).collect();
@@ -138,9 +198,42 @@ mod tests {
     }
 
     #[test]
+    fn a_light_body_is_a_hub_from_three_joints() {
+        use glam::Vec3;
+        // The wall and three bobs 0.8 m out on a 1 kg hub: mobility at the hub's anchors
+        // 1 + 0.64 / I against the bobs' 1 / 0.2 = 5.
+        let (kinds, joints) = star(3);
+        let anchors: Vec<(Vec3, Vec3)> = joints
+            .iter()
+            .map(|&(a, _)| {
+                let arm = if a == 0 { Vec3::ZERO } else { Vec3::X * 0.8 };
+                (arm, Vec3::ZERO)
+            })
+            .collect();
+        let inv_mass = [0.0, 1.0, 5.0, 5.0, 5.0];
+        let light = |i_hub: f32| {
+            let max_inv_inertia = [0.0, 1.0 / i_hub, 600.0, 600.0, 600.0];
+            light_bodies(&inv_mass, &max_inv_inertia, &joints, &anchors)
+        };
+        // A 1e-4 kg m^2 hub: 6,401 against 5 at each arm.
+        assert_eq!(light(1e-4), vec![false, true, false, false, false]);
+        let hubs = find(&kinds, &joints, &vec![true; 4], &light(1e-4));
+        assert_eq!(hubs.len(), 1);
+        assert_eq!(hubs[0].joints, vec![0, 1, 2, 3]);
+        // A 0.2 kg m^2 hub: 4.2 against 5, not light; four joints are not a hub.
+        assert_eq!(light(0.2), vec![false; 5]);
+        assert!(find(&kinds, &joints, &vec![true; 4], &light(0.2)).is_empty());
+    }
+
+    #[test]
     fn a_hub_takes_at_most_the_cap() {
         let (kinds, joints) = star(HUB_MAX_JOINTS + 5);
-        let hubs = find(&kinds, &joints, &vec![true; joints.len()]);
+        let hubs = find(
+            &kinds,
+            &joints,
+            &vec![true; joints.len()],
+            &vec![false; kinds.len()],
+        );
         assert_eq!(hubs[0].joints.len(), HUB_MAX_JOINTS);
         assert_eq!(
             hubs[0].joints,
@@ -160,6 +253,7 @@ mod tests {
             fn hubs_keep_their_invariants(
                 kinds in proptest::collection::vec(0u8..4, 2..40),
                 pairs in proptest::collection::vec((0u32..40, 0u32..40, any::<bool>()), 0..200),
+                light in proptest::collection::vec(any::<bool>(), 40),
             ) {
                 let kinds: Vec<BodyKind> = kinds
                     .iter()
@@ -168,11 +262,13 @@ mod tests {
                 let n = kinds.len() as u32;
                 let joints: Vec<(u32, u32)> = pairs.iter().map(|&(a, b, _)| (a % n, b % n)).collect();
                 let eligible: Vec<bool> = pairs.iter().map(|&(_, _, e)| e).collect();
-                let hubs = find(&kinds, &joints, &eligible);
+                let light = &light[..kinds.len()];
+                let hubs = find(&kinds, &joints, &eligible, light);
                 let mut used = vec![false; kinds.len()];
                 for h in &hubs {
                     prop_assert_eq!(kinds[h.body as usize], Dynamic);
-                    prop_assert!(h.joints.len() >= HUB_MIN_JOINTS && h.joints.len() <= HUB_MAX_JOINTS);
+                    let fewest = if light[h.body as usize] { LIGHT_HUB_MIN_JOINTS } else { HUB_MIN_JOINTS };
+                    prop_assert!(h.joints.len() >= fewest && h.joints.len() <= HUB_MAX_JOINTS);
                     prop_assert!(h.joints.windows(2).all(|w| w[0] < w[1]));
                     prop_assert!(!used[h.body as usize]);
                     used[h.body as usize] = true;

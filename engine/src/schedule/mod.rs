@@ -443,21 +443,22 @@ impl Schedule {
         joint_kinds: &[JointKind],
         limited: &[bool],
     ) -> Schedule {
-        let none_asleep = vec![false; body_kinds.len()];
+        let none = vec![false; body_kinds.len()];
         Self::build_awake(
             width,
             body_kinds,
             joint_bodies,
             joint_kinds,
             limited,
-            &none_asleep,
+            (&none, &none),
             ScheduleOptions::default(),
         )
     }
 
     /// [`Schedule::build`] leaving out the joints of sleeping bodies (`body_asleep`, per body;
-    /// islands sleep whole, so a joint's dynamic bodies are all asleep or all awake), with
-    /// `options`: with the chain solve, the chains ([`chains`]) go out of the colours into
+    /// islands sleep whole, so a joint's dynamic bodies are all asleep or all awake), taking
+    /// the light bodies (`light`, per body: [`hubs::light_bodies`]) as hubs from fewer joints,
+    /// with `options`: with the chain solve, the chains ([`chains`]) go out of the colours into
     /// chain groups; with clusters, the small islands into [`Cluster`]s.
     pub fn build_awake(
         width: usize,
@@ -465,7 +466,7 @@ impl Schedule {
         joint_bodies: &[(u32, u32)],
         joint_kinds: &[JointKind],
         limited: &[bool],
-        body_asleep: &[bool],
+        (body_asleep, light): (&[bool], &[bool]),
         options: ScheduleOptions,
     ) -> Schedule {
         assert!(width >= 1);
@@ -491,7 +492,7 @@ impl Schedule {
         let eligible: Vec<bool> = (0..joint_bodies.len())
             .map(|j| !asleep[j] && !limited[j])
             .collect();
-        let hubs = hubs::find(body_kinds, joint_bodies, &eligible);
+        let hubs = hubs::find(body_kinds, joint_bodies, &eligible, light);
         for &j in hubs.iter().flat_map(|h| &h.joints) {
             direct[j as usize] = true;
         }
@@ -746,7 +747,7 @@ mod tests {
         assert_eq!((s.shared_overflow, s.color_count()), (0, 2));
         check_invariant(&kinds, &joints, &s);
         // Off: everything in the shared colours, the same batches' joints.
-        let none_asleep = vec![false; kinds.len()];
+        let none = vec![false; kinds.len()];
         let options = ScheduleOptions {
             clusters: false,
             ..Default::default()
@@ -757,7 +758,7 @@ mod tests {
             &joints,
             &revolute,
             &vec![false; n],
-            &none_asleep,
+            (&none, &none),
             options,
         );
         assert!(off.clusters.is_empty());
