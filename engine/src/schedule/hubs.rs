@@ -1,5 +1,5 @@
 //! Hubs: a dynamic body with many joints, whose joints are solved together, exactly, in
-//! every velocity pass ([`crate::solver`]'s hub solve) instead of row by row.
+//! every velocity pass (the solver's hub solve) instead of row by row.
 //!
 //! Why: the joints of a hub couple through the hub alone, and when the hub is much lighter
 //! (in rotation) than what hangs on it, Gauss-Seidel converges on them so slowly that the
