@@ -1171,8 +1171,10 @@ impl<L: Lane> Solver<L> {
             ..
         } = self;
         let shared_overflow = *shared_overflow;
-        // Per pass: the hubs, the chains, each colour, the overflow.
-        let per_pass = colors.len() + 3;
+        // Per pass: the hubs (a stage only where there are hubs), the chains, each colour, the
+        // overflow.
+        let hub_stage = usize::from(!hubs.is_empty());
+        let per_pass = hub_stage + colors.len() + 2;
         let overflow_items = usize::from(shared_overflow > 0);
         let chain_items = chains.len() + lone_chains.len();
         let grouped = chains.len();
@@ -1192,9 +1194,9 @@ impl<L: Lane> Solver<L> {
             }
             let stage = stage - cluster_stages;
             match stage % per_pass {
-                0 => hub_items,
-                1 => chain_items,
-                s => match colors.get(s - 2) {
+                s if s < hub_stage => hub_items,
+                s if s == hub_stage => chain_items,
+                s => match colors.get(s - hub_stage - 1) {
                     Some(range) => range.len().div_ceil(BATCH_CHUNK),
                     None => overflow_items,
                 },
@@ -1241,7 +1243,7 @@ impl<L: Lane> Solver<L> {
                 }
                 let stage = stage - cluster_stages;
                 let pass = stage / per_pass;
-                if stage % per_pass == 0 {
+                if stage % per_pass < hub_stage {
                     // SAFETY: each item (one hub) is handed out once per stage; hubs share no
                     // dynamic body, and the stage runs alone.
                     for item in chunks {
@@ -1249,7 +1251,7 @@ impl<L: Lane> Solver<L> {
                     }
                     return;
                 }
-                if stage % per_pass == 1 {
+                if stage % per_pass == hub_stage {
                     // SAFETY: each item (one chain group, grouped ones first, then the lone
                     // ones) is handed out once per stage; groups share no dynamic body, and the
                     // stage runs alone.
@@ -1263,7 +1265,7 @@ impl<L: Lane> Solver<L> {
                     }
                     return;
                 }
-                match colors.get(stage % per_pass - 2) {
+                match colors.get(stage % per_pass - hub_stage - 1) {
                     Some(range) => {
                         // The stage runner hands out each item of a stage once, and the items of
                         // one colour are disjoint ranges of batches.
