@@ -11,7 +11,9 @@
 //!
 //! The solver walks a [`schedule`]: joints graph-coloured so that no two joints of a colour
 //! share a dynamic body, packed by type into batches of eight, with an overflow set solved
-//! serially. The joint kernels are written once over a lane type ([`lanes`]) and run either
+//! serially; the small islands in clusters, each solved as one task through all its passes;
+//! the joints of hubs (bodies with many joints, or light bodies with a few) solved exactly in
+//! every pass ([`schedule::hubs`]), and with [`Settings::chain_solve`] chains of joints too. The joint kernels are written once over a lane type ([`lanes`]) and run either
 //! as the scalar reference ([`SolverPath::Scalar`]) or eight joints at a time
 //! ([`SolverPath::Wide`], the default); both give bitwise identical results. Colours run in
 //! order and the batches of a colour in parallel on `rayon` ([`Settings::threads`]); the
