@@ -6,6 +6,7 @@
 //! | `grid` | 100 x 100 spherical grid linked right and down, top row static (Box2D v3 `joint_grid` in 3D) | 19,701 |
 //! | `fixed-stack` | 500 cantilevers of ten 1 kg boxes welded end to end (the shipped `fixed-stack`) | 5,000 |
 //! | `mixed` | 100 groups: a limited revolute chain (limits hit as it falls), a spherical chain, a prismatic slider running into its stop, a welded cantilever | 4,600 |
+//! | `hubs` (not in the default run) | 100 light hubs, each the shipped `hub` scene: a 1 kg hub (a 0.1 m cube) pinned at its centre, twenty bobs on ball joints 0.8 m out, one of them heavier | 2,100 |
 
 use crate::{BenchError, Result};
 use lavender_engine::{
@@ -39,6 +40,11 @@ pub enum BenchScene {
         /// Number of groups (46 joints each).
         groups: u32,
     },
+    /// `hubs` light hubs of twenty spokes (the shipped `hub` scene, side by side).
+    Hubs {
+        /// Number of hubs (21 joints each).
+        hubs: u32,
+    },
 }
 
 /// The default scenes, in report order.
@@ -58,6 +64,7 @@ impl BenchScene {
                 boxes: 10,
             },
             "mixed" => BenchScene::Mixed { groups: 100 },
+            "hubs" => BenchScene::Hubs { hubs: 100 },
             other => return Err(BenchError::UnknownScene(other.to_string())),
         })
     }
@@ -77,6 +84,7 @@ impl BenchScene {
             BenchScene::Grid { .. } => "grid",
             BenchScene::FixedStack { .. } => "fixed-stack",
             BenchScene::Mixed { .. } => "mixed",
+            BenchScene::Hubs { .. } => "hubs",
         }
     }
 
@@ -111,6 +119,11 @@ impl BenchScene {
                     mixed_group(&mut world, g, 1.0 * g as f32)?;
                 }
             }
+            BenchScene::Hubs { hubs } => {
+                for h in 0..hubs {
+                    light_hub(&mut world, h, 2.0 * h as f32)?;
+                }
+            }
         }
         world.sync();
         Ok(world)
@@ -133,6 +146,33 @@ fn cantilever(world: &mut World, name: &str, boxes: u32, z: f32) -> Result<()> {
                 .anchors(anchor_a, -Vec3::X * 0.1),
         )?;
         previous = b;
+    }
+    Ok(())
+}
+
+/// One light hub at depth `z` (the shipped `hub` scene): a 1 kg hub with a 0.1 m cube's
+/// inertia pinned at its centre, twenty bobs of 0.2 kg (the first 1 kg) on ball joints 0.8 m
+/// out: 21 joints.
+fn light_hub(world: &mut World, h: u32, z: f32) -> Result<()> {
+    let centre = Vec3::Z * z;
+    let wall = world.add_body(BodyDesc::fixed(format!("h{h}.wall")).position(centre))?;
+    let hub = world.add_body(
+        BodyDesc::dynamic(format!("h{h}.hub"))
+            .position(centre)
+            .solid_box(1.0, Vec3::splat(0.05)),
+    )?;
+    world.add_joint(JointDesc::spherical(format!("h{h}.hang"), wall, hub))?;
+    for k in 0..20 {
+        let angle = k as f32 * std::f32::consts::TAU / 20.0;
+        let offset = Vec3::new(angle.cos() * 0.8, -0.4, angle.sin() * 0.8);
+        let bob = world.add_body(
+            BodyDesc::dynamic(format!("h{h}.bob{k}"))
+                .position(centre + offset)
+                .solid_box(if k == 0 { 1.0 } else { 0.2 }, Vec3::splat(0.05)),
+        )?;
+        world.add_joint(
+            JointDesc::spherical(format!("h{h}.spoke{k}"), hub, bob).anchors(offset, Vec3::ZERO),
+        )?;
     }
     Ok(())
 }
@@ -183,5 +223,6 @@ mod tests {
         assert_eq!(joints("grid"), 19_701);
         assert_eq!(joints("fixed-stack"), 5_000);
         assert_eq!(joints("mixed"), 4_600);
+        assert_eq!(joints("hubs"), 2_100);
     }
 }

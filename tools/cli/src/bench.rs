@@ -18,7 +18,8 @@ use std::path::PathBuf;
     after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n  lavender bench chain --no-island-clusters\n                                     the chain without island clusters (same bits, slower)\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
 )]
 pub struct Args {
-    /// Scenes to run: chain, grid, fixed-stack, mixed (default: all).
+    /// Scenes to run: chain, grid, fixed-stack, mixed (default: all four), hubs (100 light
+    /// hubs: the shipped `hub` scene side by side; only when named).
     scenes: Vec<String>,
     /// One JSON object per measured row instead of tables.
     #[arg(long)]
