@@ -1066,7 +1066,7 @@ impl<L: Lane> Solver<L> {
                     .iter()
                     .map(|&j| joints.body_a[j as usize] == h.body)
                     .collect();
-                hub::HubSolve::new(batches, params, hub_is_a)
+                hub::HubSolve::new(h.body as usize, batches, params, hub_is_a)
             })
             .collect();
         let lone = |g: &&crate::schedule::ChainGroup| L::WIDTH > 1 && g.lanes == 1;

@@ -217,12 +217,12 @@ mod tests {
         };
         // A 1e-4 kg m^2 hub: 6,401 against 5 at each arm.
         assert_eq!(light(1e-4), vec![false, true, false, false, false]);
-        let hubs = find(&kinds, &joints, &vec![true; 4], &light(1e-4));
+        let hubs = find(&kinds, &joints, &[true; 4], &light(1e-4));
         assert_eq!(hubs.len(), 1);
         assert_eq!(hubs[0].joints, vec![0, 1, 2, 3]);
         // A 0.2 kg m^2 hub: 4.2 against 5, not light; four joints are not a hub.
         assert_eq!(light(0.2), vec![false; 5]);
-        assert!(find(&kinds, &joints, &vec![true; 4], &light(0.2)).is_empty());
+        assert!(find(&kinds, &joints, &[true; 4], &light(0.2)).is_empty());
     }
 
     #[test]

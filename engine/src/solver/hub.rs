@@ -6,11 +6,14 @@
 //! `K = J M^-1 J^T` is the identity. Two joints of a hub share only the hub `H` (their other
 //! bodies are distinct, or static or kinematic), so the rest of `K` is the coupling through
 //! the hub: `K[(k,i),(l,j)] = J_ki^H M_H^-1 (J_lj^H)^T`, where a row acts on body A as
-//! `(-linear, angular_a)` and on body B as `(+linear, angular_b)`. Prepare builds this dense
-//! system (at most [`crate::schedule::hubs::HUB_MAX_JOINTS`] joints of up to 6 rows) and
-//! factorises it (`L D L^T`, a dependent row dropped as in the decoupling); a velocity pass
-//! solves `K dlambda = -(J v + offset)` on the current velocities and applies `dlambda`
-//! joint by joint. The bias system (split impulses) is solved exactly too, with the same
+//! `(-linear, angular_a)` and on body B as `(+linear, angular_b)`. Prepare factorises it
+//! through the hub's six degrees of freedom ([`Reduced`]: a block per joint, a 6 x 6 system
+//! for the hub, a small one for the joints to static or kinematic bodies), in time linear in
+//! the joints; where a pivot of that would drop a row (a row that depends on others), it
+//! builds the dense system instead (at most [`crate::schedule::hubs::HUB_MAX_JOINTS`] joints
+//! of up to 6 rows) and factorises that (`L D L^T`, the dependent row dropped as in the
+//! decoupling). A velocity pass solves `K dlambda = -(J v + offset)` on the current
+//! velocities and applies `dlambda` joint by joint. The bias system (split impulses) is solved exactly too, with the same
 //! factors, unlike the chain solve's (which sweeps it joint by joint: solved exactly along a
 //! long chain it made large pose changes along the chain's soft modes). A hub is a star, with
 //! no long soft modes, and the exact bias solve measured better than a sweep everywhere: the
@@ -36,16 +39,56 @@ pub(crate) struct HubSolve {
     hub_is_a: Vec<bool>,
     /// First row of each joint in the system, and the row count at the end.
     offsets: Vec<usize>,
+    /// The hub body.
+    hub: usize,
+    /// Whether the factors are the dense ones (`factor`) or the hub-reduced ones (`reduced`);
+    /// see [`HubSolve::prepare`].
+    dense: bool,
     /// The `L D L^T` factors, `n x n` row-major: `L` strictly below the diagonal, `1 / D` on
     /// it (0 for a dropped row).
     factor: Vec<f32>,
+    /// The hub-reduced factors ([`Reduced`]).
+    reduced: Reduced,
     /// Scratch of a pass: the right-hand side, then `dlambda`.
     work: Vec<f32>,
+}
+
+/// `K = B + G W G^T` solved through the hub's six degrees of freedom, where `G` (a row per
+/// constraint row) is the hub's side of the rows, `W = M_H^-1`, and `B` is block diagonal:
+/// each joint's block from its other body alone (zero for a static or kinematic one). With
+/// `mu = W G^T lambda` (the hub's velocity change): a joint `k` to a dynamic body has
+/// `lambda_k = B_k^-1 (r_k - G_k mu)`; one to a fixed body `G_k mu = r_k`; and
+/// `(M_H + sum_dyn G_k^T B_k^-1 G_k) mu - G_S^T lambda_S = sum_dyn G_k^T B_k^-1 r_k`. So `A` (6
+/// x 6) for the hub, `C = G_S A^-1 G_S^T` for the fixed-body rows, and one small block per
+/// joint, instead of one `n x n` system: linear in the joints.
+#[derive(Debug, Clone)]
+struct Reduced {
+    /// Per row: `G` (linear then angular).
+    g: Vec<[f32; 6]>,
+    /// Per row of a joint to a dynamic body: `B_k^-1 G_k` (zero for the others).
+    b_inv_g: Vec<[f32; 6]>,
+    /// Per joint to a dynamic body: the `L D L^T` factors of `B_k`, `m x m` at
+    /// `block_offsets[k]` (`m` its rows).
+    blocks: Vec<f32>,
+    block_offsets: Vec<usize>,
+    /// Whether each joint's other body is dynamic.
+    dynamic_leaf: Vec<bool>,
+    /// The factors of `A`.
+    a: [f32; 36],
+    /// The rows of the joints to fixed bodies, in order.
+    fixed_rows: Vec<usize>,
+    /// Per fixed row: `A^-1 G_row^T`.
+    a_inv_g: Vec<[f32; 6]>,
+    /// The factors of `C`, `s x s` for the `s` fixed rows.
+    c: Vec<f32>,
+    /// Scratch: a right-hand side per fixed row, and of `A`'s size.
+    fixed_work: Vec<f32>,
 }
 
 impl HubSolve {
     /// A hub from its joints' batches and whether the hub is each one's body A.
     pub(super) fn new(
+        hub: usize,
         batches: Vec<JointBatch<f32>>,
         params: Vec<ParamLanes<f32>>,
         hub_is_a: Vec<bool>,
@@ -59,12 +102,32 @@ impl HubSolve {
             offsets.push(offsets[offsets.len() - 1] + b.slots.count_ones() as usize);
         }
         let n = offsets[offsets.len() - 1];
+        let mut block_offsets = vec![0];
+        for b in &batches {
+            let m = b.slots.count_ones() as usize;
+            block_offsets.push(block_offsets[block_offsets.len() - 1] + m * m);
+        }
+        let reduced = Reduced {
+            g: vec![[0.0; 6]; n],
+            b_inv_g: vec![[0.0; 6]; n],
+            blocks: vec![0.0; block_offsets[block_offsets.len() - 1]],
+            block_offsets,
+            dynamic_leaf: vec![false; batches.len()],
+            a: [0.0; 36],
+            fixed_rows: Vec::with_capacity(n),
+            a_inv_g: Vec::with_capacity(n),
+            c: Vec::with_capacity(n * n),
+            fixed_work: vec![0.0; n.max(6)],
+        };
         HubSolve {
             batches,
             params,
             hub_is_a,
             offsets,
+            hub,
+            dense: true,
             factor: vec![0.0; n * n],
+            reduced,
             work: vec![0.0; n],
         }
     }
@@ -105,12 +168,21 @@ impl HubSolve {
         }
     }
 
-    /// Prepare: every joint's rows ([`JointBatch::prepare`]), then the system and its
-    /// factors.
+    /// Prepare: every joint's rows ([`JointBatch::prepare`]), then the factors: the
+    /// hub-reduced ones ([`Reduced`]), or where one of their pivots would drop a row (a row
+    /// that depends on others), the dense ones, which drop it as the decoupling does.
     pub(super) fn prepare(&mut self, input: &PrepareInput) {
         for (b, params) in self.batches.iter_mut().zip(&self.params) {
             b.prepare(input, params);
         }
+        self.dense = !self.prepare_reduced(input);
+        if self.dense {
+            self.prepare_dense();
+        }
+    }
+
+    /// The dense system's factors.
+    fn prepare_dense(&mut self) {
         let n = self.work.len();
         let k = &mut self.factor;
         k.fill(0.0);
@@ -147,6 +219,181 @@ impl HubSolve {
         ldl_in_place(k, n, MIN_K, &mut self.work);
     }
 
+    /// The hub-reduced factors; false where a pivot would drop a row.
+    // Index loops keep the block algebra in its textbook form.
+    #[allow(clippy::needless_range_loop)]
+    fn prepare_reduced(&mut self, input: &PrepareInput) -> bool {
+        let inv_mass_hub = input.bodies.inv_mass[self.hub];
+        let inertia = input.bodies.inv_inertia_world[self.hub].inverse();
+        if inv_mass_hub <= 0.0 || !inertia.is_finite() {
+            return false;
+        }
+        let r = &mut self.reduced;
+        // A starts as M_H: the mass on the linear part, the world inertia on the angular.
+        let mut a = [[0.0f32; 6]; 6];
+        for i in 0..3 {
+            a[i][i] = 1.0 / inv_mass_hub;
+            for j in 0..3 {
+                a[3 + i][3 + j] = inertia.col(j)[i];
+            }
+        }
+        r.fixed_rows.clear();
+        for (p, b) in self.batches.iter().enumerate() {
+            let hub_a = self.hub_is_a[p];
+            let (first, rows) = (self.offsets[p], self.offsets[p + 1] - self.offsets[p]);
+            // A row acts on body A as (-linear, angular_a), on B as (+linear, angular_b).
+            let sign = if hub_a { -1.0 } else { 1.0 };
+            for (s, g) in r.g[first..first + rows].iter_mut().enumerate() {
+                let row = &b.rows[s];
+                let angular = if hub_a { row.angular_a } else { row.angular_b };
+                let linear = row.linear.scale(sign);
+                *g = [
+                    linear.x, linear.y, linear.z, angular.x, angular.y, angular.z,
+                ];
+            }
+            let leaf_inv_mass = if hub_a { b.inv_mass_b } else { b.inv_mass_a };
+            r.dynamic_leaf[p] = leaf_inv_mass > 0.0;
+            if !r.dynamic_leaf[p] {
+                // The fixed body's joint: its active rows go to C (an inactive one has a zero
+                // row and right-hand side: no impulse, nothing to solve).
+                for s in 0..rows {
+                    r.b_inv_g[first + s] = [0.0; 6];
+                    if b.rows[s].effective_mass > 0.0 {
+                        r.fixed_rows.push(first + s);
+                    }
+                }
+                continue;
+            }
+            // B_k from the other body alone (no cancellation against the hub's part); an
+            // inactive row is the identity there (its G row and right-hand side are zero).
+            let block = &mut r.blocks[r.block_offsets[p]..r.block_offsets[p + 1]];
+            for i in 0..rows {
+                let ri = &b.rows[i];
+                for j in 0..rows {
+                    let rj = &b.rows[j];
+                    block[i * rows + j] = if j > i {
+                        0.0
+                    } else if ri.effective_mass == 0.0 || rj.effective_mass == 0.0 {
+                        if i == j {
+                            1.0
+                        } else {
+                            0.0
+                        }
+                    } else {
+                        let (angular, inv_i_angular) = if hub_a {
+                            (ri.angular_b, rj.inv_i_angular_b)
+                        } else {
+                            (ri.angular_a, rj.inv_i_angular_a)
+                        };
+                        leaf_inv_mass * ri.linear.dot(rj.linear) + angular.dot(inv_i_angular)
+                    };
+                }
+            }
+            if ldl_in_place(block, rows, MIN_K, &mut r.fixed_work) > 0 {
+                return false;
+            }
+            // B_k^-1 G_k, a column at a time, and A += G_k^T B_k^-1 G_k.
+            for c in 0..6 {
+                let column = &mut r.fixed_work[..rows];
+                for (s, x) in column.iter_mut().enumerate() {
+                    *x = r.g[first + s][c];
+                }
+                ldl_solve_in_place(block, column);
+                for (s, x) in column.iter().enumerate() {
+                    r.b_inv_g[first + s][c] = *x;
+                }
+            }
+            for s in 0..rows {
+                let (g, bg) = (r.g[first + s], r.b_inv_g[first + s]);
+                for i in 0..6 {
+                    for j in 0..=i {
+                        a[i][j] += g[i] * bg[j];
+                    }
+                }
+            }
+        }
+        for i in 0..6 {
+            for j in 0..6 {
+                r.a[i * 6 + j] = if j > i { 0.0 } else { a[i][j] };
+            }
+        }
+        if ldl_in_place(&mut r.a, 6, MIN_K, &mut r.fixed_work) > 0 {
+            return false;
+        }
+        // C = G_S A^-1 G_S^T over the fixed rows.
+        let fixed = r.fixed_rows.len();
+        r.a_inv_g.clear();
+        for &row in &r.fixed_rows {
+            let mut x = r.g[row];
+            ldl_solve_in_place(&r.a, &mut x);
+            r.a_inv_g.push(x);
+        }
+        r.c.clear();
+        r.c.resize(fixed * fixed, 0.0);
+        for i in 0..fixed {
+            let g = r.g[r.fixed_rows[i]];
+            for j in 0..=i {
+                r.c[i * fixed + j] = (0..6).map(|c| g[c] * r.a_inv_g[j][c]).sum();
+            }
+        }
+        ldl_in_place(&mut r.c, fixed, MIN_K, &mut r.fixed_work) == 0
+    }
+
+    /// `K^-1 r` in place on `work` with the factors [`HubSolve::prepare`] chose.
+    // Index loops keep the block algebra in its textbook form.
+    #[allow(clippy::needless_range_loop)]
+    fn solve_in_place(&mut self) {
+        if self.dense {
+            ldl_solve_in_place(&self.factor, &mut self.work);
+            return;
+        }
+        let r = &mut self.reduced;
+        let work = &mut self.work;
+        // y_k = B_k^-1 r_k on the joints to dynamic bodies, and b = sum G_k^T y_k.
+        let mut mu = [0.0f32; 6];
+        for p in 0..self.batches.len() {
+            if !r.dynamic_leaf[p] {
+                continue;
+            }
+            let (first, last) = (self.offsets[p], self.offsets[p + 1]);
+            ldl_solve_in_place(
+                &r.blocks[r.block_offsets[p]..r.block_offsets[p + 1]],
+                &mut work[first..last],
+            );
+            for row in first..last {
+                for (m, g) in mu.iter_mut().zip(r.g[row]) {
+                    *m += g * work[row];
+                }
+            }
+        }
+        // mu = A^-1 (b + G_S^T lambda_S), lambda_S from C lambda_S = r_S - G_S A^-1 b.
+        ldl_solve_in_place(&r.a, &mut mu);
+        let fixed = r.fixed_rows.len();
+        if fixed > 0 {
+            for (i, &row) in r.fixed_rows.iter().enumerate() {
+                let g = r.g[row];
+                r.fixed_work[i] = work[row] - (0..6).map(|c| g[c] * mu[c]).sum::<f32>();
+            }
+            ldl_solve_in_place(&r.c, &mut r.fixed_work[..fixed]);
+            for (i, &row) in r.fixed_rows.iter().enumerate() {
+                let lambda = r.fixed_work[i];
+                work[row] = lambda;
+                for (m, x) in mu.iter_mut().zip(r.a_inv_g[i]) {
+                    *m += x * lambda;
+                }
+            }
+        }
+        // lambda_k = y_k - B_k^-1 G_k mu.
+        for p in 0..self.batches.len() {
+            if r.dynamic_leaf[p] {
+                for row in self.offsets[p]..self.offsets[p + 1] {
+                    let bg = r.b_inv_g[row];
+                    work[row] -= (0..6).map(|c| bg[c] * mu[c]).sum::<f32>();
+                }
+            }
+        }
+    }
+
     /// One velocity pass on `v` (and one on the bias velocities `u` when given), each an
     /// exact solve, then the store when asked.
     ///
@@ -169,7 +416,7 @@ impl HubSolve {
                     -(JointBatch::<f32>::velocity_error(&vel, row) + row.speculative);
             }
         }
-        ldl_solve_in_place(&self.factor, &mut self.work);
+        self.solve_in_place();
         // Apply, joint by joint (they share the hub).
         for (p, b) in self.batches.iter_mut().enumerate() {
             // SAFETY: the caller's contract.
@@ -195,7 +442,7 @@ impl HubSolve {
                         -(JointBatch::<f32>::velocity_error(&vel, row) + row.bias);
                 }
             }
-            ldl_solve_in_place(&self.factor, &mut self.work);
+            self.solve_in_place();
             for (p, b) in self.batches.iter_mut().enumerate() {
                 // SAFETY: the caller's contract.
                 let mut vel = unsafe { u.gather_velocities::<f32>(&b.body_a, &b.body_b) };
@@ -219,8 +466,10 @@ impl HubSolve {
 /// `L D L^T` of the symmetric `n x n` matrix whose lower half is in `k` (row-major), in
 /// place: `L` strictly below the diagonal, `1 / D` on it. A pivot at or below `min_pivot` (a
 /// row that depends on others) gets `1 / D = 0` and a zero row of `L`, so the solve gives
-/// that row no impulse and the others do not see it. The upper half is left zero.
-fn ldl_in_place(k: &mut [f32], n: usize, min_pivot: f32, a: &mut [f32]) {
+/// that row no impulse and the others do not see it. The upper half is left zero. Returns
+/// the number of dropped rows.
+fn ldl_in_place(k: &mut [f32], n: usize, min_pivot: f32, a: &mut [f32]) -> usize {
+    let mut dropped = 0;
     // Row by row: `k[i][j]` (j < i) becomes `L_ij`, using `a_m = L_im D_m` kept in `a`
     // (scratch of `n`). Slices of whole rows, so that the inner loops index without checks.
     for i in 0..n {
@@ -243,8 +492,10 @@ fn ldl_in_place(k: &mut [f32], n: usize, min_pivot: f32, a: &mut [f32]) {
             row[i] = 1.0 / pivot;
         } else {
             row[..=i].fill(0.0);
+            dropped += 1;
         }
     }
+    dropped
 }
 
 /// `K^-1 r` in place from the factors of [`ldl_in_place`]: `L z = r`, `z /= D`, `L^T y = z`.
