@@ -165,3 +165,20 @@ fn a_hub_of_every_joint_type_holds_together() {
     assert!(anchor < 1e-6, "{anchor}");
     assert!(angular < 1e-6, "{angular}");
 }
+
+#[test]
+fn a_hub_with_a_redundant_support_holds() {
+    // A second ball joint to the wall at the hub's centre repeats the first: the rows of the
+    // two fixed-body joints depend on each other, a pivot drops, and the dense factors (which
+    // drop the repeated row as the decoupling does) take over.
+    let mut w = hub(Settings::default(), 10, None);
+    let wall = w.body_id("wall").unwrap();
+    let centre = w.body_id("hub").unwrap();
+    w.add_joint(JointDesc::spherical("hang again", wall, centre))
+        .unwrap();
+    assert_eq!(w.schedule().hubs[0].joints.len(), 12);
+    let (error, spin) = run(w, 10.0);
+    println!("redundant support: error {error:.3e} m, spin {spin:.3e} rad/s");
+    assert!(error < 1e-6, "{error}");
+    assert!(spin < 1e-4, "{spin}");
+}
