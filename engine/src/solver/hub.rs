@@ -24,7 +24,7 @@
 //!
 //! Plain `f32` on both paths, so the scalar and wide paths agree bit for bit.
 
-use super::{apply, JointBatch, JointOutputs, PrepareInput};
+use super::{apply, JointBatch, JointOutputs, PrepareInput, RowLanes};
 use crate::joints::ParamLanes;
 use crate::lanes::BodyAccess;
 use crate::rows::MIN_K;
@@ -406,59 +406,53 @@ impl HubSolve {
         u: Option<&BodyAccess>,
         store: Option<(&JointOutputs, f32)>,
     ) {
-        // r = -(J v + offset) on the velocities as they are.
-        for (p, b) in self.batches.iter().enumerate() {
-            // SAFETY: the caller's contract.
-            let vel = unsafe { v.gather_velocities::<f32>(&b.body_a, &b.body_b) };
-            for s in 0..self.offsets[p + 1] - self.offsets[p] {
-                let row = &b.rows[s];
-                self.work[self.offsets[p] + s] =
-                    -(JointBatch::<f32>::velocity_error(&vel, row) + row.speculative);
-            }
-        }
-        self.solve_in_place();
-        // Apply, joint by joint (they share the hub).
-        for (p, b) in self.batches.iter_mut().enumerate() {
-            // SAFETY: the caller's contract.
-            let mut vel = unsafe { v.gather_velocities::<f32>(&b.body_a, &b.body_b) };
-            for s in 0..self.offsets[p + 1] - self.offsets[p] {
-                let delta = self.work[self.offsets[p] + s];
-                let row = &mut b.rows[s];
-                row.impulse += delta;
-                apply(&mut vel, row, delta, b.inv_mass_a, b.inv_mass_b);
-            }
-            // SAFETY: the caller's contract; `write` holds the joint's dynamic bodies.
-            unsafe { v.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
-        }
-        if let Some(u) = u {
-            // The bias system, solved exactly too: `K dlambda = -(J u + bias)` on the bias
-            // velocities, with the same factors.
-            for (p, b) in self.batches.iter().enumerate() {
-                // SAFETY: the caller's contract.
-                let vel = unsafe { u.gather_velocities::<f32>(&b.body_a, &b.body_b) };
-                for s in 0..self.offsets[p + 1] - self.offsets[p] {
-                    let row = &b.rows[s];
-                    self.work[self.offsets[p] + s] =
-                        -(JointBatch::<f32>::velocity_error(&vel, row) + row.bias);
-                }
-            }
-            self.solve_in_place();
-            for (p, b) in self.batches.iter_mut().enumerate() {
-                // SAFETY: the caller's contract.
-                let mut vel = unsafe { u.gather_velocities::<f32>(&b.body_a, &b.body_b) };
-                for s in 0..self.offsets[p + 1] - self.offsets[p] {
-                    let delta = self.work[self.offsets[p] + s];
-                    let row = &mut b.rows[s];
-                    row.bias_impulse += delta;
-                    apply(&mut vel, row, delta, b.inv_mass_a, b.inv_mass_b);
-                }
-                // SAFETY: as above.
-                unsafe { u.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
+        // SAFETY (both): the caller's contract.
+        unsafe {
+            self.solve_system(v, |r| r.speculative, |r| &mut r.impulse);
+            // The bias system, solved exactly too, with the same factors.
+            if let Some(u) = u {
+                self.solve_system(u, |r| r.bias, |r| &mut r.bias_impulse);
             }
         }
         if let Some((out, inv_h)) = store {
             // SAFETY: the caller's contract.
             unsafe { self.store(out, inv_h) };
+        }
+    }
+
+    /// One system on the velocities `access` views: `K dlambda = -(J v + offset)` on the
+    /// velocities as they are, then `v += M^-1 J^T dlambda` joint by joint (they share the
+    /// hub) and the accumulated impulses (`impulse`) grow by `dlambda`.
+    ///
+    /// # Safety
+    /// As [`HubSolve::warm_start`].
+    unsafe fn solve_system(
+        &mut self,
+        access: &BodyAccess,
+        offset: impl Fn(&RowLanes<f32>) -> f32,
+        impulse: impl Fn(&mut RowLanes<f32>) -> &mut f32,
+    ) {
+        for (p, b) in self.batches.iter().enumerate() {
+            // SAFETY: the caller's contract.
+            let vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
+            for s in 0..self.offsets[p + 1] - self.offsets[p] {
+                let row = &b.rows[s];
+                self.work[self.offsets[p] + s] =
+                    -(JointBatch::<f32>::velocity_error(&vel, row) + offset(row));
+            }
+        }
+        self.solve_in_place();
+        for (p, b) in self.batches.iter_mut().enumerate() {
+            // SAFETY: the caller's contract.
+            let mut vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
+            for s in 0..self.offsets[p + 1] - self.offsets[p] {
+                let delta = self.work[self.offsets[p] + s];
+                let row = &mut b.rows[s];
+                *impulse(row) += delta;
+                apply(&mut vel, row, delta, b.inv_mass_a, b.inv_mass_b);
+            }
+            // SAFETY: the caller's contract; `write` holds the joint's dynamic bodies.
+            unsafe { access.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
         }
     }
 }
