@@ -92,17 +92,6 @@ impl Exec {
         }
     }
 
-    /// Calls `f` on every item of a shared slice, in tasks of `chunk` items.
-    pub(crate) fn for_each_ref<T: Sync>(self, items: &[T], chunk: usize, f: &(impl Fn(&T) + Sync)) {
-        match self.for_len(items.len(), chunk) {
-            Exec::Serial => items.iter().for_each(f),
-            Exec::Parallel => items.par_chunks(chunk).for_each(|chunk| {
-                let _fpu = FlushDenormals::new();
-                chunk.iter().for_each(f)
-            }),
-        }
-    }
-
     /// Calls `f(first, chunk)` for consecutive chunks of `chunk` items (the last may be
     /// shorter), `first` being the index of the chunk's first item. The chunks are fixed by
     /// `chunk` alone, whatever the thread count.

@@ -27,8 +27,11 @@
 //! Memory per joint (wide path): one [`JointBatch<Wide>`] is shared by eight joints; see
 //! [`solver_bytes_per_joint`].
 
+mod batches;
 mod chain;
 mod hub;
+
+use batches::Batches;
 
 use crate::bodies::Bodies;
 use crate::joints::{self, JointKind, Joints, ParamLanes, PoseLanes, PosePair};
@@ -291,21 +294,17 @@ fn relax_row<L: Lane>(
     apply(v, r, new - old, inv_mass_a, inv_mass_b);
 }
 
-/// One pass over the rows of a signature (`slots`, `unilateral`: bit `s` for slot `s`), in
-/// slot order: the velocity row on `v`, then, given bias velocities `u`, the bias row on `u`.
+/// One pass over the `N` rows of a signature (slots `0..N`; `unilateral`: bit `s` for slot
+/// `s`), in slot order: the velocity row on `v`, then, given bias velocities `u`, the bias row on `u`.
 #[inline(always)]
-fn relax_rows<L: Lane>(
-    rows: &mut [RowLanes<L>; MAX_ROWS_PER_JOINT],
-    slots: u8,
+fn relax_rows<L: Lane, const N: usize>(
+    rows: &mut [RowLanes<L>; N],
     unilateral: u8,
     v: &mut PairVelocities<L>,
     mut u: Option<&mut PairVelocities<L>>,
     masses: (L, L),
 ) {
     for (slot, r) in rows.iter_mut().enumerate() {
-        if slots & (1 << slot) == 0 {
-            continue;
-        }
         let unilateral = unilateral & (1 << slot) != 0;
         relax_row(
             v,
@@ -328,7 +327,14 @@ fn relax_rows<L: Lane>(
     }
 }
 
+/// `rows` as an array of its length `N` (the caller matched the length).
+#[inline(always)]
+fn fixed<T, const N: usize>(rows: &mut [T]) -> &mut [T; N] {
+    rows.try_into().expect("the row count was matched")
+}
+
 /// Slots a joint type can fill (bit `s` for slot `s`), and which of them is unilateral.
+/// Always a prefix `0..n` (a batch's rows are `rows[0..n]`, see [`JointBatch`]).
 fn slot_masks(kind: JointKind, limited: bool) -> (u8, u8) {
     let limit = if limited { 1 << 5 } else { 0 };
     match kind {
@@ -338,11 +344,15 @@ fn slot_masks(kind: JointKind, limited: bool) -> (u8, u8) {
     }
 }
 
-/// The rows of up to `L::WIDTH` joints of one colour and signature.
+/// Up to `L::WIDTH` joints of one colour and signature: their indices, masses and
+/// signature. Their rows are stored apart ([`batches::Batches`]), one [`RowLanes`] per slot
+/// of the signature (the slot masks are prefixes, so slot `s` is `rows[s]`), and every
+/// method that reads or writes rows is given them.
 ///
-/// Byte budget (wide, 8 lanes): 6 row slots x 20 lanes-floats x 32 B = 3,840 B of rows,
-/// 3 x 32 B of indices, 2 x 32 B of inverse masses and a few flags: 4,032 B, 504 B per joint.
-/// A velocity pass streams only the slots of the signature (spherical 3, revolute 5 or 6).
+/// Byte budget (wide, 8 lanes): 20 lanes-floats x 32 B = 640 B per row slot (spherical 3,
+/// revolute and prismatic 5, or 6 with a limit, fixed 6), and this header (3 x 32 B of
+/// indices, 2 x 32 B of inverse masses and a few flags): 272 B per joint in a spherical
+/// batch, 432 B in a revolute one.
 #[derive(Debug, Clone)]
 pub(crate) struct JointBatch<L: Lane> {
     joints: L::Indices,
@@ -359,7 +369,6 @@ pub(crate) struct JointBatch<L: Lane> {
     unilateral: u8,
     inv_mass_a: L,
     inv_mass_b: L,
-    rows: [RowLanes<L>; MAX_ROWS_PER_JOINT],
     /// Active rows at the last prepare.
     active_rows: u32,
 }
@@ -375,9 +384,12 @@ fn param_lanes<L: Lane>(kind: JointKind, ids: &[u32], joints: &Joints) -> ParamL
     params
 }
 
-/// Bytes of solver storage per joint on the wide path (one batch shared by its lanes).
-pub fn solver_bytes_per_joint() -> usize {
-    std::mem::size_of::<JointBatch<Wide>>() / Wide::WIDTH
+/// Bytes of solver storage per joint on the wide path for joints of `rows` row slots (3
+/// spherical, 5 revolute or prismatic, 6 with a limit or fixed): one full batch shared by its
+/// lanes.
+pub fn solver_bytes_per_joint(rows: usize) -> usize {
+    (std::mem::size_of::<JointBatch<Wide>>() + rows * std::mem::size_of::<RowLanes<Wide>>())
+        / Wide::WIDTH
 }
 
 /// What prepare needs besides the batch.
@@ -425,23 +437,25 @@ impl<L: Lane> JointBatch<L> {
             unilateral,
             inv_mass_a: L::splat(0.0),
             inv_mass_b: L::splat(0.0),
-            rows: [RowLanes::zero(); MAX_ROWS_PER_JOINT],
             active_rows: 0,
         }
     }
 
-    /// Slots of the signature, ascending.
-    #[inline(always)]
-    fn slot_iter(&self) -> impl Iterator<Item = usize> {
-        let slots = self.slots;
-        (0..MAX_ROWS_PER_JOINT).filter(move |s| slots & (1 << s) != 0)
+    /// Row slots of the signature (its rows are slots `0..row_count`).
+    pub(crate) fn row_count(&self) -> usize {
+        self.slots.count_ones() as usize
     }
 
     /// Prepare, for all lanes at once: the rows at the current poses
     /// ([`joints::rows_lanes`]), their decoupling ([`decouple_lanes`]), effective masses,
     /// bias, speculative offset and warm-start impulse. `params` are the lanes' joint
     /// parameters ([`param_lanes`]).
-    pub(crate) fn prepare(&mut self, input: &PrepareInput, params: &ParamLanes<L>) {
+    pub(crate) fn prepare(
+        &mut self,
+        rows: &mut [RowLanes<L>],
+        input: &PrepareInput,
+        params: &ParamLanes<L>,
+    ) {
         let bodies = input.bodies;
         let mut gathered = JointLanes::<L>::new();
         for lane in 0..self.len {
@@ -479,7 +493,7 @@ impl<L: Lane> JointBatch<L> {
                 y: keep(v.y),
                 z: keep(v.z),
             };
-            let row = &mut self.rows[slot];
+            let row = &mut rows[slot];
             row.linear = keep3(g.linear);
             row.angular_a = keep3(g.angular_a);
             row.angular_b = keep3(g.angular_b);
@@ -530,11 +544,10 @@ impl<L: Lane> JointBatch<L> {
     /// # Safety
     /// The batch's dynamic bodies are touched by no other task during this call (the
     /// coloring invariant).
-    pub(crate) unsafe fn warm_start(&self, access: &BodyAccess) {
+    pub(crate) unsafe fn warm_start(&self, rows: &[RowLanes<L>], access: &BodyAccess) {
         // SAFETY: the caller's contract.
         let mut v = unsafe { access.gather_velocities::<L>(&self.body_a, &self.body_b) };
-        for slot in self.slot_iter() {
-            let r = &self.rows[slot];
+        for r in &rows[..self.row_count()] {
             apply(&mut v, r, r.impulse, self.inv_mass_a, self.inv_mass_b);
         }
         // SAFETY: as above; `write` holds dynamic bodies of real lanes only.
@@ -546,9 +559,9 @@ impl<L: Lane> JointBatch<L> {
     ///
     /// # Safety
     /// As [`JointBatch::warm_start`].
-    pub(crate) unsafe fn solve(&mut self, access: &BodyAccess) {
+    pub(crate) unsafe fn solve(&self, rows: &mut [RowLanes<L>], access: &BodyAccess) {
         // SAFETY: the caller's contract.
-        unsafe { self.relax(access, None) }
+        unsafe { self.relax(rows, access, None) }
     }
 
     /// One pass of [`solve`](JointBatch::solve) on the velocities `v` and one pass of the
@@ -561,9 +574,14 @@ impl<L: Lane> JointBatch<L> {
     ///
     /// # Safety
     /// As [`JointBatch::warm_start`], for both velocity arrays.
-    pub(crate) unsafe fn solve_with_bias(&mut self, v_access: &BodyAccess, u_access: &BodyAccess) {
+    pub(crate) unsafe fn solve_with_bias(
+        &self,
+        rows: &mut [RowLanes<L>],
+        v_access: &BodyAccess,
+        u_access: &BodyAccess,
+    ) {
         // SAFETY: the caller's contract.
-        unsafe { self.relax(v_access, Some(u_access)) }
+        unsafe { self.relax(rows, v_access, Some(u_access)) }
     }
 
     /// One velocity pass (with the bias pass on `u_access` when given), then, given the
@@ -573,7 +591,8 @@ impl<L: Lane> JointBatch<L> {
     /// As [`JointBatch::solve_with_bias`] and [`JointBatch::store`].
     #[inline(always)]
     unsafe fn velocity_pass(
-        &mut self,
+        &self,
+        rows: &mut [RowLanes<L>],
         v_access: &BodyAccess,
         u_access: Option<&BodyAccess>,
         store: Option<(&JointOutputs, f32)>,
@@ -582,11 +601,11 @@ impl<L: Lane> JointBatch<L> {
         // own copy of the row loop.
         unsafe {
             match u_access {
-                Some(u) => self.solve_with_bias(v_access, u),
-                None => self.solve(v_access),
+                Some(u) => self.solve_with_bias(rows, v_access, u),
+                None => self.solve(rows, v_access),
             }
             if let Some((out, inv_h)) = store {
-                self.store(out, inv_h);
+                self.store(rows, out, inv_h);
             }
         }
     }
@@ -597,24 +616,30 @@ impl<L: Lane> JointBatch<L> {
     /// # Safety
     /// As [`JointBatch::warm_start`], for both velocity arrays.
     #[inline(always)]
-    unsafe fn relax(&mut self, v_access: &BodyAccess, u_access: Option<&BodyAccess>) {
+    unsafe fn relax(
+        &self,
+        rows: &mut [RowLanes<L>],
+        v_access: &BodyAccess,
+        u_access: Option<&BodyAccess>,
+    ) {
         // SAFETY: the caller's contract.
         let mut v = unsafe { v_access.gather_velocities::<L>(&self.body_a, &self.body_b) };
         // SAFETY: the caller's contract.
         let mut u =
             u_access.map(|a| unsafe { a.gather_velocities::<L>(&self.body_a, &self.body_b) });
         let masses = (self.inv_mass_a, self.inv_mass_b);
-        let rows = &mut self.rows;
-        // One copy of the row loop per signature, its slot masks constants: the loop unrolls
-        // without a branch per slot (a runtime mask cost 15 % of the pass).
-        match (self.slots, self.unilateral) {
-            (0b000111, 0) => relax_rows(rows, 0b000111, 0, &mut v, u.as_mut(), masses),
-            (0b011111, 0) => relax_rows(rows, 0b011111, 0, &mut v, u.as_mut(), masses),
-            (0b111111, 0) => relax_rows(rows, 0b111111, 0, &mut v, u.as_mut(), masses),
-            (0b111111, 0b100000) => {
-                relax_rows(rows, 0b111111, 0b100000, &mut v, u.as_mut(), masses)
-            }
-            (slots, unilateral) => relax_rows(rows, slots, unilateral, &mut v, u.as_mut(), masses),
+        let rows = &mut rows[..self.row_count()];
+        // One copy of the row loop per signature, its row count and unilateral mask constants:
+        // the loop unrolls without a branch per slot (a runtime mask cost 15 % of the pass).
+        // The slot masks are prefixes (`slot_masks`), so the row count names the signature.
+        let (uv, unilateral) = (u.as_mut(), self.unilateral);
+        match (rows.len(), unilateral) {
+            (3, 0) => relax_rows::<L, 3>(fixed(rows), 0, &mut v, uv, masses),
+            (5, 0) => relax_rows::<L, 5>(fixed(rows), 0, &mut v, uv, masses),
+            (6, 0) => relax_rows::<L, 6>(fixed(rows), 0, &mut v, uv, masses),
+            (6, 0b100000) => relax_rows::<L, 6>(fixed(rows), 0b100000, &mut v, uv, masses),
+            (6, _) => relax_rows::<L, 6>(fixed(rows), unilateral, &mut v, uv, masses),
+            (n, _) => unreachable!("no joint type has {n} row slots"),
         }
         // SAFETY: as above; `write` holds dynamic bodies of real lanes only.
         unsafe {
@@ -630,12 +655,12 @@ impl<L: Lane> JointBatch<L> {
     /// # Safety
     /// No other task writes this batch's joints' entries of `out` (every joint is in exactly
     /// one batch or the overflow).
-    pub(crate) unsafe fn store(&self, out: &JointOutputs, inv_h: f32) {
+    pub(crate) unsafe fn store(&self, rows: &[RowLanes<L>], out: &JointOutputs, inv_h: f32) {
         // Forces in lanes: `F = sum_rows J_row lambda_row / h`, row by row in slot order.
         let inv_h = L::splat(inv_h);
         let (mut force, mut torque_a, mut torque_b) = (V3::<L>::zero(), V3::zero(), V3::zero());
-        for slot in self.slot_iter() {
-            let r = &self.rows[slot];
+        let rows = &rows[..self.row_count()];
+        for r in rows {
             let f = r.impulse * inv_h;
             force = force + r.linear.scale(f);
             torque_a = torque_a + r.angular_a.scale(f);
@@ -644,8 +669,8 @@ impl<L: Lane> JointBatch<L> {
         for lane in 0..self.len {
             let j = self.joints.as_ref()[lane] as usize;
             let mut impulse = [0.0; MAX_ROWS_PER_JOINT];
-            for slot in self.slot_iter() {
-                impulse[slot] = self.rows[slot].impulse.lane(lane);
+            for (slot, r) in rows.iter().enumerate() {
+                impulse[slot] = r.impulse.lane(lane);
             }
             // SAFETY: `j` is a joint index (< the outputs' length) owned by this batch.
             unsafe {
@@ -822,15 +847,13 @@ unsafe fn project_step<L: Lane>(
 /// overflow joints, one scalar batch each.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Solver<L: Lane> {
-    batches: Vec<JointBatch<L>>,
-    /// Each batch's joint parameters ([`param_lanes`]), apart from the batches so that the
-    /// velocity passes, which do not read them, stream only the rows.
-    batch_params: Vec<ParamLanes<L>>,
+    /// The colours' batches, with their joint parameters ([`param_lanes`], apart from the
+    /// rows so that the velocity passes, which do not read them, stream only the rows).
+    batches: Batches<L>,
     /// The shared colours' batches (`batches[colors[c].clone()]`).
     colors: Vec<Range<usize>>,
     /// The overflow joints: the shared ones (`..shared_overflow`), then the clusters'.
-    overflow: Vec<JointBatch<f32>>,
-    overflow_params: Vec<ParamLanes<f32>>,
+    overflow: Batches<f32>,
     shared_overflow: usize,
     /// The small islands' clusters: each one task through all of a stage's passes.
     clusters: Vec<Cluster>,
@@ -941,25 +964,19 @@ impl<L: Lane> Solver<L> {
     /// Allocates the batches of `schedule` (built for `L::WIDTH` lanes).
     pub(crate) fn new(schedule: &Schedule, joints: &Joints, bodies: &Bodies) -> Self {
         assert_eq!(schedule.width, L::WIDTH);
-        let batches = schedule
-            .batches
-            .iter()
-            .map(|b| JointBatch::new(b, schedule.joints_of(b), joints, bodies))
-            .collect();
-        let batch_params = schedule
-            .batches
-            .iter()
-            .map(|b| param_lanes(b.kind, schedule.joints_of(b), joints))
-            .collect();
-        let overflow_params = schedule
-            .overflow
-            .iter()
-            .map(|&j| param_lanes(joints.kind[j as usize], &[j], joints))
-            .collect();
-        let overflow = schedule
-            .overflow
-            .iter()
-            .map(|&j| {
+        // Colour and overflow batches store the rows of their signature only.
+        let batches = Batches::new(
+            schedule.batches.iter().map(|b| {
+                let ids = schedule.joints_of(b);
+                (
+                    JointBatch::new(b, ids, joints, bodies),
+                    param_lanes(b.kind, ids, joints),
+                )
+            }),
+            JointBatch::row_count,
+        );
+        let overflow = Batches::new(
+            schedule.overflow.iter().map(|&j| {
                 let (kind, limited) = (joints.kind[j as usize], joints.limit[j as usize].is_some());
                 let batch = Batch {
                     kind,
@@ -967,9 +984,13 @@ impl<L: Lane> Solver<L> {
                     start: 0,
                     len: 1,
                 };
-                JointBatch::new(&batch, &[j], joints, bodies)
-            })
-            .collect();
+                (
+                    JointBatch::new(&batch, &[j], joints, bodies),
+                    param_lanes(kind, &[j], joints),
+                )
+            }),
+            JointBatch::row_count,
+        );
         let signature = |j: u32| {
             let j = j as usize;
             slot_masks(joints.kind[j], joints.limit[j].is_some()).0
@@ -1082,10 +1103,8 @@ impl<L: Lane> Solver<L> {
             chains,
             lone_chains,
             batches,
-            batch_params,
             colors: schedule.colors.clone(),
             overflow,
-            overflow_params,
             shared_overflow: schedule.shared_overflow,
             clusters: schedule.clusters.clone(),
             hubs,
@@ -1103,9 +1122,8 @@ impl<L: Lane> Solver<L> {
     pub(crate) fn bytes(&self) -> usize {
         let groups =
             self.serial_groups.len() + self.color_groups.len() + self.overflow_groups.len();
-        self.batches.len() * (std::mem::size_of::<JointBatch<L>>() + size_of::<ParamLanes<L>>())
-            + self.overflow.len()
-                * (std::mem::size_of::<JointBatch<f32>>() + size_of::<ParamLanes<f32>>())
+        self.batches.bytes()
+            + self.overflow.bytes()
             + self.projection_steps.len()
                 * (std::mem::size_of::<L::Indices>() + std::mem::size_of::<ParamLanes<L>>())
             + groups * std::mem::size_of::<ProjectionGroup<L>>()
@@ -1118,8 +1136,8 @@ impl<L: Lane> Solver<L> {
     pub(crate) fn active_rows(&self) -> usize {
         self.batches
             .iter()
-            .map(|b| b.active_rows as usize)
-            .chain(self.overflow.iter().map(|b| b.active_rows as usize))
+            .map(|(b, _)| b.active_rows as usize)
+            .chain(self.overflow.iter().map(|(b, _)| b.active_rows as usize))
             .chain(self.chains.iter().map(|c| c.active_rows()))
             .chain(self.hubs.iter().map(|h| h.active_rows()))
             .chain(self.lone_chains.iter().map(|c| c.active_rows()))
@@ -1145,8 +1163,8 @@ impl<L: Lane> Solver<L> {
             impl Fn(&mut hub::HubSolve, usize) + Sync,
             impl Fn(&mut chain::ChainLanes<L>, usize) + Sync,
             impl Fn(&mut chain::ChainLanes<f32>, usize) + Sync,
-            impl Fn(&mut JointBatch<L>, &ParamLanes<L>, usize) + Sync,
-            impl Fn(&mut JointBatch<f32>, &ParamLanes<f32>, usize) + Sync,
+            impl Fn(&mut JointBatch<L>, &mut [RowLanes<L>], &ParamLanes<L>, usize) + Sync,
+            impl Fn(&mut JointBatch<f32>, &mut [RowLanes<f32>], &ParamLanes<f32>, usize) + Sync,
         >,
     ) {
         let ItemWork {
@@ -1158,10 +1176,8 @@ impl<L: Lane> Solver<L> {
         } = work;
         let Solver {
             batches,
-            batch_params,
             colors,
             overflow: overflow_batches,
-            overflow_params,
             shared_overflow,
             clusters,
             hubs,
@@ -1184,7 +1200,7 @@ impl<L: Lane> Solver<L> {
             || colors.iter().any(|r| !r.is_empty());
         let cluster_stages = usize::from(!clusters.is_empty());
         let shared_stages = if shared { passes * per_pass } else { 0 };
-        let (batches, overflow_batches) = (Shared::new(batches), Shared::new(overflow_batches));
+        let (batches, overflow_batches) = (batches.shared(), overflow_batches.shared());
         let hub_items = hubs.len();
         let (chains, lone_chains) = (Shared::new(chains), Shared::new(lone_chains));
         let hubs = Shared::new(hubs);
@@ -1207,20 +1223,15 @@ impl<L: Lane> Solver<L> {
         // of that colour: disjoint bodies), of one cluster (its islands are no other task's),
         // or an overflow range (run alone, or in its cluster's task).
         let run_batches = |range: Range<usize>, pass: usize| {
-            let params = &batch_params[range.clone()];
             // SAFETY: the range is this task's alone (above).
-            for (b, params) in unsafe { batches.slice_mut(range) }.iter_mut().zip(params) {
-                f(b, params, pass);
+            for (b, rows, params) in unsafe { batches.range_mut(range) } {
+                f(b, rows, params, pass);
             }
         };
         let run_overflow = |range: Range<usize>, pass: usize| {
-            let params = &overflow_params[range.clone()];
             // SAFETY: as in `run_batches`.
-            for (b, params) in unsafe { overflow_batches.slice_mut(range) }
-                .iter_mut()
-                .zip(params)
-            {
-                overflow(b, params, pass);
+            for (b, rows, params) in unsafe { overflow_batches.range_mut(range) } {
+                overflow(b, rows, params, pass);
             }
         };
         stages.run(
@@ -1307,13 +1318,16 @@ impl<L: Lane> Solver<L> {
                 c.prepare(input);
                 unsafe { c.warm_start(&access) }
             },
-            batch: |b: &mut JointBatch<L>, params: &ParamLanes<L>, _| {
-                b.prepare(input, params);
-                unsafe { b.warm_start(&access) }
+            batch: |b: &mut JointBatch<L>, rows: &mut [RowLanes<L>], params: &ParamLanes<L>, _| {
+                b.prepare(rows, input, params);
+                unsafe { b.warm_start(rows, &access) }
             },
-            overflow: |b: &mut JointBatch<f32>, params: &ParamLanes<f32>, _| {
-                b.prepare(input, params);
-                unsafe { b.warm_start(&access) }
+            overflow: |b: &mut JointBatch<f32>,
+                       rows: &mut [RowLanes<f32>],
+                       params: &ParamLanes<f32>,
+                       _| {
+                b.prepare(rows, input, params);
+                unsafe { b.warm_start(rows, &access) }
             },
         };
         self.each_color(exec, 1, work);
@@ -1334,7 +1348,7 @@ impl<L: Lane> Solver<L> {
         inv_h: f32,
     ) {
         if passes == 0 {
-            return self.store(exec, joints, inv_h);
+            return self.store(joints, inv_h);
         }
         let out = JointOutputs::new(joints);
         let last = passes - 1;
@@ -1353,27 +1367,30 @@ impl<L: Lane> Solver<L> {
             lone_chain: |c: &mut chain::ChainLanes<f32>, pass| unsafe {
                 c.velocity_pass(&v, bias(pass), store(pass))
             },
-            batch: |b: &mut JointBatch<L>, _: &ParamLanes<L>, pass| unsafe {
-                b.velocity_pass(&v, bias(pass), store(pass))
+            batch: |b: &mut JointBatch<L>, rows: &mut [RowLanes<L>], _: &ParamLanes<L>, pass| unsafe {
+                b.velocity_pass(rows, &v, bias(pass), store(pass))
             },
-            overflow: |b: &mut JointBatch<f32>, _: &ParamLanes<f32>, pass| unsafe {
-                b.velocity_pass(&v, bias(pass), store(pass))
+            overflow: |b: &mut JointBatch<f32>,
+                       rows: &mut [RowLanes<f32>],
+                       _: &ParamLanes<f32>,
+                       pass| unsafe {
+                b.velocity_pass(rows, &v, bias(pass), store(pass))
             },
         };
         self.each_color(exec, passes, work);
     }
 
     /// Store impulses and forces (without a velocity pass).
-    fn store(&self, exec: Exec, joints: &mut Joints, inv_h: f32) {
+    /// Serial: only a run with no velocity pass gets here.
+    fn store(&self, joints: &mut Joints, inv_h: f32) {
         let out = JointOutputs::new(joints);
-        // SAFETY: every joint is in exactly one batch or the overflow, so concurrent batches
-        // write disjoint joints; the overflow runs after them.
-        exec.for_each_ref(&self.batches, BATCH_CHUNK, &|b| unsafe {
-            b.store(&out, inv_h)
-        });
-        for b in &self.overflow {
-            // SAFETY: as above.
-            unsafe { b.store(&out, inv_h) };
+        // SAFETY (all): every joint is in exactly one batch, overflow batch, chain or hub, and
+        // each is stored once.
+        for (b, rows) in self.batches.iter() {
+            unsafe { b.store(rows, &out, inv_h) };
+        }
+        for (b, rows) in self.overflow.iter() {
+            unsafe { b.store(rows, &out, inv_h) };
         }
         for c in &self.chains {
             // SAFETY: as above.
@@ -1490,12 +1507,12 @@ impl<L: Lane> Solver<L> {
     /// Fills every padded lane's rows and masses with NaN (for the neutrality test).
     pub(crate) fn poison_padding(&mut self) -> usize {
         let mut poisoned = 0;
-        for b in &mut self.batches {
+        for (b, rows, _) in self.batches.iter_mut() {
             for lane in b.len..L::WIDTH {
                 poisoned += 1;
                 b.inv_mass_a.set_lane(lane, f32::NAN);
                 b.inv_mass_b.set_lane(lane, f32::NAN);
-                for r in &mut b.rows {
+                for r in rows.iter_mut() {
                     for v in [
                         &mut r.linear,
                         &mut r.angular_a,
@@ -1557,5 +1574,18 @@ mod tests {
         assert_eq!(slot_masks(JointKind::Revolute, true), (0b111111, 0b100000));
         assert_eq!(slot_masks(JointKind::Prismatic, false), (0b011111, 0));
         assert_eq!(slot_masks(JointKind::Spherical, false).0.count_ones(), 3);
+        // Batches store `n` rows for slots `0..n`: every signature is a prefix.
+        for kind in [
+            JointKind::Revolute,
+            JointKind::Spherical,
+            JointKind::Fixed,
+            JointKind::Prismatic,
+        ] {
+            for limited in [false, true] {
+                let (slots, unilateral) = slot_masks(kind, limited);
+                assert_eq!(slots, (1u8 << slots.count_ones()) - 1, "{kind:?} {limited}");
+                assert_eq!(unilateral & !slots, 0);
+            }
+        }
     }
 }

@@ -25,7 +25,7 @@
 //! work of a Gauss-Seidel pass. Every lane computes what one lane would, so the scalar and
 //! wide paths agree bit for bit.
 
-use super::{apply, relax_row, JointBatch, JointOutputs, PrepareInput};
+use super::{apply, relax_row, Batches, JointBatch, JointOutputs, PrepareInput, RowLanes};
 use crate::joints::ParamLanes;
 use crate::lanes::{BodyAccess, Lane};
 use crate::rows::{MAX_ROWS_PER_JOINT, MIN_K};
@@ -37,9 +37,8 @@ use crate::schedule::chains::{Link, LINK_NEXT_A, LINK_PREV_B};
 /// position), so that a spherical chain streams 9 lanes per block, not a fixed 36.
 #[derive(Debug, Clone)]
 pub(crate) struct ChainLanes<L: Lane> {
-    /// Position `k`'s joints, one chain per lane.
-    batches: Vec<JointBatch<L>>,
-    params: Vec<ParamLanes<L>>,
+    /// Position `k`'s joints, one chain per lane, each with `rows` rows.
+    batches: Batches<L>,
     /// `links[k - 1]`: how position `k` meets position `k - 1`.
     links: Vec<Link>,
     /// Rows per joint the blocks span: the most any position has (3 spherical, 5 revolute
@@ -75,8 +74,7 @@ impl<L: Lane> ChainLanes<L> {
             .all(|b| b.slots == (1u8 << b.slots.count_ones()) - 1 && b.unilateral == 0));
         let zero = L::splat(0.0);
         ChainLanes {
-            batches,
-            params,
+            batches: Batches::new(batches.into_iter().zip(params), |_| rows),
             links,
             rows,
             coupling: vec![zero; n * rows * rows],
@@ -88,13 +86,17 @@ impl<L: Lane> ChainLanes<L> {
     /// Bytes of the group.
     pub(super) fn bytes(&self) -> usize {
         let n = self.batches.len();
-        n * (size_of::<JointBatch<L>>() + size_of::<ParamLanes<L>>() + size_of::<Link>())
+        self.batches.bytes()
+            + n * size_of::<Link>()
             + (self.coupling.len() + self.factor.len() + self.work.len()) * size_of::<L>()
     }
 
     /// Active rows at the last prepare.
     pub(super) fn active_rows(&self) -> usize {
-        self.batches.iter().map(|b| b.active_rows as usize).sum()
+        self.batches
+            .iter()
+            .map(|(b, _)| b.active_rows as usize)
+            .sum()
     }
 
     /// Store ([`JointBatch::store`]) of every position.
@@ -102,16 +104,16 @@ impl<L: Lane> ChainLanes<L> {
     /// # Safety
     /// As [`JointBatch::store`].
     pub(super) unsafe fn store(&self, out: &JointOutputs, inv_h: f32) {
-        for b in &self.batches {
+        for (b, rows) in self.batches.iter() {
             // SAFETY: the caller's contract.
-            unsafe { b.store(out, inv_h) };
+            unsafe { b.store(rows, out, inv_h) };
         }
     }
 
     /// Prepare: every position's rows ([`JointBatch::prepare`]), then the factorisation.
     pub(super) fn prepare(&mut self, input: &PrepareInput) {
-        for (b, params) in self.batches.iter_mut().zip(&self.params) {
-            b.prepare(input, params);
+        for (b, rows, params) in self.batches.iter_mut() {
+            b.prepare(rows, input, params);
         }
         match self.rows {
             3 => self.factorize::<3>(),
@@ -125,18 +127,19 @@ impl<L: Lane> ChainLanes<L> {
     fn factorize<const M: usize>(&mut self) {
         let (zero, one, min_k) = (L::splat(0.0), L::splat(1.0), L::splat(MIN_K));
         for k in 0..self.batches.len() {
-            let c = &self.batches[k];
+            let c = self.batches.rows(k);
             // K_kk: the identity after decoupling (1 / effective mass on active rows, 1 on
             // inactive and unused ones, whose rows and right-hand sides are zero).
             let mut d = [[zero; M]; M];
             for (s, d) in d.iter_mut().enumerate() {
-                let m = c.rows[s].effective_mass;
+                let m = c[s].effective_mass;
                 d[s] = L::select(m.gt(zero), one / m, one);
             }
             let (before, rest) = self.factor.split_at_mut(k * M * M);
             if k > 0 {
                 let e = &mut self.coupling[k * M * M..][..M * M];
-                coupling::<L, M>(&self.batches[k - 1], c, self.links[k - 1], e);
+                let p = (self.batches.head(k - 1), self.batches.rows(k - 1));
+                coupling::<L, M>(p, c, self.links[k - 1], e);
                 // D_k -= E D_(k-1)^-1 E^T = W^T diag(1/d) W with W = L_(k-1)^-1 E^T: one
                 // triangular solve per row of E, then a symmetric product (lower half).
                 let f = &before[(k - 1) * M * M..];
@@ -171,9 +174,9 @@ impl<L: Lane> ChainLanes<L> {
     /// No other task touches the group's dynamic bodies during the call (chains share no
     /// dynamic body, and the chain stage runs alone).
     pub(super) unsafe fn warm_start(&self, access: &BodyAccess) {
-        for b in &self.batches {
+        for (b, rows) in self.batches.iter() {
             // SAFETY: the caller's contract.
-            unsafe { b.warm_start(access) };
+            unsafe { b.warm_start(rows, access) };
         }
     }
 
@@ -217,13 +220,13 @@ impl<L: Lane> ChainLanes<L> {
         // velocities as they are (nothing is applied before the backward sweep ends).
         let mut y_previous = [zero; M];
         for k in 0..n {
-            let b = &self.batches[k];
+            let (b, rows) = (self.batches.head(k), self.batches.rows(k));
             // SAFETY: the caller's contract.
             let vel = unsafe { v.gather_velocities::<L>(&b.body_a, &b.body_b) };
             let f = &self.factor[k * M * M..][..M * M];
             let e = &self.coupling[k * M * M..][..M * M];
             let mut r: [L; M] = std::array::from_fn(|s| {
-                let row = &b.rows[s];
+                let row = &rows[s];
                 -(JointBatch::<L>::velocity_error(&vel, row) + row.speculative)
             });
             if k > 0 {
@@ -259,11 +262,11 @@ impl<L: Lane> ChainLanes<L> {
         }
         // Apply, position by position (consecutive positions share a body).
         for k in 0..n {
-            let b = &mut self.batches[k];
+            let (b, rows, _) = self.batches.get_mut(k);
             // SAFETY: the caller's contract.
             let mut vel = unsafe { v.gather_velocities::<L>(&b.body_a, &b.body_b) };
             for (s, &delta) in self.work[k * M..][..M].iter().enumerate() {
-                let row = &mut b.rows[s];
+                let row = &mut rows[s];
                 row.impulse = row.impulse + delta;
                 apply(&mut vel, row, delta, b.inv_mass_a, b.inv_mass_b);
             }
@@ -271,7 +274,7 @@ impl<L: Lane> ChainLanes<L> {
             unsafe { v.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
             if let Some(u) = u {
                 // SAFETY: as above.
-                unsafe { bias_sweep(b, u) };
+                unsafe { bias_sweep(b, rows, u) };
             }
         }
     }
@@ -290,7 +293,7 @@ impl<L: Lane> ChainLanes<L> {
 ///
 /// # Safety
 /// As [`ChainLanes::warm_start`].
-unsafe fn bias_sweep<L: Lane>(b: &mut JointBatch<L>, u: &BodyAccess) {
+unsafe fn bias_sweep<L: Lane>(b: &JointBatch<L>, rows: &mut [RowLanes<L>], u: &BodyAccess) {
     // SAFETY: the caller's contract.
     let mut vel = unsafe { u.gather_velocities::<L>(&b.body_a, &b.body_b) };
     let masses = (b.inv_mass_a, b.inv_mass_b);
@@ -298,7 +301,7 @@ unsafe fn bias_sweep<L: Lane>(b: &mut JointBatch<L>, u: &BodyAccess) {
         if b.slots & (1 << slot) != 0 {
             relax_row(
                 &mut vel,
-                &mut b.rows[slot],
+                &mut rows[slot],
                 |r| r.bias,
                 |r| &mut r.bias_impulse,
                 false,
@@ -314,8 +317,8 @@ unsafe fn bias_sweep<L: Lane>(b: &mut JointBatch<L>, u: &BodyAccess) {
 /// `link` says: `E[i][j] = J_c,i^s M_s^-1 (J_p,j^s)^T` on their shared body `s`, over `M`
 /// rows per joint.
 fn coupling<L: Lane, const M: usize>(
-    p: &JointBatch<L>,
-    c: &JointBatch<L>,
+    (p, p_rows): (&JointBatch<L>, &[RowLanes<L>]),
+    c_rows: &[RowLanes<L>],
     link: Link,
     e: &mut [L],
 ) {
@@ -326,10 +329,10 @@ fn coupling<L: Lane, const M: usize>(
     let inv_mass = if prev_b { p.inv_mass_b } else { p.inv_mass_a };
     let scaled_mass = L::splat(sign) * inv_mass;
     for i in 0..M {
-        let rc = &c.rows[i];
+        let rc = &c_rows[i];
         let angular = if next_a { rc.angular_a } else { rc.angular_b };
         for j in 0..M {
-            let rp = &p.rows[j];
+            let rp = &p_rows[j];
             let inv_i_angular = if prev_b {
                 rp.inv_i_angular_b
             } else {

@@ -24,7 +24,7 @@
 //!
 //! Plain `f32` on both paths, so the scalar and wide paths agree bit for bit.
 
-use super::{apply, JointBatch, JointOutputs, PrepareInput, RowLanes};
+use super::{apply, Batches, JointBatch, JointOutputs, PrepareInput, RowLanes};
 use crate::joints::ParamLanes;
 use crate::lanes::BodyAccess;
 use crate::rows::MIN_K;
@@ -33,8 +33,7 @@ use crate::rows::MIN_K;
 #[derive(Debug, Clone)]
 pub(crate) struct HubSolve {
     /// The joints, in joint order, one scalar batch each.
-    batches: Vec<JointBatch<f32>>,
-    params: Vec<ParamLanes<f32>>,
+    batches: Batches<f32>,
     /// Whether the hub is each joint's body A.
     hub_is_a: Vec<bool>,
     /// First row of each joint in the system, and the row count at the end.
@@ -120,8 +119,7 @@ impl HubSolve {
             fixed_work: vec![0.0; n.max(6)],
         };
         HubSolve {
-            batches,
-            params,
+            batches: Batches::new(batches.into_iter().zip(params), JointBatch::row_count),
             hub_is_a,
             offsets,
             hub,
@@ -134,15 +132,18 @@ impl HubSolve {
 
     /// Bytes of the hub's storage.
     pub(super) fn bytes(&self) -> usize {
-        self.batches.len()
-            * (size_of::<JointBatch<f32>>() + size_of::<ParamLanes<f32>>() + size_of::<bool>())
+        self.batches.bytes()
+            + self.batches.len() * size_of::<bool>()
             + (self.factor.len() + self.work.len()) * size_of::<f32>()
             + self.offsets.len() * size_of::<usize>()
     }
 
     /// Active rows at the last prepare.
     pub(super) fn active_rows(&self) -> usize {
-        self.batches.iter().map(|b| b.active_rows as usize).sum()
+        self.batches
+            .iter()
+            .map(|(b, _)| b.active_rows as usize)
+            .sum()
     }
 
     /// Store ([`JointBatch::store`]) of every joint.
@@ -150,9 +151,9 @@ impl HubSolve {
     /// # Safety
     /// As [`JointBatch::store`].
     pub(super) unsafe fn store(&self, out: &JointOutputs, inv_h: f32) {
-        for b in &self.batches {
+        for (b, rows) in self.batches.iter() {
             // SAFETY: the caller's contract.
-            unsafe { b.store(out, inv_h) };
+            unsafe { b.store(rows, out, inv_h) };
         }
     }
 
@@ -162,9 +163,9 @@ impl HubSolve {
     /// No other task touches the hub's dynamic bodies during the call (hubs share no dynamic
     /// body, and the hub stage runs alone).
     pub(super) unsafe fn warm_start(&self, access: &BodyAccess) {
-        for b in &self.batches {
+        for (b, rows) in self.batches.iter() {
             // SAFETY: the caller's contract.
-            unsafe { b.warm_start(access) };
+            unsafe { b.warm_start(rows, access) };
         }
     }
 
@@ -172,8 +173,8 @@ impl HubSolve {
     /// hub-reduced ones ([`Reduced`]), or where one of their pivots would drop a row (a row
     /// that depends on others), the dense ones, which drop it as the decoupling does.
     pub(super) fn prepare(&mut self, input: &PrepareInput) {
-        for (b, params) in self.batches.iter_mut().zip(&self.params) {
-            b.prepare(input, params);
+        for (b, rows, params) in self.batches.iter_mut() {
+            b.prepare(rows, input, params);
         }
         self.dense = !self.prepare_reduced(input);
         if self.dense {
@@ -189,22 +190,22 @@ impl HubSolve {
         // The lower half of K: the identity on each joint's own rows (1 / effective mass on
         // active rows, 1 on inactive ones, whose rows and right-hand sides are zero), the
         // hub's coupling between joints.
-        for (p, bp) in self.batches.iter().enumerate() {
+        for (p, (_, bp_rows)) in self.batches.iter().enumerate() {
             for s in 0..self.offsets[p + 1] - self.offsets[p] {
-                let m = bp.rows[s].effective_mass;
+                let m = bp_rows[s].effective_mass;
                 let i = self.offsets[p] + s;
                 k[i * n + i] = if m > 0.0 { 1.0 / m } else { 1.0 };
             }
-            for (q, bq) in self.batches.iter().enumerate().take(p) {
+            for (q, (bq, bq_rows)) in self.batches.iter().enumerate().take(p) {
                 // J_p^H M_H^-1 (J_q^H)^T, both on the hub's side.
                 let (a_p, a_q) = (self.hub_is_a[p], self.hub_is_a[q]);
                 let sign = if a_p == a_q { 1.0 } else { -1.0 };
                 let inv_mass = if a_q { bq.inv_mass_a } else { bq.inv_mass_b };
                 for i in 0..self.offsets[p + 1] - self.offsets[p] {
-                    let rp = &bp.rows[i];
+                    let rp = &bp_rows[i];
                     let angular = if a_p { rp.angular_a } else { rp.angular_b };
                     for j in 0..self.offsets[q + 1] - self.offsets[q] {
-                        let rq = &bq.rows[j];
+                        let rq = &bq_rows[j];
                         let inv_i_angular = if a_q {
                             rq.inv_i_angular_a
                         } else {
@@ -238,13 +239,13 @@ impl HubSolve {
             }
         }
         r.fixed_rows.clear();
-        for (p, b) in self.batches.iter().enumerate() {
+        for (p, (b, b_rows)) in self.batches.iter().enumerate() {
             let hub_a = self.hub_is_a[p];
             let (first, rows) = (self.offsets[p], self.offsets[p + 1] - self.offsets[p]);
             // A row acts on body A as (-linear, angular_a), on B as (+linear, angular_b).
             let sign = if hub_a { -1.0 } else { 1.0 };
             for (s, g) in r.g[first..first + rows].iter_mut().enumerate() {
-                let row = &b.rows[s];
+                let row = &b_rows[s];
                 let angular = if hub_a { row.angular_a } else { row.angular_b };
                 let linear = row.linear.scale(sign);
                 *g = [
@@ -258,7 +259,7 @@ impl HubSolve {
                 // row and right-hand side: no impulse, nothing to solve).
                 for s in 0..rows {
                     r.b_inv_g[first + s] = [0.0; 6];
-                    if b.rows[s].effective_mass > 0.0 {
+                    if b_rows[s].effective_mass > 0.0 {
                         r.fixed_rows.push(first + s);
                     }
                 }
@@ -268,9 +269,9 @@ impl HubSolve {
             // inactive row is the identity there (its G row and right-hand side are zero).
             let block = &mut r.blocks[r.block_offsets[p]..r.block_offsets[p + 1]];
             for i in 0..rows {
-                let ri = &b.rows[i];
+                let ri = &b_rows[i];
                 for j in 0..rows {
-                    let rj = &b.rows[j];
+                    let rj = &b_rows[j];
                     block[i * rows + j] = if j > i {
                         0.0
                     } else if ri.effective_mass == 0.0 || rj.effective_mass == 0.0 {
@@ -432,22 +433,22 @@ impl HubSolve {
         offset: impl Fn(&RowLanes<f32>) -> f32,
         impulse: impl Fn(&mut RowLanes<f32>) -> &mut f32,
     ) {
-        for (p, b) in self.batches.iter().enumerate() {
+        for (p, (b, b_rows)) in self.batches.iter().enumerate() {
             // SAFETY: the caller's contract.
             let vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
             for s in 0..self.offsets[p + 1] - self.offsets[p] {
-                let row = &b.rows[s];
+                let row = &b_rows[s];
                 self.work[self.offsets[p] + s] =
                     -(JointBatch::<f32>::velocity_error(&vel, row) + offset(row));
             }
         }
         self.solve_in_place();
-        for (p, b) in self.batches.iter_mut().enumerate() {
+        for (p, (b, b_rows, _)) in self.batches.iter_mut().enumerate() {
             // SAFETY: the caller's contract.
             let mut vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
             for s in 0..self.offsets[p + 1] - self.offsets[p] {
                 let delta = self.work[self.offsets[p] + s];
-                let row = &mut b.rows[s];
+                let row = &mut b_rows[s];
                 *impulse(row) += delta;
                 apply(&mut vel, row, delta, b.inv_mass_a, b.inv_mass_b);
             }

@@ -2,7 +2,7 @@
 
 use crate::output::{emit, emit_json, progress};
 use anyhow::{bail, Context};
-use lavender_engine::{ResidualMax, Scene, World};
+use lavender_engine::{ResidualMax, Scene, SolverPath, World};
 use lavender_replay::recorder::Recorder;
 use std::path::Path;
 use std::time::Instant;
@@ -12,7 +12,7 @@ use std::time::Instant;
 /// joint that held the worst anchor error.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run hub                          a light hub among heavy parts, solved directly\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
+    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run chain --scalar               the scalar reference path (same bits, slower)\n  lavender run hub                          a light hub among heavy parts, solved directly\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
 )]
 pub struct Args {
     /// A shipped scene's name (see `lavender scenes`) or a path to a scene TOML file.
@@ -59,6 +59,11 @@ pub struct Args {
     /// starting can set spinning where the hub solve does not reach (README: Hubs). A recorded run keeps the setting.
     #[arg(long)]
     no_warm_start: bool,
+    /// Run the scalar reference path (the same joint kernels one joint at a time instead of
+    /// eight in SIMD lanes): the same results bit for bit, slower. For checking the wide path
+    /// and for profiling against it.
+    #[arg(long)]
+    scalar: bool,
     /// Record every substep to this file: a Lavender log (`.lvlog`) or HDF5 (`.h5`, `.hdf5`).
     #[arg(long, value_name = "PATH")]
     record: Option<std::path::PathBuf>,
@@ -103,6 +108,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     if args.no_warm_start {
         settings.warm_starting = false;
+    }
+    if args.scalar {
+        settings.solver_path = SolverPath::Scalar;
     }
     let dt = args.dt.unwrap_or_else(|| scene.frame_dt());
     if !(dt.is_finite() && dt > 0.0) {
