@@ -66,6 +66,10 @@ pub trait Lane:
     fn is_nan(self) -> Self::Mask;
     /// Lane-wise square root (exactly rounded).
     fn sqrt(self) -> Self;
+    /// Bit `i` set where lane `i` of `mask` is true.
+    fn mask_bits(mask: Self::Mask) -> u32;
+    /// Lane `i` is `f(i)`.
+    fn from_fn(f: impl FnMut(usize) -> f32) -> Self;
     /// Transposes one velocity per lane into the eight components, each across the lanes.
     fn transpose_in(block: &Self::Block) -> [Self; 8];
     /// The inverse of [`Lane::transpose_in`].
@@ -145,6 +149,14 @@ impl Lane for f32 {
         f32::sqrt(self)
     }
     #[inline(always)]
+    fn mask_bits(mask: bool) -> u32 {
+        u32::from(mask)
+    }
+    #[inline(always)]
+    fn from_fn(mut f: impl FnMut(usize) -> f32) -> Self {
+        f(0)
+    }
+    #[inline(always)]
     fn transpose_in(block: &[SolverVelocity; 1]) -> [f32; 8] {
         block[0].0
     }
@@ -198,6 +210,14 @@ impl Lane for Wide {
     #[inline(always)]
     fn sqrt(self) -> Self {
         Wide::sqrt(self)
+    }
+    #[inline(always)]
+    fn mask_bits(mask: WideMask) -> u32 {
+        mask.0.to_bitmask()
+    }
+    #[inline(always)]
+    fn from_fn(f: impl FnMut(usize) -> f32) -> Self {
+        Wide::new(std::array::from_fn(f))
     }
     #[inline(always)]
     fn transpose_in(block: &[SolverVelocity; WIDE_LANES]) -> [Wide; 8] {

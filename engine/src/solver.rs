@@ -36,7 +36,7 @@ use batches::Batches;
 use crate::bodies::Bodies;
 use crate::joints::{self, JointKind, Joints, ParamLanes, PoseLanes, PosePair};
 use crate::lanes::{
-    BodyAccess, Lane, PairVelocities, PoseAccess, Shared, Wide, WriteMask, M3, V3, WIDE_LANES,
+    self, BodyAccess, Lane, PairVelocities, PoseAccess, Shared, Wide, WriteMask, M3, V3, WIDE_LANES,
 };
 use crate::parallel::{Exec, Stages, BATCH_CHUNK, SHARED_CHUNK};
 use crate::rows::{integrate_rotation_lanes, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K};
@@ -513,19 +513,21 @@ impl<L: Lane> JointBatch<L> {
             };
             row.bias = keep(bias);
             row.speculative = keep(speculative);
-            let mut warm = zero;
-            for lane in 0..self.len {
-                let effective = row.effective_mass.lane(lane);
-                if effective > 0.0 {
-                    active_rows += 1;
-                    if input.warm_starting {
-                        let j = self.joints.as_ref()[lane] as usize;
-                        let w = input.joints.impulse[j][slot];
-                        warm.set_lane(lane, if unilateral { w.max(0.0) } else { w });
-                    }
-                }
-            }
-            row.impulse = warm;
+            // Rows with an effective mass (padded lanes have none) count as active and start
+            // from last substep's impulse (clamped at 0 for a limit), the others from 0.
+            let effective = row.effective_mass.gt(zero);
+            active_rows += L::mask_bits(effective).count_ones();
+            row.impulse = if input.warm_starting {
+                let ids = self.joints.as_ref();
+                let w = L::from_fn(|lane| input.joints.impulse[ids[lane] as usize][slot]);
+                L::select(
+                    effective,
+                    if unilateral { lanes::max(w, zero) } else { w },
+                    zero,
+                )
+            } else {
+                zero
+            };
             row.bias_impulse = zero;
         }
         self.active_rows = active_rows;
