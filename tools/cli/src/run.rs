@@ -228,6 +228,8 @@ struct Summary {
     max: ResidualMax,
     final_anchor_error: f32,
     worst_joint: Option<String>,
+    /// `"wide"` or `"scalar"`.
+    solver_path: &'static str,
     /// With sleeping on: sleeping bodies, sleeping islands and all islands, at the end.
     sleeping: Option<(usize, usize, usize)>,
     /// With the chain solve on: chains and the joints in them, at the end.
@@ -261,6 +263,7 @@ impl Summary {
             joints: world.joint_count(),
             max: *max,
             final_anchor_error,
+            solver_path: world.settings().solver_path.name(),
             worst_joint: (world.joint_count() > 0)
                 .then(|| world.joints().names()[max.anchor_joint].clone()),
             sleeping: world.settings().sleeping.then(|| {
@@ -289,6 +292,7 @@ impl Summary {
             "max_angular_error": self.max.angular_error,
             "max_limit_violation": self.max.limit_violation,
             "worst_joint": self.worst_joint,
+            "solver_path": self.solver_path,
             "sleeping": self.sleeping.map(|(bodies, islands, of)| serde_json::json!({
                 "bodies": bodies,
                 "islands": islands,
@@ -349,5 +353,10 @@ impl Summary {
                     format!("hub solve          {hubs} hub{plural}, {joints} joints solved directly\n")
                 })
                 .unwrap_or_default()
+            + if self.solver_path == "scalar" {
+                "solver path        scalar (the reference: the same bits as the wide path)\n"
+            } else {
+                ""
+            }
     }
 }

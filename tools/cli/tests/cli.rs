@@ -29,6 +29,35 @@ fn run_prints_a_json_summary_with_real_numbers() {
 }
 
 #[test]
+fn the_scalar_path_gives_the_wide_paths_residuals_bit_for_bit() {
+    // The grid: colours of many batches, padded lanes, overflow-free; both paths run the
+    // same kernels, so every residual is the same number.
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "grid", "--steps", "20", "--json"];
+        args.extend_from_slice(extra);
+        let out = lavender(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let (wide, scalar) = (run(&[]), run(&["--scalar"]));
+    assert_eq!(wide["solver_path"], "wide");
+    assert_eq!(scalar["solver_path"], "scalar");
+    for key in [
+        "max_anchor_error",
+        "final_anchor_error",
+        "max_angular_error",
+        "worst_joint",
+    ] {
+        assert_eq!(wide[key], scalar[key], "{key}");
+    }
+    assert!(wide["max_anchor_error"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
 fn run_without_a_scene_runs_the_default_chain() {
     let out = lavender(&["run", "--steps", "5", "--json"]);
     assert!(out.status.success());
