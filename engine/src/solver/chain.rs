@@ -28,7 +28,7 @@
 use super::{apply, relax_row, Batches, JointBatch, JointOutputs, PrepareInput, RowLanes};
 use crate::joints::ParamLanes;
 use crate::lanes::{BodyAccess, Lane};
-use crate::rows::{MAX_ROWS_PER_JOINT, MIN_K};
+use crate::rows::MIN_K;
 use crate::schedule::chains::{Link, LINK_NEXT_A, LINK_PREV_B};
 
 /// One group of chains, one per lane, of one shape ([`crate::schedule::ChainGroup`]).
@@ -297,17 +297,17 @@ unsafe fn bias_sweep<L: Lane>(b: &JointBatch<L>, rows: &mut [RowLanes<L>], u: &B
     // SAFETY: the caller's contract.
     let mut vel = unsafe { u.gather_velocities::<L>(&b.body_a, &b.body_b) };
     let masses = (b.inv_mass_a, b.inv_mass_b);
-    for slot in 0..MAX_ROWS_PER_JOINT {
-        if b.slots & (1 << slot) != 0 {
-            relax_row(
-                &mut vel,
-                &mut rows[slot],
-                |r| r.bias,
-                |r| &mut r.bias_impulse,
-                false,
-                masses,
-            );
-        }
+    // The signature's slots are `0..row_count` (the rest, up to the group's row count, are
+    // zero rows of a joint with fewer).
+    for row in &mut rows[..b.row_count()] {
+        relax_row(
+            &mut vel,
+            row,
+            |r| r.bias,
+            |r| &mut r.bias_impulse,
+            false,
+            masses,
+        );
     }
     // SAFETY: the caller's contract; `write` holds dynamic bodies of real lanes.
     unsafe { u.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };

@@ -191,8 +191,8 @@ impl HubSolve {
         // active rows, 1 on inactive ones, whose rows and right-hand sides are zero), the
         // hub's coupling between joints.
         for (p, (_, bp_rows)) in self.batches.iter().enumerate() {
-            for s in 0..self.offsets[p + 1] - self.offsets[p] {
-                let m = bp_rows[s].effective_mass;
+            for (s, row) in bp_rows.iter().enumerate() {
+                let m = row.effective_mass;
                 let i = self.offsets[p] + s;
                 k[i * n + i] = if m > 0.0 { 1.0 / m } else { 1.0 };
             }
@@ -436,8 +436,7 @@ impl HubSolve {
         for (p, (b, b_rows)) in self.batches.iter().enumerate() {
             // SAFETY: the caller's contract.
             let vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
-            for s in 0..self.offsets[p + 1] - self.offsets[p] {
-                let row = &b_rows[s];
+            for (s, row) in b_rows.iter().enumerate() {
                 self.work[self.offsets[p] + s] =
                     -(JointBatch::<f32>::velocity_error(&vel, row) + offset(row));
             }
@@ -446,9 +445,8 @@ impl HubSolve {
         for (p, (b, b_rows, _)) in self.batches.iter_mut().enumerate() {
             // SAFETY: the caller's contract.
             let mut vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
-            for s in 0..self.offsets[p + 1] - self.offsets[p] {
+            for (s, row) in b_rows.iter_mut().enumerate() {
                 let delta = self.work[self.offsets[p] + s];
-                let row = &mut b_rows[s];
                 *impulse(row) += delta;
                 apply(&mut vel, row, delta, b.inv_mass_a, b.inv_mass_b);
             }
