@@ -286,6 +286,7 @@ pub fn run_suite(
             }
             all.extend(ours.iter().chain(&theirs).cloned());
             best += &format!("{name:<12} {}\n", best_at_equal_error(&ours, &theirs));
+            best += &format!("{name:<12} {}\n", row_by_row_at_equal_error(&ours, &theirs));
             panels.push((name.to_string(), series));
         }
         report.text += &format!(
@@ -342,9 +343,94 @@ pub fn best_at_equal_error(ours: &[BenchRow], theirs: &[BenchRow]) -> String {
     }
 }
 
+/// Row by row (Lavender's default solver, no chain solve) against every Rapier setting: for
+/// each, the fastest Lavender setting at equal or smaller error; the smallest of these
+/// speedups and the one at Rapier's most accurate setting, as a sentence naming the settings.
+pub fn row_by_row_at_equal_error(ours: &[BenchRow], theirs: &[BenchRow]) -> String {
+    let settings = BenchRow::settings;
+    let per_setting: Vec<_> = theirs
+        .iter()
+        .map(|t| {
+            let o = ours
+                .iter()
+                .filter(|o| !o.chain_solve && o.max_anchor_error <= t.max_anchor_error)
+                .min_by(|a, b| a.ms_per_step.total_cmp(&b.ms_per_step));
+            (t, o)
+        })
+        .collect();
+    let unmatched: Vec<String> = (per_setting.iter())
+        .filter(|(_, o)| o.is_none())
+        .map(|(t, _)| settings(t))
+        .collect();
+    let matched: Vec<_> = (per_setting.iter())
+        .filter_map(|&(t, o)| o.map(|o| (speedup(t, o), o, t)))
+        .collect();
+    let describe = |(ratio, o, t): (f64, &BenchRow, &BenchRow)| {
+        format!(
+            "{ratio:.2}x (lavender {} {:.2e} m in {:.1} ms, rapier3d {} {:.2e} m in {:.1} ms)",
+            settings(o),
+            o.max_anchor_error,
+            o.ms_per_step,
+            settings(t),
+            t.max_anchor_error,
+            t.ms_per_step
+        )
+    };
+    let lowest = matched.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0));
+    let most_accurate = (matched.iter().copied())
+        .min_by(|a, b| a.2.max_anchor_error.total_cmp(&b.2.max_anchor_error));
+    let mut text = match (lowest, most_accurate) {
+        (Some(lowest), Some(accurate)) => format!(
+            "row by row at equal or smaller error: at least {} against every Rapier setting \
+             it matches; at the most accurate of them {}",
+            describe(lowest),
+            describe(accurate)
+        ),
+        _ => "row by row at equal or smaller error: no Lavender setting reaches any Rapier \
+              setting's error"
+            .to_string(),
+    };
+    if !matched.is_empty() && !unmatched.is_empty() {
+        text += &format!("; none reaches rapier3d {}", unmatched.join(", "));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Row by row: the chain solve's rows are left out, the smallest speedup over the Rapier
+    /// settings and the one at Rapier's most accurate setting are named, and settings no
+    /// Lavender row reaches are listed.
+    #[test]
+    fn row_by_row_names_the_smallest_speedup_and_the_most_accurate_one() {
+        let ours = [
+            row("lavender", 4, 1, 10.0, 3e-3),
+            row("lavender", 8, 1, 15.0, 1.4e-3),
+        ];
+        let mut chains = row("lavender", 1, 0, 5.0, 1e-6);
+        chains.chain_solve = true;
+        let all = [ours[0].clone(), ours[1].clone(), chains];
+        let theirs = [
+            row("rapier3d", 8, 2, 36.0, 2.8e-3),  // 8/1: 36 / 15 = 2.4
+            row("rapier3d", 4, 0, 25.0, 3.5e-3),  // 4/1: 25 / 10 = 2.5
+            row("rapier3d", 16, 2, 52.5, 1.5e-3), // 8/1: 52.5 / 15 = 3.5
+            row("rapier3d", 32, 2, 90.0, 1e-3),   // none (the chain solve does not count)
+        ];
+        let text = row_by_row_at_equal_error(&all, &theirs);
+        assert!(
+            text.contains("at least 2.40x (lavender 8/1") && text.contains("rapier3d 8/2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("most accurate of them 3.50x (lavender 8/1"),
+            "{text}"
+        );
+        assert!(text.ends_with("none reaches rapier3d 32/2"), "{text}");
+        let none = row_by_row_at_equal_error(&all, &theirs[3..]);
+        assert!(none.contains("no Lavender setting"), "{none}");
+    }
 
     fn row(engine: &'static str, v: u32, p: u32, ms: f64, err: f32) -> BenchRow {
         BenchRow {
