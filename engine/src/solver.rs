@@ -24,8 +24,12 @@
 //! joints of one colour for large islands ([`Solver::project`]). Every lane computes what the
 //! scalar path computes for its joint, so both paths agree bit for bit.
 //!
-//! Memory per joint (wide path): one [`JointBatch<Wide>`] is shared by eight joints; see
-//! [`solver_bytes_per_joint`].
+//! Storage ([`batches::Batches`]): a batch's header ([`JointBatch`]: indices, masses,
+//! signature), its joint parameters, and its rows, one per slot of its signature, each kind in
+//! one array in batch order. Memory per joint (wide path): one batch is shared by eight joints;
+//! see [`solver_bytes_per_joint`]. On the wide path, work that would fill one lane of eight
+//! (a lone chain, an island alone in its projection group) runs on the scalar kernels: the
+//! same arithmetic, so the same bits.
 
 mod batches;
 mod chain;
