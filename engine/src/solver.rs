@@ -1637,12 +1637,7 @@ mod tests {
         assert_eq!(slot_masks(JointKind::Prismatic, false), (0b011111, 0));
         assert_eq!(slot_masks(JointKind::Spherical, false).0.count_ones(), 3);
         // Batches store `n` rows for slots `0..n`: every signature is a prefix.
-        for kind in [
-            JointKind::Revolute,
-            JointKind::Spherical,
-            JointKind::Fixed,
-            JointKind::Prismatic,
-        ] {
+        for kind in JointKind::ALL {
             for limited in [false, true] {
                 let (slots, unilateral) = slot_masks(kind, limited);
                 assert_eq!(slots, (1u8 << slots.count_ones()) - 1, "{kind:?} {limited}");

@@ -55,6 +55,14 @@ pub enum JointKind {
 }
 
 impl JointKind {
+    /// Every joint type.
+    pub const ALL: [JointKind; 4] = [
+        JointKind::Revolute,
+        JointKind::Spherical,
+        JointKind::Fixed,
+        JointKind::Prismatic,
+    ];
+
     /// Lower-case name as used in scene files.
     pub fn name(self) -> &'static str {
         match self {
@@ -970,12 +978,7 @@ mod tests {
         // glam's rotation order against the lane code's).
         let mut r = stream(0x243f_6a88_85a3_08d3);
         let mut worst = 0.0f32;
-        for kind in [
-            JointKind::Revolute,
-            JointKind::Spherical,
-            JointKind::Fixed,
-            JointKind::Prismatic,
-        ] {
+        for kind in JointKind::ALL {
             let mut poses = PoseLanes::<Wide>::new();
             let mut velocities = PairVelocities::<Wide>::zero();
             let mut params = ParamLanes::<Wide>::new();
@@ -1043,12 +1046,7 @@ mod tests {
         // and the f32 builder give the scalar reference rows within 2e-6 (different rounding
         // of the same formulas), and zero rows where the reference has none.
         let mut r = stream(0x9e37_79b9_7f4a_7c15);
-        for kind in [
-            JointKind::Revolute,
-            JointKind::Spherical,
-            JointKind::Fixed,
-            JointKind::Prismatic,
-        ] {
+        for kind in JointKind::ALL {
             for limited in [false, true] {
                 if limited && matches!(kind, JointKind::Spherical | JointKind::Fixed) {
                     continue;

@@ -12,6 +12,13 @@ use crate::joints::ParamLanes;
 use crate::lanes::{Lane, Shared};
 use std::ops::Range;
 
+/// One batch borrowed for a stage: its header and rows to change, its parameters to read.
+pub(crate) type BatchMut<'a, L> = (
+    &'a mut JointBatch<L>,
+    &'a mut [RowLanes<L>],
+    &'a ParamLanes<L>,
+);
+
 /// Batches with their parameters and rows.
 #[derive(Debug, Clone)]
 pub(crate) struct Batches<L: Lane> {
@@ -66,10 +73,7 @@ impl<L: Lane> Batches<L> {
     }
 
     /// Batch `k`: header, rows and parameters.
-    pub(crate) fn get_mut(
-        &mut self,
-        k: usize,
-    ) -> (&mut JointBatch<L>, &mut [RowLanes<L>], &ParamLanes<L>) {
+    pub(crate) fn get_mut(&mut self, k: usize) -> BatchMut<'_, L> {
         let rows = &mut self.rows[self.offsets[k]..self.offsets[k + 1]];
         (&mut self.heads[k], rows, &self.params[k])
     }
@@ -80,9 +84,7 @@ impl<L: Lane> Batches<L> {
     }
 
     /// Every batch's header, rows and parameters, in order.
-    pub(crate) fn iter_mut(
-        &mut self,
-    ) -> impl Iterator<Item = (&mut JointBatch<L>, &mut [RowLanes<L>], &ParamLanes<L>)> {
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = BatchMut<'_, L>> {
         split(&mut self.heads, &mut self.rows, &self.offsets, &self.params)
     }
 
@@ -110,13 +112,7 @@ fn split<'a, L: Lane>(
     mut rows: &'a mut [RowLanes<L>],
     offsets: &'a [usize],
     params: &'a [ParamLanes<L>],
-) -> impl Iterator<
-    Item = (
-        &'a mut JointBatch<L>,
-        &'a mut [RowLanes<L>],
-        &'a ParamLanes<L>,
-    ),
-> {
+) -> impl Iterator<Item = BatchMut<'a, L>> {
     heads
         .iter_mut()
         .zip(offsets.windows(2))
@@ -144,13 +140,7 @@ impl<'a, L: Lane> SharedBatches<'a, L> {
     pub(crate) unsafe fn range_mut(
         &self,
         range: Range<usize>,
-    ) -> impl Iterator<
-        Item = (
-            &'a mut JointBatch<L>,
-            &'a mut [RowLanes<L>],
-            &'a ParamLanes<L>,
-        ),
-    > {
+    ) -> impl Iterator<Item = BatchMut<'a, L>> {
         let offsets = &self.offsets[range.start..=range.end];
         // SAFETY: the caller's contract; a batch range's rows are its own (offsets ascend).
         let (heads, rows) = unsafe {
