@@ -213,7 +213,7 @@ def test_step_releases_the_gil():
     thread.start()
     time.sleep(0.01)
     t0 = time.perf_counter()
-    sim.run(0.5)
+    sim.run(4.0)  # about 0.3 s of stepping (0.04 s for 0.5 s of the 20 x 20 grid)
     t1 = time.perf_counter()
     stop.set()
     thread.join()
