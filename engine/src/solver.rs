@@ -44,7 +44,7 @@ use crate::lanes::{
 };
 use crate::parallel::{Exec, Stages, BATCH_CHUNK, SHARED_CHUNK};
 use crate::rows::{integrate_rotation_lanes, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K};
-use crate::schedule::{Batch, Cluster, Schedule};
+use crate::schedule::{Batch, Schedule};
 use glam::{Mat3, Vec3};
 use std::ops::Range;
 
@@ -856,13 +856,16 @@ pub(crate) struct Solver<L: Lane> {
     /// The colours' batches, with their joint parameters ([`param_lanes`], apart from the
     /// rows so that the velocity passes, which do not read them, stream only the rows).
     batches: Batches<L>,
-    /// The shared colours' batches (`batches[colors[c].clone()]`).
-    colors: Vec<Range<usize>>,
+    /// On the wide path, the colours' batches of at most [`SINGLE_BATCH_MAX_LANES`] joints,
+    /// one scalar batch per joint (see [`ColorBatches`]).
+    singles: Batches<f32>,
+    /// The shared colours' batches.
+    colors: Vec<ColorBatches>,
     /// The overflow joints: the shared ones (`..shared_overflow`), then the clusters'.
     overflow: Batches<f32>,
     shared_overflow: usize,
     /// The small islands' clusters: each one task through all of a stage's passes.
-    clusters: Vec<Cluster>,
+    clusters: Vec<ClusterBatches>,
     /// The hubs, each solved exactly in every velocity pass ([`hub`]).
     hubs: Vec<hub::HubSolve>,
     /// The joints of every projection group, step by step (see [`ProjectionGroup`]).
@@ -893,6 +896,28 @@ pub(crate) struct Solver<L: Lane> {
     lone_chains: Vec<chain::ChainLanes<f32>>,
     /// The parallel region of the multi-pass verbs (velocity passes, projection passes).
     stages: Stages,
+}
+
+/// Batches the schedule makes with at most this many joints run on the wide path as one
+/// scalar batch per joint: a batch costs the same whatever its lanes hold, about as much as
+/// three scalar joints (the wide path runs 2.7 to 3.3x the scalar one), so one or two joints
+/// in eight lanes cost more than alone. Same arithmetic per joint, so the same bits.
+pub(crate) const SINGLE_BATCH_MAX_LANES: usize = 2;
+
+/// One colour's batches on the solver's side: `batches[lanes]` and `singles[singles]` (the
+/// joints of its nearly empty batches, on the scalar kernels). Within a colour no two joints
+/// share a dynamic body, so the order between the two changes no result.
+#[derive(Debug, Clone, Default)]
+struct ColorBatches {
+    lanes: Range<usize>,
+    singles: Range<usize>,
+}
+
+/// A [`crate::schedule::Cluster`] on the solver's side: its colours' batches and its overflow joints.
+#[derive(Debug, Clone, Default)]
+struct ClusterBatches {
+    colors: Vec<ColorBatches>,
+    overflow: Range<usize>,
 }
 
 /// Builds [`ProjectionGroup`]s: lanes are filled in order of first appearance with items of
@@ -977,15 +1002,44 @@ impl<L: Lane> Solver<L> {
     /// Allocates the batches of `schedule` (built for `L::WIDTH` lanes).
     pub(crate) fn new(schedule: &Schedule, joints: &Joints, bodies: &Bodies) -> Self {
         assert_eq!(schedule.width, L::WIDTH);
-        // Colour and overflow batches store the rows of their signature only.
+        // Colour and overflow batches store the rows of their signature only. On the wide path
+        // the nearly empty colour batches become one scalar batch per joint ("singles");
+        // `before[k]` counts the lane batches and singles of the schedule's first `k` batches.
+        let single = |b: &Batch| L::WIDTH > 1 && b.len as usize <= SINGLE_BATCH_MAX_LANES;
+        let mut before = vec![(0, 0)];
+        for b in &schedule.batches {
+            let (lanes, singles) = before[before.len() - 1];
+            before.push(match single(b) {
+                true => (lanes, singles + b.len as usize),
+                false => (lanes + 1, singles),
+            });
+        }
+        let color_batches = |r: &Range<usize>| ColorBatches {
+            lanes: before[r.start].0..before[r.end].0,
+            singles: before[r.start].1..before[r.end].1,
+        };
         let batches = Batches::new(
-            schedule.batches.iter().map(|b| {
+            (schedule.batches.iter()).filter(|b| !single(b)).map(|b| {
                 let ids = schedule.joints_of(b);
                 (
                     JointBatch::new(b, ids, joints, bodies),
                     param_lanes(b.kind, ids, joints),
                 )
             }),
+            JointBatch::row_count,
+        );
+        let singles = Batches::new(
+            (schedule.batches.iter())
+                .filter(|b| single(b))
+                .flat_map(|b| {
+                    schedule.joints_of(b).iter().map(|&j| {
+                        let one = Batch { len: 1, ..*b };
+                        (
+                            JointBatch::new(&one, &[j], joints, bodies),
+                            param_lanes(b.kind, &[j], joints),
+                        )
+                    })
+                }),
             JointBatch::row_count,
         );
         let overflow = Batches::new(
@@ -1141,10 +1195,16 @@ impl<L: Lane> Solver<L> {
             chains,
             lone_chains,
             batches,
-            colors: schedule.colors.clone(),
+            singles,
+            colors: schedule.colors.iter().map(color_batches).collect(),
             overflow,
             shared_overflow: schedule.shared_overflow,
-            clusters: schedule.clusters.clone(),
+            clusters: (schedule.clusters.iter())
+                .map(|c| ClusterBatches {
+                    colors: c.colors.iter().map(color_batches).collect(),
+                    overflow: c.overflow.clone(),
+                })
+                .collect(),
             hubs,
             projection_steps,
             projection_params,
@@ -1166,6 +1226,7 @@ impl<L: Lane> Solver<L> {
         let lone = self.lone_groups.len() * size_of::<ProjectionGroup<f32>>()
             + self.lone_steps.len() * (size_of::<[u32; 1]>() + size_of::<ParamLanes<f32>>());
         self.batches.bytes()
+            + self.singles.bytes()
             + self.overflow.bytes()
             + self.projection_steps.len()
                 * (std::mem::size_of::<L::Indices>() + std::mem::size_of::<ParamLanes<L>>())
@@ -1181,6 +1242,7 @@ impl<L: Lane> Solver<L> {
         self.batches
             .iter()
             .map(|(b, _)| b.active_rows as usize)
+            .chain(self.singles.iter().map(|(b, _)| b.active_rows as usize))
             .chain(self.overflow.iter().map(|(b, _)| b.active_rows as usize))
             .chain(self.chains.iter().map(|c| c.active_rows()))
             .chain(self.hubs.iter().map(|h| h.active_rows()))
@@ -1192,7 +1254,7 @@ impl<L: Lane> Solver<L> {
     /// pass)` over the overflow joints, and with the chain solve of `chain(group, pass)`
     /// over the chain groups: one parallel region ([`Stages`]) for all passes.
     ///
-    /// First the clusters ([`Cluster`]), in parallel, each one task through all the passes
+    /// First the clusters ([`crate::schedule::Cluster`]), in parallel, each one task through all the passes
     /// (per pass: its colours in order, then its overflow joints), so that its rows stay in
     /// the core's cache from pass to pass. Then, per pass, the shared joints: the chain
     /// groups (in parallel, before the colours: they share no dynamic body), each colour (its
@@ -1220,6 +1282,7 @@ impl<L: Lane> Solver<L> {
         } = work;
         let Solver {
             batches,
+            singles,
             colors,
             overflow: overflow_batches,
             shared_overflow,
@@ -1241,10 +1304,17 @@ impl<L: Lane> Solver<L> {
         let shared = !hubs.is_empty()
             || chain_items > 0
             || overflow_items > 0
-            || colors.iter().any(|r| !r.is_empty());
+            || colors
+                .iter()
+                .any(|c| !c.lanes.is_empty() || !c.singles.is_empty());
         let cluster_stages = usize::from(!clusters.is_empty());
         let shared_stages = if shared { passes * per_pass } else { 0 };
         let (batches, overflow_batches) = (batches.shared(), overflow_batches.shared());
+        let singles = singles.shared();
+        // A shared colour's items: its lane batches in chunks, then its singles as one.
+        let color_items = |c: &ColorBatches| {
+            c.lanes.len().div_ceil(BATCH_CHUNK) + usize::from(!c.singles.is_empty())
+        };
         let hub_items = hubs.len();
         let (chains, lone_chains) = (Shared::new(chains), Shared::new(lone_chains));
         let hubs = Shared::new(hubs);
@@ -1257,7 +1327,7 @@ impl<L: Lane> Solver<L> {
                 s if s < hub_stage => hub_items,
                 s if s == hub_stage => chain_items,
                 s => match colors.get(s - hub_stage - 1) {
-                    Some(range) => range.len().div_ceil(BATCH_CHUNK),
+                    Some(c) => color_items(c),
                     None => overflow_items,
                 },
             }
@@ -1278,6 +1348,14 @@ impl<L: Lane> Solver<L> {
                 overflow(b, rows, params, pass);
             }
         };
+        // A colour's singles, on the scalar kernels (the overflow's).
+        let run_singles = |range: Range<usize>, pass: usize| {
+            // SAFETY: as in `run_batches`: a colour's singles are one task's, and share no
+            // dynamic body with the colour's other batches.
+            for (b, rows, params) in unsafe { singles.range_mut(range) } {
+                overflow(b, rows, params, pass);
+            }
+        };
         stages.run(
             exec,
             cluster_stages + shared_stages,
@@ -1288,8 +1366,9 @@ impl<L: Lane> Solver<L> {
                     // with the shared joints.
                     for cluster in &clusters[chunks] {
                         for pass in 0..passes {
-                            for range in &cluster.colors {
-                                run_batches(range.clone(), pass);
+                            for c in &cluster.colors {
+                                run_batches(c.lanes.clone(), pass);
+                                run_singles(c.singles.clone(), pass);
                             }
                             run_overflow(cluster.overflow.clone(), pass);
                         }
@@ -1321,12 +1400,20 @@ impl<L: Lane> Solver<L> {
                     return;
                 }
                 match colors.get(stage % per_pass - hub_stage - 1) {
-                    Some(range) => {
+                    Some(c) => {
                         // The stage runner hands out each item of a stage once, and the items of
-                        // one colour are disjoint ranges of batches.
-                        let start = range.start + chunks.start * BATCH_CHUNK;
-                        let end = (range.start + chunks.end * BATCH_CHUNK).min(range.end);
-                        run_batches(start..end, pass);
+                        // one colour are disjoint ranges of batches, then its singles.
+                        let lane_items = c.lanes.len().div_ceil(BATCH_CHUNK);
+                        let (first, last) =
+                            (chunks.start.min(lane_items), chunks.end.min(lane_items));
+                        if first < last {
+                            let start = c.lanes.start + first * BATCH_CHUNK;
+                            let end = (c.lanes.start + last * BATCH_CHUNK).min(c.lanes.end);
+                            run_batches(start..end, pass);
+                        }
+                        if chunks.end > lane_items {
+                            run_singles(c.singles.clone(), pass);
+                        }
                     }
                     // The shared overflow is one item, run alone in its stage.
                     None => run_overflow(0..shared_overflow, pass),
@@ -1433,7 +1520,7 @@ impl<L: Lane> Solver<L> {
         for (b, rows) in self.batches.iter() {
             unsafe { b.store(rows, &out, inv_h) };
         }
-        for (b, rows) in self.overflow.iter() {
+        for (b, rows) in self.singles.iter().chain(self.overflow.iter()) {
             unsafe { b.store(rows, &out, inv_h) };
         }
         for c in &self.chains {
@@ -1566,6 +1653,11 @@ impl<L: Lane> Solver<L> {
 
 #[cfg(test)]
 impl<L: Lane> Solver<L> {
+    /// Joints run as single scalar batches.
+    pub(crate) fn single_batches(&self) -> usize {
+        self.singles.len()
+    }
+
     /// Fills every padded lane's rows and masses with NaN (for the neutrality test).
     pub(crate) fn poison_padding(&mut self) -> usize {
         let mut poisoned = 0;
@@ -1607,28 +1699,56 @@ mod tests {
 
     #[test]
     fn padded_lanes_are_neutral_even_when_full_of_nan() {
-        // The 100-link chain: two colours of 50 joints, each ending in a batch of 2 real lanes
-        // and 6 padded ones. NaN in every padded lane must change no bit of the result, and
-        // the result must equal the scalar path's.
+        // Every shipped scene whose colours end in partly filled batches (of more than
+        // `SINGLE_BATCH_MAX_LANES` joints: fewer run as single scalar batches). NaN in every
+        // padded lane must change no bit of the result, and the result must equal the scalar
+        // path's.
+        let mut poisoned = 0;
+        for (name, _) in crate::scene::builtin_scenes() {
+            let scene = Scene::builtin(name).unwrap();
+            let run = |path: SolverPath, poison: bool| {
+                let settings = Settings {
+                    solver_path: path,
+                    ..scene.settings()
+                };
+                let mut world = scene.build_with(settings).unwrap();
+                world.step(scene.frame_dt()).unwrap();
+                let lanes = if poison { world.poison_padding() } else { 0 };
+                for _ in 0..30 {
+                    world.step(scene.frame_dt()).unwrap();
+                }
+                (world.state_hash(), lanes)
+            };
+            let (clean, _) = run(SolverPath::Wide, false);
+            let (dirty, lanes) = run(SolverPath::Wide, true);
+            assert_eq!(dirty, clean, "{name}: {lanes} padded lanes of NaN");
+            assert_eq!(run(SolverPath::Scalar, false).0, clean, "{name}");
+            poisoned += lanes;
+        }
+        // The 20 x 20 grid has 5 padded lanes, the welded cantilever 6.
+        assert_eq!(poisoned, 11, "padded lanes poisoned");
+    }
+
+    #[test]
+    fn nearly_empty_batches_run_as_singles_with_the_same_bits() {
+        // The 100-link chain: two colours of 50 revolute joints, each ending in a batch of 2
+        // joints, which the wide path runs as single scalar batches (the scalar path's
+        // batches are all single); both give the same bits.
         let scene = Scene::builtin("chain").unwrap();
-        let run = |path: SolverPath, poison: bool| {
+        let run = |path: SolverPath| {
             let settings = Settings {
                 solver_path: path,
                 ..scene.settings()
             };
             let mut world = scene.build_with(settings).unwrap();
-            world.step(scene.frame_dt()).unwrap();
-            if poison {
-                assert_eq!(world.poison_padding(), 12);
-            }
             for _ in 0..30 {
                 world.step(scene.frame_dt()).unwrap();
             }
-            world.state_hash()
+            (world.state_hash(), world.single_batches())
         };
-        let clean = run(SolverPath::Wide, false);
-        assert_eq!(run(SolverPath::Wide, true), clean);
-        assert_eq!(run(SolverPath::Scalar, false), clean);
+        let (wide, singles) = run(SolverPath::Wide);
+        assert_eq!(singles, 4);
+        assert_eq!(run(SolverPath::Scalar), (wide, 0));
     }
 
     #[test]

@@ -527,6 +527,12 @@ impl World {
         on_path!(&mut self.solver, s => s.poison_padding())
     }
 
+    /// Joints the colours run as single scalar batches.
+    #[cfg(test)]
+    pub(crate) fn single_batches(&mut self) -> usize {
+        on_path!(&mut self.solver, s => s.single_batches())
+    }
+
     fn exec(&self) -> Exec {
         if self.settings.threads == 1 {
             Exec::Serial
