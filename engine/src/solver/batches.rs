@@ -152,3 +152,96 @@ impl<'a, L: Lane> SharedBatches<'a, L> {
         split(heads, rows, offsets, &self.params[range])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::joints::JointKind;
+    use crate::lanes::Wide;
+    use crate::schedule::Batch;
+    use crate::Scene;
+
+    /// Three batches of the shipped chain's joints with 3, 1 and 5 joints, each given as many
+    /// rows as joints (any count works: the storage does not read the rows).
+    fn three_batches() -> Batches<Wide> {
+        let world = Scene::builtin("chain").unwrap().build().unwrap();
+        let (joints, bodies) = (world.joints(), world.bodies());
+        let ids: [&[u32]; 3] = [&[0, 2, 4], &[6], &[8, 10, 12, 14, 16]];
+        Batches::new(
+            ids.iter().map(|ids| {
+                let batch = Batch {
+                    kind: JointKind::Revolute,
+                    limited: false,
+                    start: 0,
+                    len: ids.len() as u32,
+                };
+                (
+                    JointBatch::new(&batch, ids, joints, bodies),
+                    super::super::param_lanes(JointKind::Revolute, ids, joints),
+                )
+            }),
+            |b| b.len,
+        )
+    }
+
+    /// Marks every row with its batch and row number, through `iter_mut`.
+    fn mark(batches: &mut Batches<Wide>) {
+        for (k, (_, rows, _)) in batches.iter_mut().enumerate() {
+            for (i, r) in rows.iter_mut().enumerate() {
+                r.impulse = Wide::splat((10 * k + i) as f32);
+            }
+        }
+    }
+
+    #[test]
+    fn each_batch_gets_its_own_rows_in_order() {
+        let mut batches = three_batches();
+        assert_eq!(batches.len(), 3);
+        mark(&mut batches);
+        for (k, n) in [3, 1, 5].into_iter().enumerate() {
+            let rows = batches.rows(k);
+            assert_eq!(rows.len(), n);
+            for (i, r) in rows.iter().enumerate() {
+                assert_eq!(r.impulse.to_array(), [(10 * k + i) as f32; 8]);
+            }
+            assert_eq!(batches.head(k).len, n);
+            assert_eq!(batches.get_mut(k).1.len(), n);
+        }
+        assert_eq!(
+            batches.bytes(),
+            3 * (size_of::<JointBatch<Wide>>() + size_of::<ParamLanes<Wide>>())
+                + 9 * size_of::<RowLanes<Wide>>()
+                + 4 * size_of::<usize>()
+        );
+    }
+
+    /// Two tasks take disjoint ranges of the shared batches at once and see exactly the
+    /// rows `rows(k)` does (the unsafe split of `range_mut`).
+    #[test]
+    fn tasks_with_disjoint_ranges_see_their_own_rows() {
+        let mut batches = three_batches();
+        let shared = batches.shared();
+        std::thread::scope(|scope| {
+            for range in [0..1, 1..3] {
+                let shared = &shared;
+                scope.spawn(move || {
+                    // SAFETY: the two ranges are disjoint.
+                    for (k, (head, rows, _)) in unsafe { shared.range_mut(range.clone()) }
+                        .enumerate()
+                        .map(|(i, item)| (range.start + i, item))
+                    {
+                        assert_eq!(rows.len(), head.len);
+                        for (i, r) in rows.iter_mut().enumerate() {
+                            r.bias_impulse = Wide::splat((100 * k + i) as f32);
+                        }
+                    }
+                });
+            }
+        });
+        for k in 0..3 {
+            for (i, r) in batches.rows(k).iter().enumerate() {
+                assert_eq!(r.bias_impulse.to_array(), [(100 * k + i) as f32; 8]);
+            }
+        }
+    }
+}
