@@ -62,8 +62,6 @@ pub(crate) struct RowLanes<L> {
     effective_mass: L,
     /// `error_reduction C / h` (a unilateral row: only while violated).
     bias: L,
-    /// `C / h` for a separated unilateral row, else 0.
-    speculative: L,
     impulse: L,
     bias_impulse: L,
 }
@@ -79,7 +77,6 @@ impl<L: Lane> RowLanes<L> {
             inv_i_angular_b: V3::zero(),
             effective_mass: z,
             bias: z,
-            speculative: z,
             impulse: z,
             bias_impulse: z,
         }
@@ -303,17 +300,20 @@ fn relax_row<L: Lane>(
 #[inline(always)]
 fn relax_rows<L: Lane, const N: usize>(
     rows: &mut [RowLanes<L>; N],
-    unilateral: u8,
+    (unilateral, limit_speculative): (u8, L),
     v: &mut PairVelocities<L>,
     mut u: Option<&mut PairVelocities<L>>,
     masses: (L, L),
 ) {
+    let zero = L::splat(0.0);
     for (slot, r) in rows.iter_mut().enumerate() {
         let unilateral = unilateral & (1 << slot) != 0;
+        // The velocity row's offset: the limit's speculative `C / h`, 0 for bilateral rows.
+        let speculative = if unilateral { limit_speculative } else { zero };
         relax_row(
             v,
             r,
-            |r| r.speculative,
+            |_| speculative,
             |r| &mut r.impulse,
             unilateral,
             masses,
@@ -373,6 +373,10 @@ pub(crate) struct JointBatch<L: Lane> {
     unilateral: u8,
     inv_mass_a: L,
     inv_mass_b: L,
+    /// `C / h` of a separated limit (the unilateral slot's velocity offset), else 0: kept
+    /// here rather than in every row, so that the velocity passes stream 19 floats per row and
+    /// lane instead of 20.
+    limit_speculative: L,
     /// Active rows at the last prepare.
     active_rows: u32,
 }
@@ -441,6 +445,7 @@ impl<L: Lane> JointBatch<L> {
             unilateral,
             inv_mass_a: L::splat(0.0),
             inv_mass_b: L::splat(0.0),
+            limit_speculative: L::splat(0.0),
             active_rows: 0,
         }
     }
@@ -516,7 +521,11 @@ impl<L: Lane> JointBatch<L> {
                 (bias_rate * g.error, zero)
             };
             row.bias = keep(bias);
-            row.speculative = keep(speculative);
+            if unilateral {
+                // One unilateral slot per signature (the limit's, see `slot_masks`); the
+                // bilateral rows' speculative offset is 0.
+                self.limit_speculative = keep(speculative);
+            }
             // Rows with an effective mass (padded lanes have none) count as active and start
             // from last substep's impulse (clamped at 0 for a limit), the others from 0.
             let effective = row.effective_mass.gt(zero);
@@ -638,13 +647,13 @@ impl<L: Lane> JointBatch<L> {
         // One copy of the row loop per signature, its row count and unilateral mask constants:
         // the loop unrolls without a branch per slot (a runtime mask cost 15 % of the pass).
         // The slot masks are prefixes (`slot_masks`), so the row count names the signature.
-        let (uv, unilateral) = (u.as_mut(), self.unilateral);
+        let (uv, unilateral, spec) = (u.as_mut(), self.unilateral, self.limit_speculative);
         match (rows.len(), unilateral) {
-            (3, 0) => relax_rows::<L, 3>(fixed(rows), 0, &mut v, uv, masses),
-            (5, 0) => relax_rows::<L, 5>(fixed(rows), 0, &mut v, uv, masses),
-            (6, 0) => relax_rows::<L, 6>(fixed(rows), 0, &mut v, uv, masses),
-            (6, 0b100000) => relax_rows::<L, 6>(fixed(rows), 0b100000, &mut v, uv, masses),
-            (6, _) => relax_rows::<L, 6>(fixed(rows), unilateral, &mut v, uv, masses),
+            (3, 0) => relax_rows::<L, 3>(fixed(rows), (0, spec), &mut v, uv, masses),
+            (5, 0) => relax_rows::<L, 5>(fixed(rows), (0, spec), &mut v, uv, masses),
+            (6, 0) => relax_rows::<L, 6>(fixed(rows), (0, spec), &mut v, uv, masses),
+            (6, 0b100000) => relax_rows::<L, 6>(fixed(rows), (0b100000, spec), &mut v, uv, masses),
+            (6, _) => relax_rows::<L, 6>(fixed(rows), (unilateral, spec), &mut v, uv, masses),
             (n, _) => unreachable!("no joint type has {n} row slots"),
         }
         // SAFETY: as above; `write` holds dynamic bodies of real lanes only.
@@ -1666,6 +1675,7 @@ impl<L: Lane> Solver<L> {
                 poisoned += 1;
                 b.inv_mass_a.set_lane(lane, f32::NAN);
                 b.inv_mass_b.set_lane(lane, f32::NAN);
+                b.limit_speculative.set_lane(lane, f32::NAN);
                 for r in rows.iter_mut() {
                     for v in [
                         &mut r.linear,
@@ -1679,7 +1689,6 @@ impl<L: Lane> Solver<L> {
                     for x in [
                         &mut r.effective_mass,
                         &mut r.bias,
-                        &mut r.speculative,
                         &mut r.impulse,
                         &mut r.bias_impulse,
                     ] {
@@ -1761,7 +1770,9 @@ mod tests {
             for limited in [false, true] {
                 let (slots, unilateral) = slot_masks(kind, limited);
                 assert_eq!(slots, (1u8 << slots.count_ones()) - 1, "{kind:?} {limited}");
+                // At most one unilateral slot: the batch keeps one speculative offset.
                 assert_eq!(unilateral & !slots, 0);
+                assert!(unilateral.count_ones() <= 1);
             }
         }
     }

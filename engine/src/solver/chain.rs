@@ -205,7 +205,7 @@ impl<L: Lane> ChainLanes<L> {
         }
     }
 
-    /// The velocity system (offset `speculative`, impulses `impulse`) on `v`:
+    /// The velocity system (impulses `impulse`) on `v`:
     /// `K dlambda = -(J v + offset)`, then `v += M^-1 J^T dlambda` and the accumulated
     /// impulses grow by `dlambda`; with `u`, the bias system's sweep ([`bias_sweep`]) joint
     /// by joint in the same loop as the velocity system's last sweep (the systems share no
@@ -227,7 +227,8 @@ impl<L: Lane> ChainLanes<L> {
             let e = &self.coupling[k * M * M..][..M * M];
             let mut r: [L; M] = std::array::from_fn(|s| {
                 let row = &rows[s];
-                -(JointBatch::<L>::velocity_error(&vel, row) + row.speculative)
+                // Chain rows are bilateral: offset 0, added as the colour kernels add it (same bits).
+                -(JointBatch::<L>::velocity_error(&vel, row) + L::splat(0.0))
             });
             if k > 0 {
                 for (i, r) in r.iter_mut().enumerate() {
