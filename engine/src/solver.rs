@@ -353,10 +353,10 @@ fn slot_masks(kind: JointKind, limited: bool) -> (u8, u8) {
 /// of the signature (the slot masks are prefixes, so slot `s` is `rows[s]`), and every
 /// method that reads or writes rows is given them.
 ///
-/// Byte budget (wide, 8 lanes): 20 lanes-floats x 32 B = 640 B per row slot (spherical 3,
+/// Byte budget (wide, 8 lanes): 19 lanes-floats x 32 B = 608 B per row slot (spherical 3,
 /// revolute and prismatic 5, or 6 with a limit, fixed 6), and this header (3 x 32 B of
-/// indices, 2 x 32 B of inverse masses and a few flags): 272 B per joint in a spherical
-/// batch, 432 B in a revolute one.
+/// indices, 3 x 32 B of inverse masses and the limit's offset, a few flags): about 256 B per
+/// joint in a spherical batch, 410 B in a revolute one.
 #[derive(Debug, Clone)]
 pub(crate) struct JointBatch<L: Lane> {
     joints: L::Indices,
