@@ -1267,7 +1267,8 @@ impl<L: Lane> Solver<L> {
     /// (per pass: its colours in order, then its overflow joints), so that its rows stay in
     /// the core's cache from pass to pass. Then, per pass, the shared joints: the chain
     /// groups (in parallel, before the colours: they share no dynamic body), each colour (its
-    /// batches in parallel per `exec`, in tasks of [`BATCH_CHUNK`]), then the overflow
+    /// batches in parallel per `exec`, in tasks of [`BATCH_CHUNK`], its single scalar batches
+    /// as one more task), then the overflow
     /// joints, serially. Every island sees the same order either way: clusters and shared
     /// joints share no body.
     fn each_color(
