@@ -18,6 +18,7 @@ pub mod measure;
 pub mod peer;
 pub mod report;
 pub mod scenes;
+pub mod stages;
 pub mod suite;
 
 /// Whether this build can run the rapier3d peer (the `peer` feature).

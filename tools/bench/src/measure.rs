@@ -36,6 +36,9 @@ pub struct RunConfig {
     /// Lavender's island clusters (`World::set_island_clusters`, on by default; the same
     /// results either way). Rapier's rows ignore it.
     pub island_clusters: bool,
+    /// Time each stage of the step ([`crate::stages`]; the binary must have installed the
+    /// stage layer). Rapier's rows ignore it.
+    pub stages: bool,
 }
 
 impl Default for RunConfig {
@@ -50,6 +53,7 @@ impl Default for RunConfig {
             bias_iterations: s.bias_iterations,
             chain_solve: s.chain_solve,
             island_clusters: true,
+            stages: false,
         }
     }
 }
@@ -118,6 +122,8 @@ pub struct BenchRow {
     pub bytes_per_body: Option<usize>,
     /// Largest anchor error norm over every joint and frame, m.
     pub max_anchor_error: f32,
+    /// Time per stage over the timed frames (Lavender with `RunConfig::stages` only).
+    pub stages: Option<crate::stages::StageTimes>,
 }
 
 impl BenchRow {
@@ -159,6 +165,13 @@ impl BenchRow {
             "bytes_per_joint": self.bytes_per_joint,
             "bytes_per_body": self.bytes_per_body,
             "max_anchor_error": self.max_anchor_error,
+            "stage_ms_per_substep": self.stages.map(|t| {
+                crate::stages::STAGES
+                    .iter()
+                    .zip(t.ms_per_substep())
+                    .map(|(name, ms)| (name.to_string(), serde_json::json!(ms)))
+                    .collect::<serde_json::Map<_, _>>()
+            }),
         })
     }
 }
@@ -181,12 +194,14 @@ pub fn run_lavender(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> 
     world.step(FRAME_DT)?;
     max_error = max_error.max(max_anchor_error(&world));
     let mut seconds = 0.0;
+    crate::stages::reset();
     for _ in 0..config.frames {
         let start = Instant::now();
         world.step(FRAME_DT)?;
         seconds += start.elapsed().as_secs_f64();
         max_error = max_error.max(max_anchor_error(&world));
     }
+    let stages = config.stages.then(crate::stages::take);
     let frames = config.frames.max(1);
     let per_step = seconds / f64::from(frames);
     let memory = world.memory_report();
@@ -224,5 +239,6 @@ pub fn run_lavender(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> 
         bytes_per_joint: Some(memory.bytes_per_joint),
         bytes_per_body: Some(memory.bytes_per_body),
         max_anchor_error: max_error,
+        stages,
     })
 }

@@ -187,5 +187,6 @@ pub fn run_rapier(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> {
         bytes_per_joint: None,
         bytes_per_body: None,
         max_anchor_error: max_error,
+        stages: None,
     })
 }

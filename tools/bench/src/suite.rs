@@ -39,6 +39,9 @@ pub struct SuiteOptions {
     /// Lavender's island clusters (default on; off to measure what they gain: the results
     /// are the same bit for bit).
     pub island_clusters: bool,
+    /// Time each stage of the step on the per-scene rows (`--stages`; the binary must have
+    /// installed [`crate::stages::layer`]) and print a table of them.
+    pub stages: bool,
     /// Where the PNG plots go.
     pub plot_dir: PathBuf,
 }
@@ -77,6 +80,7 @@ impl SuiteOptions {
             sweep_bias_iterations: vec![None, Some(1)],
             sweep_chain_solve_iterations: if quick { vec![1] } else { vec![1, 2, 4] },
             island_clusters: true,
+            stages: false,
             plot_dir: PathBuf::from("out/bench"),
         }
     }
@@ -111,6 +115,11 @@ pub fn run_suite(
         island_clusters: options.island_clusters,
         ..RunConfig::default()
     };
+    // Stages are timed on the per-scene rows only.
+    let scene_base = RunConfig {
+        stages: options.stages,
+        ..base
+    };
     let mut measure = |report: &mut SuiteReport,
                        section: &'static str,
                        row: Result<BenchRow>|
@@ -123,16 +132,17 @@ pub fn run_suite(
     // Per scene: wide and scalar on one thread, wide on N threads, Rapier matched.
     let mut scene_rows = Vec::new();
     let mut ratios = String::new();
+    let mut stage_text = String::new();
     for scene in &options.scenes {
-        let wide = measure(&mut report, "scenes", run_lavender(scene, &base))?;
+        let wide = measure(&mut report, "scenes", run_lavender(scene, &scene_base))?;
         let scalar_cfg = RunConfig {
             path: SolverPath::Scalar,
-            ..base
+            ..scene_base
         };
         let scalar = measure(&mut report, "scenes", run_lavender(scene, &scalar_cfg))?;
         let threaded_cfg = RunConfig {
             threads: options.threads,
-            ..base
+            ..scene_base
         };
         let threaded = measure(&mut report, "scenes", run_lavender(scene, &threaded_cfg))?;
         ratios += &format!(
@@ -148,7 +158,7 @@ pub fn run_suite(
             chain_solve: true,
             velocity_iterations: 1,
             position_iterations: 0,
-            ..base
+            ..scene_base
         };
         let direct = measure(&mut report, "scenes", run_lavender(scene, &direct_cfg))?;
         ratios += &format!(
@@ -159,6 +169,9 @@ pub fn run_suite(
             direct.max_anchor_error,
             wide.max_anchor_error
         );
+        if options.stages {
+            stage_text += &stage_table(&[&wide, &scalar, &threaded, &direct]);
+        }
         scene_rows.extend([wide.clone(), scalar, threaded.clone(), direct]);
         if options.peer {
             let rapier = measure(&mut report, "scenes", run_peer(scene, &base))?;
@@ -186,6 +199,12 @@ pub fn run_suite(
             table(&scene_rows),
             ratios
         );
+        if options.stages {
+            report.text += &format!(
+                "== stages: ms per substep (means over the timed frames), and the scalar \
+                 path's time over the wide path's ==\n{stage_text}\n"
+            );
+        }
     }
 
     // Scaling: the chain at growing sizes, one thread and N threads.
@@ -310,6 +329,53 @@ pub fn run_suite(
         report.plots.extend(accuracy_cost_plot(&stem, &panels)?);
     }
     Ok(report)
+}
+
+/// Per row with stage times: ms per substep of each stage; after a scalar row, the ratio of
+/// each of its stages to the first row's (the wide path on one thread).
+fn stage_table(rows: &[&BenchRow]) -> String {
+    use crate::stages::STAGES;
+    let mut text = format!(
+        "{:<12} {:<7} {:>7} {:>8}",
+        "scene", "path", "threads", "iters"
+    );
+    for name in STAGES {
+        text += &format!(" {name:>20}");
+    }
+    text += "\n";
+    let cell = |ms: Option<f64>| ms.map_or_else(|| "-".to_string(), |ms| format!("{ms:.3}"));
+    let wide = rows
+        .first()
+        .and_then(|r| r.stages)
+        .map(|t| t.ms_per_substep());
+    for row in rows {
+        let Some(times) = row.stages.map(|t| t.ms_per_substep()) else {
+            continue;
+        };
+        text += &format!(
+            "{:<12} {:<7} {:>7} {:>8}",
+            row.scene,
+            row.path,
+            row.threads,
+            row.settings()
+        );
+        for ms in times {
+            text += &format!(" {:>20}", cell(ms));
+        }
+        text += "\n";
+        if let (Some(wide), "scalar") = (wide, row.path) {
+            text += &format!("{:<12} {:<7} {:>7} {:>8}", row.scene, "ratio", "", "");
+            for (scalar, wide) in times.iter().zip(wide) {
+                let ratio = match (scalar, wide) {
+                    (Some(s), Some(w)) if w > 0.0 => format!("{:.2}x", s / w),
+                    _ => "-".to_string(),
+                };
+                text += &format!(" {ratio:>20}");
+            }
+            text += "\n";
+        }
+    }
+    text
 }
 
 /// The fastest of `ours` (row by row only, with `row_by_row`) whose max anchor error is at
@@ -448,6 +514,7 @@ mod tests {
             bytes_per_joint: None,
             bytes_per_body: None,
             max_anchor_error: err,
+            stages: None,
         }
     }
 

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 /// the chain solve). 60 Hz frames, 4 substeps, fixed iteration counts.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n  lavender bench chain --no-island-clusters\n                                     the chain without island clusters (same bits, slower)\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
+    after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n  lavender bench chain --no-island-clusters\n                                     the chain without island clusters (same bits, slower)\n  lavender bench chain grid --no-scaling --stages\n                                     time per stage, wide against scalar\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
 )]
 pub struct Args {
     /// Scenes to run: chain, grid, fixed-stack, mixed (default: all four), hubs (100 light
@@ -47,9 +47,23 @@ pub struct Args {
     /// same results bit for bit: this measures what the clusters gain).
     #[arg(long)]
     no_island_clusters: bool,
+    /// Also time each stage of the step (integrate velocities, prepare, velocity passes,
+    /// integrate positions, projection) on the per-scene rows, from the engine's tracing
+    /// spans, and print a table of ms per substep with the scalar path's ratio to the wide
+    /// path's, stage by stage (JSON: `stage_ms_per_substep`). The spans cost a little: compare
+    /// step times without it.
+    #[arg(long)]
+    stages: bool,
     /// Directory for the PNG plots.
     #[arg(long, default_value = "out/bench")]
     plot_dir: PathBuf,
+}
+
+impl Args {
+    /// Whether the stage timing layer is wanted.
+    pub fn stages(&self) -> bool {
+        self.stages
+    }
 }
 
 pub fn main(args: Args) -> anyhow::Result<()> {
@@ -69,6 +83,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     options.peer = args.peer;
     options.scaling = !args.no_scaling;
     options.island_clusters = !args.no_island_clusters;
+    options.stages = args.stages;
     options.plot_dir = args.plot_dir;
     if args.peer && !lavender_bench::PEER_BUILT {
         return Err(lavender_bench::BenchError::PeerNotBuilt.into());

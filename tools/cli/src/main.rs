@@ -47,7 +47,6 @@ enum Command {
 }
 
 fn main() {
-    output::init_tracing();
     let version = format!(
         "{} (target features {})",
         lavender_engine::VERSION,
@@ -59,6 +58,7 @@ fn main() {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    output::init_tracing(matches!(&cli.command, Command::Bench(args) if args.stages()));
     let result = match cli.command {
         Command::Run(args) => run::main(args),
         Command::Scenes(args) => scenes::main(args),

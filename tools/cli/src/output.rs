@@ -5,16 +5,22 @@ use std::io::{IsTerminal, Write};
 
 /// Sets up `tracing` from `RUST_LOG` (default: warnings); span close events carry the time
 /// spent in each step stage when the engine's spans are enabled.
-pub fn init_tracing() {
+pub fn init_tracing(stage_times: bool) {
     use tracing_subscriber::fmt::format::FmtSpan;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let log = tracing_subscriber::fmt::layer()
         .with_span_events(FmtSpan::CLOSE)
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
-        .init();
+        .with_filter(filter);
+    // `lavender bench --stages`: the engine's stage spans timed (only then: enabling its
+    // `TRACE` spans costs a little on every substep).
+    let stages = stage_times.then(lavender_bench::stages::layer);
+    tracing_subscriber::registry().with(log).with(stages).init();
 }
 
 /// Writes `text` to standard output; a closed pipe (`lavender ... | head`) ends quietly.

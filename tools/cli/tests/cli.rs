@@ -277,3 +277,65 @@ fn bench_json_has_one_object_per_row_with_the_documented_keys() {
         assert_eq!(a["max_anchor_error"], b["max_anchor_error"]);
     }
 }
+
+#[test]
+fn bench_stages_times_every_stage_of_every_scene_row() {
+    let args = [
+        "bench",
+        "mixed",
+        "--no-scaling",
+        "--frames",
+        "2",
+        "--stages",
+    ];
+    let out = lavender(&[&args[..], &["--json"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        let stages = r["stage_ms_per_substep"].as_object().expect("stage times");
+        let names: Vec<&str> = stages.keys().map(String::as_str).collect();
+        assert_eq!(
+            names.len(),
+            5,
+            "integrate velocities and positions, prepare, solve, project: {names:?}"
+        );
+        for (name, ms) in stages {
+            let ms = ms.as_f64().unwrap_or(-1.0);
+            // The chain-solve row has no projection pass: its stage span is nearly empty.
+            assert!(
+                ms >= 0.0 && ms < r["ms_per_step"].as_f64().unwrap(),
+                "{name}: {ms}"
+            );
+        }
+        let solve = stages["solve_velocities"].as_f64().unwrap();
+        assert!(solve > 0.0);
+    }
+    // The table: a ratio line after the scalar row.
+    let text = String::from_utf8(lavender(&args).stdout).unwrap();
+    assert!(text.contains("== stages: ms per substep"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("mixed") && l.contains("ratio") && l.contains('x')),
+        "{text}"
+    );
+    // Without --stages the rows carry none.
+    let plain = lavender(&["bench", "mixed", "--no-scaling", "--frames", "1", "--json"]);
+    let first: serde_json::Value = serde_json::from_str(
+        String::from_utf8(plain.stdout)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(first["stage_ms_per_substep"].is_null());
+}
