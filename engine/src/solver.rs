@@ -17,9 +17,10 @@
 //! ([`joints::rows_lanes`], one function per joint type, quaternions and cross products over
 //! lanes), the decoupling (an `L D L^T` factorisation with lane-mask pivots), effective
 //! masses, biases, warm start, the velocity passes, the projection's corrections and its
-//! pose update ([`crate::rows::integrate_rotation_lanes`], glam's bits). What runs lane by
-//! lane: gathering poses and joint parameters into lanes (and a limited hinge's angle, which
-//! needs `atan2`), and writing the projected poses back. Projection lanes are
+//! pose update ([`crate::rows::integrate_rotation_lanes`], glam's bits). Velocities and
+//! poses are gathered and written back as 32-byte blocks through 8 x 8 transposes
+//! ([`lanes::gather_poses`]); what runs lane by lane is gathering the world inverse inertias,
+//! and the warm-start impulses' loads. Projection lanes are
 //! islands with the same joint signatures (each lane walks its island in joint order), or
 //! joints of one colour for large islands ([`Solver::project`]). Every lane computes what the
 //! scalar path computes for its joint, so both paths agree bit for bit.
@@ -38,9 +39,9 @@ mod hub;
 use batches::Batches;
 
 use crate::bodies::Bodies;
-use crate::joints::{self, JointKind, Joints, ParamLanes, PoseLanes, PosePair};
+use crate::joints::{self, JointKind, Joints, ParamLanes, PoseLanes};
 use crate::lanes::{
-    self, BodyAccess, Lane, PairVelocities, PoseAccess, Shared, Wide, WriteMask, M3, V3, WIDE_LANES,
+    self, BodyAccess, Lane, PairVelocities, PoseAccess, Shared, SolverPose, Wide, WriteMask, M3, V3,
 };
 use crate::parallel::{Exec, Stages, BATCH_CHUNK, SHARED_CHUNK};
 use crate::rows::{integrate_rotation_lanes, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K};
@@ -83,8 +84,8 @@ impl<L: Lane> RowLanes<L> {
     }
 }
 
-/// One step's joints gathered into lanes: poses, parameters and masses (what prepare and
-/// projection gather the same way, lane by lane).
+/// One step's joints gathered into lanes: poses and masses (what prepare and projection
+/// gather the same way, [`JointLanes::gather`]).
 struct JointLanes<L> {
     poses: PoseLanes<L>,
     inv_mass_a: L,
@@ -104,20 +105,40 @@ impl<L: Lane> JointLanes<L> {
         }
     }
 
-    /// Lane `lane`: a joint between bodies at `pair`, with inverse masses and world inverse
-    /// inertias `([m_a, m_b], [i_a, i_b])`.
-    #[inline]
-    fn set_lane(
+    /// The joints between bodies `a[i]` and `b[i]` in lanes `i < real`: poses and inverse
+    /// masses gathered by transposes ([`lanes::gather_poses`]), the world inverse inertias
+    /// (`inertia(k)`, body `k`'s) lane by lane. Lanes `real..` keep zero masses and inertias
+    /// (their rows then decouple to zero rows: neutral); their poses are lane 0's bodies'.
+    /// Returns the gathered poses with their true inverse masses, for the write-back.
+    #[inline(always)]
+    fn gather(
         &mut self,
-        lane: usize,
-        pair: &PosePair,
-        ([inv_mass_a, inv_mass_b], [inv_inertia_a, inv_inertia_b]): ([f32; 2], [&Mat3; 2]),
-    ) {
-        self.poses.set_lane(lane, pair);
-        self.inv_mass_a.set_lane(lane, inv_mass_a);
-        self.inv_mass_b.set_lane(lane, inv_mass_b);
-        self.inv_inertia_a.set_lane(lane, inv_inertia_a);
-        self.inv_inertia_b.set_lane(lane, inv_inertia_b);
+        pose: impl Fn(usize) -> SolverPose,
+        inertia: impl Fn(usize) -> Mat3,
+        (a, b): (&L::Indices, &L::Indices),
+        real: usize,
+    ) -> [lanes::PoseLanesOf<L>; 2] {
+        let (pa, pb) = (
+            lanes::gather_poses::<L>(&pose, a),
+            lanes::gather_poses::<L>(&pose, b),
+        );
+        self.poses = PoseLanes {
+            position_a: pa.position,
+            rotation_a: pa.rotation,
+            position_b: pb.position,
+            rotation_b: pb.rotation,
+        };
+        let zero = L::splat(0.0);
+        let is_real = L::from_fn(|i| if i < real { 1.0 } else { 0.0 }).gt(zero);
+        self.inv_mass_a = L::select(is_real, pa.inv_mass, zero);
+        self.inv_mass_b = L::select(is_real, pb.inv_mass, zero);
+        for lane in 0..real {
+            self.inv_inertia_a
+                .set_lane(lane, &inertia(a.as_ref()[lane] as usize));
+            self.inv_inertia_b
+                .set_lane(lane, &inertia(b.as_ref()[lane] as usize));
+        }
+        [pa, pb]
     }
 
     /// The rows ([`joints::rows_lanes`]) of the lanes' joints, with parameters `params`, into
@@ -404,6 +425,8 @@ pub fn solver_bytes_per_joint(rows: usize) -> usize {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PrepareInput<'a> {
     pub bodies: &'a Bodies,
+    /// The bodies' poses and inverse masses as blocks (the same values as `bodies`').
+    pub poses: &'a [SolverPose],
     pub joints: &'a Joints,
     /// `error_reduction / h`.
     pub bias_rate: f32,
@@ -467,18 +490,12 @@ impl<L: Lane> JointBatch<L> {
     ) {
         let bodies = input.bodies;
         let mut gathered = JointLanes::<L>::new();
-        for lane in 0..self.len {
-            let (a, b) = (
-                self.body_a.as_ref()[lane] as usize,
-                self.body_b.as_ref()[lane] as usize,
-            );
-            let masses = (
-                [bodies.inv_mass[a], bodies.inv_mass[b]],
-                [&bodies.inv_inertia_world[a], &bodies.inv_inertia_world[b]],
-            );
-            let pair = PosePair::of(bodies, a, b);
-            gathered.set_lane(lane, &pair, masses);
-        }
+        gathered.gather(
+            |k| input.poses[k],
+            |k| bodies.inv_inertia_world[k],
+            (&self.body_a, &self.body_b),
+            self.len,
+        );
         // Padded lanes have zero masses, so their rows decouple to zero rows.
         let mut geometry = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
         let mass = gathered.rows(self.kind, self.unilateral != 0, params, &mut geometry);
@@ -793,26 +810,19 @@ unsafe fn project_step<L: Lane>(
     let (kind, limited) = (joints.kind[j0], joints.limit[j0].is_some());
     let (slots, unilateral) = slot_masks(kind, limited);
     let (gathered, geometry) = scratch.for_lanes(lanes);
-    let mut pairs = [(0usize, 0usize, PosePair::default()); WIDE_LANES];
-    for lane in 0..lanes {
-        let j = ids[lane] as usize;
-        let (a, b) = (joints.body_a[j] as usize, joints.body_b[j] as usize);
-        // SAFETY: the caller's contract.
-        let pose = |i: usize| unsafe { (poses.position.get(i), poses.rotation.get(i)) };
-        let ((pa, qa), (pb, qb)) = (pose(a), pose(b));
-        let pair = PosePair {
-            position_a: pa,
-            rotation_a: qa,
-            position_b: pb,
-            rotation_b: qb,
-        };
-        let masses = (
-            [poses.inv_mass[a], poses.inv_mass[b]],
-            [&poses.inv_inertia[a], &poses.inv_inertia[b]],
-        );
-        gathered.set_lane(lane, &pair, masses);
-        pairs[lane] = (a, b, pair);
+    // Lane `i`'s bodies (padded lanes repeat lane 0's joint).
+    let (mut body_a, mut body_b) = (L::Indices::default(), L::Indices::default());
+    for (lane, &j) in ids.iter().enumerate() {
+        body_a.as_mut()[lane] = joints.body_a[j as usize];
+        body_b.as_mut()[lane] = joints.body_b[j as usize];
     }
+    // SAFETY (both): the caller's contract.
+    let [pose_a, pose_b] = gathered.gather(
+        |k| unsafe { poses.poses.get(k) },
+        |k| poses.inv_inertia[k],
+        (&body_a, &body_b),
+        lanes,
+    );
     let mass = gathered.rows(kind, limited, params, geometry);
     decouple_lanes(geometry, slots, &mass);
     let zero = L::splat(0.0);
@@ -841,20 +851,23 @@ unsafe fn project_step<L: Lane>(
     let position_b = p.position_b + dp.scale(m.inv_mass_b);
     let rotation_a = integrate_rotation_lanes(p.rotation_a, m.inv_inertia_a.mul_v3(dtheta_a));
     let rotation_b = integrate_rotation_lanes(p.rotation_b, m.inv_inertia_b.mul_v3(dtheta_b));
-    for (lane, &(a, b, _)) in pairs.iter().enumerate().take(lanes) {
-        // SAFETY (both blocks): the caller's contract; only dynamic bodies are written.
-        if poses.inv_mass[a] > 0.0 {
-            unsafe {
-                poses.position.set(a, position_a.lane(lane));
-                poses.rotation.set(a, rotation_a.lane(lane));
-            }
-        }
-        if poses.inv_mass[b] > 0.0 {
-            unsafe {
-                poses.position.set(b, position_b.lane(lane));
-                poses.rotation.set(b, rotation_b.lane(lane));
-            }
-        }
+    // Written back: the real lanes' dynamic bodies (with their own inverse masses).
+    let zero_mass = L::splat(0.0);
+    let real = (1u16 << lanes) - 1;
+    for (pose, (position, rotation), bodies) in [
+        (pose_a, (position_a, rotation_a), &body_a),
+        (pose_b, (position_b, rotation_b), &body_b),
+    ] {
+        let write = real & L::mask_bits(pose.inv_mass.gt(zero_mass)) as u16;
+        let new = lanes::PoseLanesOf {
+            position,
+            rotation,
+            inv_mass: pose.inv_mass,
+        };
+        // SAFETY: the caller's contract; only dynamic bodies of real lanes are written.
+        lanes::scatter_poses(&new, write, |lane, p| unsafe {
+            poses.poses.set(bodies.as_ref()[lane] as usize, p)
+        });
     }
 }
 

@@ -36,7 +36,7 @@ use crate::bodies::{inv_inertia_world, Bodies, BodyDesc, BodyId, BodyKind, BodyS
 use crate::diagnostics::{JointForce, COLUMN_COUNT};
 use crate::error::{EngineError, Result};
 use crate::joints::{self, JointDesc, JointId, Joints};
-use crate::lanes::{BodyAccess, PoseAccess, Shared, SolverVelocity, Wide, WIDE_LANES};
+use crate::lanes::{BodyAccess, PoseAccess, Shared, SolverPose, SolverVelocity, Wide, WIDE_LANES};
 use crate::parallel::{Exec, FlushDenormals};
 use crate::rows::{integrate_rotation, MAX_ROWS_PER_JOINT};
 use crate::schedule::{Islands, Schedule, ScheduleOptions};
@@ -127,6 +127,10 @@ pub struct World {
     /// for. They move the poses in the substep they are computed in, then are discarded, so
     /// the bias never adds kinetic energy nor enters the warm start.
     bias: Vec<SolverVelocity>,
+    /// The poses and inverse masses as 32-byte blocks, which prepare and the projection
+    /// gather by transposes: copied from the bodies before prepare and before the projection,
+    /// the projected poses copied back after it (the bodies' arrays stay the state).
+    poses: Vec<SolverPose>,
     /// Rest timers and sleep flags (see [`crate::schedule::islands`]).
     sleep: Sleep,
     /// Rollback copy of the timers and flags.
@@ -161,6 +165,7 @@ impl World {
             time: 0.0,
             substeps_done: 0,
             velocities: Vec::new(),
+            poses: Vec::new(),
             bias: Vec::new(),
             sleep: Sleep::default(),
             sleep_backup: (Vec::new(), Vec::new()),
@@ -513,6 +518,7 @@ impl World {
             + size_of::<Vec3>()
             + size_of::<glam::Mat3>()
             + 2 * size_of::<SolverVelocity>() // kernel and bias velocities
+            + size_of::<SolverPose>() // the kernels' pose blocks
             + Sleep::BYTES_PER_BODY;
         MemoryReport {
             bytes_per_joint: joint + solver.div_ceil(joints),
@@ -996,9 +1002,12 @@ impl World {
         let _s = trace_span!("prepare_rows").entered();
         let exec = self.exec();
         let b = &mut self.bodies;
-        let (local, rotation) = (&b.inv_inertia_local, &b.rotation);
-        exec.for_each_indexed(&mut b.inv_inertia_world, &|i, m| {
+        let (local, position, rotation, inv_mass) =
+            (&b.inv_inertia_local, &b.position, &b.rotation, &b.inv_mass);
+        self.poses.resize(b.len(), SolverPose::default());
+        exec.for_each_pair(&mut b.inv_inertia_world, &mut self.poses, &|i, m, p| {
             *m = inv_inertia_world(local[i], rotation[i]);
+            *p = SolverPose::new(position[i], rotation[i], inv_mass[i]);
         });
         let (linear, angular) = (&b.linear_velocity, &b.angular_velocity);
         self.velocities.resize(b.len(), SolverVelocity::default());
@@ -1011,6 +1020,7 @@ impl World {
         });
         let input = PrepareInput {
             bodies: &self.bodies,
+            poses: &self.poses,
             joints: &self.joints,
             bias_rate: self.settings.error_reduction / h,
             inv_h: 1.0 / h,
@@ -1076,14 +1086,20 @@ impl World {
         let factor = self.settings.projection_factor;
         let passes = self.settings.position_iterations as usize;
         let b = &mut self.bodies;
+        let (position, rotation, inv_mass) = (&b.position, &b.rotation, &b.inv_mass);
+        exec.for_each_indexed(&mut self.poses, &|i, p| {
+            *p = SolverPose::new(position[i], rotation[i], inv_mass[i]);
+        });
         let poses = PoseAccess {
-            position: Shared::new(&mut b.position),
-            rotation: Shared::new(&mut b.rotation),
-            inv_mass: &b.inv_mass,
+            poses: Shared::new(&mut self.poses),
             inv_inertia: &b.inv_inertia_world,
         };
         let joints = &self.joints;
         on_path!(&mut self.solver, s => s.project(exec, passes, poses, joints, factor));
+        let projected = &self.poses;
+        exec.for_each_pair(&mut b.position, &mut b.rotation, &|i, x, q| {
+            (*x, *q) = (projected[i].position(), projected[i].rotation());
+        });
     }
 
     fn update_sleep(&mut self, h: f32) {
