@@ -1261,15 +1261,16 @@ impl<L: Lane> Solver<L> {
 
     /// Active rows at the last prepare.
     pub(crate) fn active_rows(&self) -> usize {
-        self.batches
-            .iter()
-            .map(|(b, _)| b.active_rows as usize)
-            .chain(self.singles.iter().map(|(b, _)| b.active_rows as usize))
-            .chain(self.overflow.iter().map(|(b, _)| b.active_rows as usize))
-            .chain(self.chains.iter().map(|c| c.active_rows()))
-            .chain(self.hubs.iter().map(|h| h.active_rows()))
-            .chain(self.lone_chains.iter().map(|c| c.active_rows()))
-            .sum()
+        [
+            self.batches.active_rows(),
+            self.singles.active_rows(),
+            self.overflow.active_rows(),
+        ]
+        .into_iter()
+        .chain(self.chains.iter().map(|c| c.active_rows()))
+        .chain(self.hubs.iter().map(|h| h.active_rows()))
+        .chain(self.lone_chains.iter().map(|c| c.active_rows()))
+        .sum()
     }
 
     /// Runs `passes` passes of `f(batch, pass)` over the batches and of `overflow(batch,
@@ -1538,13 +1539,12 @@ impl<L: Lane> Solver<L> {
     /// Serial: only a run with no velocity pass gets here.
     fn store(&self, joints: &mut Joints, inv_h: f32) {
         let out = JointOutputs::new(joints);
-        // SAFETY (all): every joint is in exactly one batch, overflow batch, chain or hub, and
-        // each is stored once.
-        for (b, rows) in self.batches.iter() {
-            unsafe { b.store(rows, &out, inv_h) };
-        }
-        for (b, rows) in self.singles.iter().chain(self.overflow.iter()) {
-            unsafe { b.store(rows, &out, inv_h) };
+        // SAFETY (all): every joint is in exactly one batch, single, overflow batch, chain or
+        // hub, and each is stored once.
+        unsafe {
+            self.batches.store(&out, inv_h);
+            self.singles.store(&out, inv_h);
+            self.overflow.store(&out, inv_h);
         }
         for c in &self.chains {
             // SAFETY: as above.

@@ -128,8 +128,9 @@ pub struct World {
     /// the bias never adds kinetic energy nor enters the warm start.
     bias: Vec<SolverVelocity>,
     /// The poses and inverse masses as 32-byte blocks, which prepare and the projection
-    /// gather by transposes: copied from the bodies before prepare and before the projection,
-    /// the projected poses copied back after it (the bodies' arrays stay the state).
+    /// gather by transposes: copied from the bodies before prepare; from the position
+    /// integration to the end of the projection the working poses, which are then copied
+    /// back (between steps the bodies' arrays are the state).
     poses: Vec<SolverPose>,
     /// Rest timers and sleep flags (see [`crate::schedule::islands`]).
     sleep: Sleep,
@@ -1069,14 +1070,18 @@ impl World {
     fn integrate_positions(&mut self, h: f32) {
         let _s = trace_span!("integrate_positions").entered();
         let exec = self.exec();
-        let b = &mut self.bodies;
+        let b = &self.bodies;
         let (u, asleep) = (&self.bias, &self.sleep.asleep);
         let (kind, linear, angular) = (&b.kind, &b.linear_velocity, &b.angular_velocity);
-        exec.for_each_pair(&mut b.position, &mut b.rotation, &|i, x, q| {
+        let (position, rotation, inv_mass) = (&b.position, &b.rotation, &b.inv_mass);
+        // Into the pose blocks the projection works on; the bodies get them after it.
+        exec.for_each_indexed(&mut self.poses, &|i, p| {
+            let (mut x, mut q) = (position[i], rotation[i]);
             if kind[i] != BodyKind::Static && !asleep[i] {
-                *x += (linear[i] + u[i].linear()) * h;
-                *q = integrate_rotation(*q, (angular[i] + u[i].angular()) * h);
+                x += (linear[i] + u[i].linear()) * h;
+                q = integrate_rotation(q, (angular[i] + u[i].angular()) * h);
             }
+            *p = SolverPose::new(x, q, inv_mass[i]);
         });
     }
 
@@ -1086,10 +1091,6 @@ impl World {
         let factor = self.settings.projection_factor;
         let passes = self.settings.position_iterations as usize;
         let b = &mut self.bodies;
-        let (position, rotation, inv_mass) = (&b.position, &b.rotation, &b.inv_mass);
-        exec.for_each_indexed(&mut self.poses, &|i, p| {
-            *p = SolverPose::new(position[i], rotation[i], inv_mass[i]);
-        });
         let poses = PoseAccess {
             poses: Shared::new(&mut self.poses),
             inv_inertia: &b.inv_inertia_world,

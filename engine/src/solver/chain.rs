@@ -93,10 +93,7 @@ impl<L: Lane> ChainLanes<L> {
 
     /// Active rows at the last prepare.
     pub(super) fn active_rows(&self) -> usize {
-        self.batches
-            .iter()
-            .map(|(b, _)| b.active_rows as usize)
-            .sum()
+        self.batches.active_rows()
     }
 
     /// Store ([`JointBatch::store`]) of every position.
@@ -104,17 +101,13 @@ impl<L: Lane> ChainLanes<L> {
     /// # Safety
     /// As [`JointBatch::store`].
     pub(super) unsafe fn store(&self, out: &JointOutputs, inv_h: f32) {
-        for (b, rows) in self.batches.iter() {
-            // SAFETY: the caller's contract.
-            unsafe { b.store(rows, out, inv_h) };
-        }
+        // SAFETY: the caller's contract.
+        unsafe { self.batches.store(out, inv_h) }
     }
 
     /// Prepare: every position's rows ([`JointBatch::prepare`]), then the factorisation.
     pub(super) fn prepare(&mut self, input: &PrepareInput) {
-        for (b, rows, params) in self.batches.iter_mut() {
-            b.prepare(rows, input, params);
-        }
+        self.batches.prepare(input);
         match self.rows {
             3 => self.factorize::<3>(),
             5 => self.factorize::<5>(),
@@ -174,10 +167,8 @@ impl<L: Lane> ChainLanes<L> {
     /// No other task touches the group's dynamic bodies during the call (chains share no
     /// dynamic body, and the chain stage runs alone).
     pub(super) unsafe fn warm_start(&self, access: &BodyAccess) {
-        for (b, rows) in self.batches.iter() {
-            // SAFETY: the caller's contract.
-            unsafe { b.warm_start(rows, access) };
-        }
+        // SAFETY: the caller's contract.
+        unsafe { self.batches.warm_start(access) }
     }
 
     /// One velocity pass on `v` (and one bias pass on `u` when given), each an exact solve

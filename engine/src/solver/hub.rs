@@ -140,10 +140,7 @@ impl HubSolve {
 
     /// Active rows at the last prepare.
     pub(super) fn active_rows(&self) -> usize {
-        self.batches
-            .iter()
-            .map(|(b, _)| b.active_rows as usize)
-            .sum()
+        self.batches.active_rows()
     }
 
     /// Store ([`JointBatch::store`]) of every joint.
@@ -151,10 +148,8 @@ impl HubSolve {
     /// # Safety
     /// As [`JointBatch::store`].
     pub(super) unsafe fn store(&self, out: &JointOutputs, inv_h: f32) {
-        for (b, rows) in self.batches.iter() {
-            // SAFETY: the caller's contract.
-            unsafe { b.store(rows, out, inv_h) };
-        }
+        // SAFETY: the caller's contract.
+        unsafe { self.batches.store(out, inv_h) }
     }
 
     /// Warm start of every joint, in order.
@@ -163,19 +158,15 @@ impl HubSolve {
     /// No other task touches the hub's dynamic bodies during the call (hubs share no dynamic
     /// body, and the hub stage runs alone).
     pub(super) unsafe fn warm_start(&self, access: &BodyAccess) {
-        for (b, rows) in self.batches.iter() {
-            // SAFETY: the caller's contract.
-            unsafe { b.warm_start(rows, access) };
-        }
+        // SAFETY: the caller's contract.
+        unsafe { self.batches.warm_start(access) }
     }
 
     /// Prepare: every joint's rows ([`JointBatch::prepare`]), then the factors: the
     /// hub-reduced ones ([`Reduced`]), or where one of their pivots would drop a row (a row
     /// that depends on others), the dense ones, which drop it as the decoupling does.
     pub(super) fn prepare(&mut self, input: &PrepareInput) {
-        for (b, rows, params) in self.batches.iter_mut() {
-            b.prepare(rows, input, params);
-        }
+        self.batches.prepare(input);
         self.dense = !self.prepare_reduced(input);
         if self.dense {
             self.prepare_dense();
