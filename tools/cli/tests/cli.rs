@@ -9,6 +9,21 @@ fn lavender(args: &[&str]) -> std::process::Output {
         .expect("the binary runs")
 }
 
+/// Runs `lavender args`, which must succeed, and parses its output: one JSON object per line.
+fn json_lines(args: &[&str]) -> Vec<serde_json::Value> {
+    let out = lavender(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
 #[test]
 fn run_prints_a_json_summary_with_real_numbers() {
     let out = lavender(&["run", "pendulum", "--steps", "60", "--json"]);
@@ -178,17 +193,7 @@ fn a_closed_pipe_ends_quietly() {
 
 #[test]
 fn bench_json_has_one_object_per_row_with_the_documented_keys() {
-    let out = lavender(&["bench", "mixed", "--no-scaling", "--frames", "2", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect();
+    let mut rows = json_lines(&["bench", "mixed", "--no-scaling", "--frames", "2", "--json"]);
     // Wide and scalar on one thread, wide on two, then the chain solve (one direct pass, no
     // projection) on one.
     let kinds: Vec<(String, u64, u64, bool)> = rows
@@ -256,7 +261,7 @@ fn bench_json_has_one_object_per_row_with_the_documented_keys() {
     }
 
     // Without island clusters: the same errors (the same bits), the key says so.
-    let out = lavender(&[
+    let off = json_lines(&[
         "bench",
         "mixed",
         "--no-scaling",
@@ -265,12 +270,6 @@ fn bench_json_has_one_object_per_row_with_the_documented_keys() {
         "--json",
         "--no-island-clusters",
     ]);
-    assert!(out.status.success());
-    let off: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     assert_eq!(off.len(), 4);
     for (a, b) in off.iter().zip(rows.iter().chain([&direct])) {
         assert_eq!(a["island_clusters"], false);
@@ -288,17 +287,7 @@ fn bench_stages_times_every_stage_of_every_scene_row() {
         "2",
         "--stages",
     ];
-    let out = lavender(&[&args[..], &["--json"]].concat());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = json_lines(&[&args[..], &["--json"]].concat());
     assert_eq!(rows.len(), 4);
     for r in &rows {
         let stages = r["stage_ms_per_substep"].as_object().expect("stage times");
@@ -328,14 +317,6 @@ fn bench_stages_times_every_stage_of_every_scene_row() {
         "{text}"
     );
     // Without --stages the rows carry none.
-    let plain = lavender(&["bench", "mixed", "--no-scaling", "--frames", "1", "--json"]);
-    let first: serde_json::Value = serde_json::from_str(
-        String::from_utf8(plain.stdout)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
-    assert!(first["stage_ms_per_substep"].is_null());
+    let plain = json_lines(&["bench", "mixed", "--no-scaling", "--frames", "1", "--json"]);
+    assert!(plain[0]["stage_ms_per_substep"].is_null());
 }
