@@ -400,8 +400,9 @@ impl HubSolve {
     ) {
         // SAFETY (both): the caller's contract.
         unsafe {
-            self.solve_system(v, |_| 0.0, |r| &mut r.impulse); // bilateral rows: no offset
-                                                               // The bias system, solved exactly too, with the same factors.
+            // Bilateral rows: no speculative offset.
+            self.solve_system(v, |_| 0.0, |r| &mut r.impulse);
+            // The bias system, solved exactly too, with the same factors.
             if let Some(u) = u {
                 self.solve_system(u, |r| r.bias, |r| &mut r.bias_impulse);
             }
