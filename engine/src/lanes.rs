@@ -2,7 +2,7 @@
 //!
 //! A joint kernel is written once over a [`Lane`] type `L` and reads like the scalar math:
 //! `L = f32` is the scalar reference path (one joint at a time), `L = Wide` (8 lanes of f32 from
-//! the `wide` crate) solves eight joints of a batch at once. Every operation the kernels use
+//! the `wide` crate, 16 on an AVX-512 build) solves a batch's joints at once. Every operation the kernels use
 //! (`+ - * /`, `sqrt`, compare, select) is exact IEEE-754 single precision in both
 //! instantiations and no operation crosses lanes, so each active lane of the wide path computes
 //! bit for bit what the scalar path computes for that joint, and a padded lane can reach the
@@ -10,23 +10,40 @@
 //! written only if it is real and its body dynamic, see [`WriteMask`]).
 //!
 //! The instruction set is the build's: `wide` uses AVX when the whole build has
-//! `target-feature=+avx` (e.g. `RUSTFLAGS="-C target-cpu=native"`), two SSE2 halves otherwise.
+//! `target-feature=+avx` (e.g. `RUSTFLAGS="-C target-cpu=native"`), two SSE2 halves otherwise;
+//! with `avx512f` the width is 16 lanes in one AVX-512 register ([`WIDE_LANES`]).
 //! No fused multiply-add is used, so the results do not depend on FMA availability either.
 
 use glam::{Mat3, Quat, Vec3};
 use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::ops::{Add, Div, Mul, Neg, Sub};
+use wide::f32x8;
 
 /// The wide lane type: 8 lanes of f32 (one AVX register, or two SSE halves on the portable
-/// baseline). 4 lanes (`f32x4`) measured slower on the portable SSE2 build, where they avoid
-/// the two-register values: 52.8 against 46.2 ms per step on the benchmark chain and 71.1
-/// against 62.2 ms on the grid, one thread, same machine and minute; so the width is 8 on
-/// every build.
+/// baseline), 16 (one AVX-512 register) when the whole build has `avx512f` (e.g.
+/// `RUSTFLAGS="-C target-cpu=native"` on an AVX-512 host). 4 lanes (`f32x4`) measured slower
+/// on the portable SSE2 build, where they avoid the two-register values: 52.8 against 46.2 ms
+/// per step on the benchmark chain and 71.1 against 62.2 ms on the grid, one thread, same
+/// machine and minute; so the width is 8 on every build without AVX-512. With it, 16 lanes
+/// ran the benchmark chain, fixed-stack and mixed scenes 4 to 11 % faster than 8 and the grid
+/// as fast (README, "Build flags"). Each lane computes the scalar path's bits whatever the
+/// width, so results do not depend on it.
+#[cfg(not(target_feature = "avx512f"))]
 pub type Wide = wide::f32x8;
+/// The wide lane type: 16 lanes of f32 (one AVX-512 register); see the 8-lane definition.
+#[cfg(target_feature = "avx512f")]
+pub type Wide = wide::f32x16;
 
 /// Lanes of the wide path (the batch width of the schedule).
-pub const WIDE_LANES: usize = 8;
+pub const WIDE_LANES: usize = if cfg!(target_feature = "avx512f") {
+    16
+} else {
+    8
+};
+
+// Lane masks ([`WriteMask`], the projection's write-back) hold one bit per lane in a `u16`.
+const _: () = assert!(WIDE_LANES <= 16);
 
 /// A set of `WIDTH` f32 lanes with lane-wise, exactly rounded arithmetic.
 pub trait Lane:
@@ -309,15 +326,22 @@ impl Lane for Wide {
     }
     #[inline(always)]
     fn transpose_in(block: &[SolverVelocity; WIDE_LANES]) -> [Wide; 8] {
-        transpose8(block.map(|v| Wide::new(v.0)))
+        // One 8 x 8 transpose per eight bodies; with 16 lanes the two side by side.
+        let parts: [[f32x8; 8]; WIDE_LANES / 8] = std::array::from_fn(|h| {
+            transpose8(std::array::from_fn(|i| f32x8::new(block[8 * h + i].0)))
+        });
+        std::array::from_fn(|j| bytemuck::cast(parts.map(|part| part[j])))
     }
     #[inline(always)]
     fn transpose_out(components: [Wide; 8]) -> [SolverVelocity; WIDE_LANES] {
-        transpose8(components).map(|v| SolverVelocity(v.to_array()))
+        let halves: [[f32x8; WIDE_LANES / 8]; 8] = components.map(bytemuck::cast);
+        let parts: [[f32x8; 8]; WIDE_LANES / 8] =
+            std::array::from_fn(|h| transpose8(halves.map(|c| c[h])));
+        std::array::from_fn(|i| SolverVelocity(parts[i / 8][i % 8].to_array()))
     }
 }
 
-/// The 8 x 8 transpose of eight wide rows: `out[j].lane(i) == rows[i].lane(j)`.
+/// The 8 x 8 transpose of eight 8-lane rows: `out[j].lane(i) == rows[i].lane(j)`.
 ///
 /// With AVX, `wide`'s own (shuffles on 256-bit registers). Without (the portable SSE2 build,
 /// where `wide` transposes element by element: 64 scalar loads and stores, then vector loads
@@ -325,10 +349,10 @@ impl Lane for Wide {
 /// movement only: the bits are the same either way (tested against the element-wise
 /// definition).
 #[inline(always)]
-fn transpose8(rows: [Wide; 8]) -> [Wide; 8] {
+fn transpose8(rows: [f32x8; 8]) -> [f32x8; 8] {
     #[cfg(target_feature = "avx")]
     {
-        Wide::transpose(rows)
+        f32x8::transpose(rows)
     }
     #[cfg(not(target_feature = "avx"))]
     {
@@ -358,7 +382,7 @@ fn transpose8(rows: [Wide; 8]) -> [Wide; 8] {
     }
 }
 
-/// A 3-vector of lanes (`Vec3x8` for the wide type, a plain vector for `f32`).
+/// A 3-vector of lanes (`WideVec3` for the wide type, a plain vector for `f32`).
 #[derive(Debug, Clone, Copy)]
 pub struct V3<L> {
     /// x lanes.
@@ -370,7 +394,7 @@ pub struct V3<L> {
 }
 
 /// The wide 3-vector.
-pub type Vec3x8 = V3<Wide>;
+pub type WideVec3 = V3<Wide>;
 
 impl<L: Lane> V3<L> {
     /// Every lane zero.
@@ -878,13 +902,13 @@ mod tests {
             1 => f32::from_bits(0x7fc0_0000 | (i * 8 + j) as u32),
             _ => (i * 8 + j) as f32 * 1.25 - 17.0,
         };
-        let rows: [Wide; 8] =
-            std::array::from_fn(|i| Wide::new(std::array::from_fn(|j| element(i, j))));
+        let rows: [f32x8; 8] =
+            std::array::from_fn(|i| f32x8::new(std::array::from_fn(|j| element(i, j))));
         let out = transpose8(rows);
         for (j, column) in out.iter().enumerate() {
             for i in 0..8 {
                 assert_eq!(
-                    column.lane(i).to_bits(),
+                    column.as_array()[i].to_bits(),
                     element(i, j).to_bits(),
                     "({i}, {j})"
                 );
@@ -901,12 +925,14 @@ mod tests {
 
     #[test]
     fn wide_lanes_compute_what_the_scalar_lanes_compute() {
-        let xs: [f32; 8] = [1.5, -2.25, 1e-30, 3.0e7, -0.0, 0.1, 7.0, -1e-3];
-        let ys: [f32; 8] = [0.3, 4.0, -1e-20, 2.5, 1.0, -0.7, 1e9, 5.0];
+        let xs8 = [1.5, -2.25, 1e-30, 3.0e7, -0.0, 0.1, 7.0, -1e-3];
+        let ys8 = [0.3, 4.0, -1e-20, 2.5, 1.0, -0.7, 1e9, 5.0];
+        let xs: [f32; WIDE_LANES] = std::array::from_fn(|i| xs8[i % 8] * (1 + i / 8) as f32);
+        let ys: [f32; WIDE_LANES] = std::array::from_fn(|i| ys8[i % 8]);
         let (x, y) = (Wide::new(xs), Wide::new(ys));
         let v = (x * y + x - y) * -(x - y * y);
         let s = <Wide as Lane>::select(Lane::gt(x, y), x, y);
-        for i in 0..8 {
+        for i in 0..WIDE_LANES {
             let (a, b) = (xs[i], ys[i]);
             let scalar = (a * b + a - b) * -(a - b * b);
             assert_eq!(v.lane(i).to_bits(), scalar.to_bits(), "lane {i}");
@@ -957,7 +983,7 @@ mod tests {
                 SolverPose::new(Vec3::new(i as f32, -0.5, 1e-30), q, 1.0 / (1.0 + i as f32))
             })
             .collect();
-        let idx: [u32; WIDE_LANES] = [7, 2, 9, 0, 2, 5, 1, 3];
+        let idx: [u32; WIDE_LANES] = std::array::from_fn(|i| [7, 2, 9, 0, 2, 5, 1, 3][i % 8]);
         let wide = gather_poses::<Wide>(|k| poses[k], &idx);
         for (lane, &k) in idx.iter().enumerate() {
             let p = &poses[k as usize];

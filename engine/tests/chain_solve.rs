@@ -56,6 +56,16 @@ fn ropes_scene() -> Scene {
     Scene::from_toml_str(&text, "test").unwrap()
 }
 
+/// `(lanes, joints)` of the groups that `chains` chains, longest first, fill in the build's
+/// lane width; `joints(k)`: the length of the `k`-th longest chain.
+fn lane_groups(chains: usize, joints: impl Fn(usize) -> usize) -> Vec<(u32, usize)> {
+    let width = lavender_engine::lanes::WIDE_LANES;
+    (0..chains)
+        .step_by(width)
+        .map(|first| (width.min(chains - first) as u32, joints(first)))
+        .collect()
+}
+
 #[test]
 fn chains_of_different_lengths_share_lanes_and_one_pass_stays_exact() {
     let scene = ropes_scene();
@@ -66,8 +76,9 @@ fn chains_of_different_lengths_share_lanes_and_one_pass_stays_exact() {
         .iter()
         .map(|g| (g.lanes, g.len()))
         .collect();
-    // Longest first: 12 down to 5 links in one group of eight, 4 and 3 in the next.
-    assert_eq!(groups, vec![(8, 12), (2, 4)]);
+    // Longest first, in groups of the lane width: with 8 lanes, 12 down to 5 links in one
+    // group, 4 and 3 in the next (16 lanes: all ten in one).
+    assert_eq!(groups, lane_groups(10, |first| 12 - first));
     // One substep, no bias, no projection: one pass against 3,000 Gauss-Seidel passes.
     let run = |chain_solve, velocity_iterations| {
         let mut w = scene
@@ -209,10 +220,10 @@ fn the_shipped_scenes_are_cut_into_the_chains_that_carry_their_load() {
     };
     // The 100-link chain: one chain of 100 joints, nothing left to the colours.
     assert_eq!(chains("chain"), (vec![(1, 100)], 0, 0));
-    // The 20 x 20 grid hanging from its top row: its 20 columns of 19 joints in lanes of
-    // eight; the rows' joints stay with the colours.
+    // The 20 x 20 grid hanging from its top row: its 20 columns of 19 joints in groups of
+    // the lane width (8, 8 and 4 with 8 lanes); the rows' joints stay with the colours.
     let (groups, batches, _) = chains("grid");
-    assert_eq!(groups, vec![(8, 19), (8, 19), (4, 19)]);
+    assert_eq!(groups, lane_groups(20, |_| 19));
     assert!(batches > 0);
     // Without the setting, no chains.
     let scene = Scene::builtin("chain").unwrap();

@@ -191,7 +191,7 @@ impl<'a, L: Lane> SharedBatches<'a, L> {
 mod tests {
     use super::*;
     use crate::joints::JointKind;
-    use crate::lanes::Wide;
+    use crate::lanes::{Wide, WIDE_LANES};
     use crate::schedule::Batch;
     use crate::Scene;
 
@@ -236,7 +236,7 @@ mod tests {
             let rows = batches.rows(k);
             assert_eq!(rows.len(), n);
             for (i, r) in rows.iter().enumerate() {
-                assert_eq!(r.impulse.to_array(), [(10 * k + i) as f32; 8]);
+                assert_eq!(r.impulse.to_array(), [(10 * k + i) as f32; WIDE_LANES]);
             }
             assert_eq!(batches.head(k).len, n);
             assert_eq!(batches.get_mut(k).1.len(), n);
@@ -274,7 +274,10 @@ mod tests {
         });
         for k in 0..3 {
             for (i, r) in batches.rows(k).iter().enumerate() {
-                assert_eq!(r.bias_impulse.to_array(), [(100 * k + i) as f32; 8]);
+                assert_eq!(
+                    r.bias_impulse.to_array(),
+                    [(100 * k + i) as f32; WIDE_LANES]
+                );
             }
         }
     }
