@@ -1,9 +1,10 @@
 //! Lane types: the only module that knows the SIMD width.
 //!
 //! A joint kernel is written once over a [`Lane`] type `L` and reads like the scalar math:
-//! `L = f32` is the scalar reference path (one joint at a time), `L = Wide` (8 lanes of f32 from
-//! the `wide` crate, 16 on an AVX-512 build) solves a batch's joints at once. Every operation the kernels use
-//! (`+ - * /`, `sqrt`, compare, select) is exact IEEE-754 single precision in both
+//! `L = f32` is the scalar reference path (one joint at a time), `L = Wide` (8 lanes of f32
+//! from the `wide` crate, 16 on an AVX-512 build with `lanes16`) solves a batch's joints at
+//! once. Every operation the kernels use (`+ - * /`, `sqrt`, compare, select) is exact
+//! IEEE-754 single precision in both
 //! instantiations and no operation crosses lanes, so each active lane of the wide path computes
 //! bit for bit what the scalar path computes for that joint, and a padded lane can reach the
 //! bodies only through the scatter of the kernels' velocities, which skips it (a lane is
@@ -11,7 +12,8 @@
 //!
 //! The instruction set is the build's: `wide` uses AVX when the whole build has
 //! `target-feature=+avx` (e.g. `RUSTFLAGS="-C target-cpu=native"`), two SSE2 halves otherwise;
-//! with `avx512f` the width is 16 lanes in one AVX-512 register ([`WIDE_LANES`]).
+//! with `avx512f` and the `lanes16` feature the width is 16 lanes in one AVX-512 register
+//! ([`WIDE_LANES`]).
 //! No fused multiply-add is used, so the results do not depend on FMA availability either.
 
 use glam::{Mat3, Quat, Vec3};
@@ -21,22 +23,24 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 use wide::f32x8;
 
 /// The wide lane type: 8 lanes of f32 (one AVX register, or two SSE halves on the portable
-/// baseline), 16 (one AVX-512 register) when the whole build has `avx512f` (e.g.
-/// `RUSTFLAGS="-C target-cpu=native"` on an AVX-512 host). 4 lanes (`f32x4`) measured slower
-/// on the portable SSE2 build, where they avoid the two-register values: 52.8 against 46.2 ms
-/// per step on the benchmark chain and 71.1 against 62.2 ms on the grid, one thread, same
-/// machine and minute; so the width is 8 on every build without AVX-512. With it, 16 lanes
-/// ran the benchmark chain, fixed-stack and mixed scenes 4 to 11 % faster than 8 and the grid
-/// as fast (README, "Build flags"). Each lane computes the scalar path's bits whatever the
+/// baseline); 16 (one AVX-512 register) when the whole build has `avx512f` (e.g.
+/// `RUSTFLAGS="-C target-cpu=native"` on an AVX-512 host) and the `lanes16` feature.
+/// 4 lanes (`f32x4`) measured slower on the portable SSE2 build, where they avoid the
+/// two-register values: 52.8 against 46.2 ms per step on the benchmark chain and 71.1 against
+/// 62.2 ms on the grid, one thread, same machine and minute. With AVX-512, 16 lanes ran the
+/// benchmark chain and fixed-stack scenes 10 to 20 % faster than 8 on one thread, the mixed
+/// scene 5 %, the grid 5 % slower, and none of them faster on two threads (README, "Build
+/// flags"): so 8 stays the default. Each lane computes the scalar path's bits whatever the
 /// width, so results do not depend on it.
-#[cfg(not(target_feature = "avx512f"))]
+#[cfg(not(all(target_feature = "avx512f", feature = "lanes16")))]
 pub type Wide = wide::f32x8;
-/// The wide lane type: 16 lanes of f32 (one AVX-512 register); see the 8-lane definition.
-#[cfg(target_feature = "avx512f")]
+/// The wide lane type with `lanes16` on AVX-512: 16 lanes of f32 in one register; see the
+/// 8-lane definition.
+#[cfg(all(target_feature = "avx512f", feature = "lanes16"))]
 pub type Wide = wide::f32x16;
 
 /// Lanes of the wide path (the batch width of the schedule).
-pub const WIDE_LANES: usize = if cfg!(target_feature = "avx512f") {
+pub const WIDE_LANES: usize = if cfg!(all(target_feature = "avx512f", feature = "lanes16")) {
     16
 } else {
     8

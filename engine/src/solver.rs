@@ -1750,7 +1750,7 @@ mod tests {
             poisoned += lanes;
         }
         // With 8 lanes the 20 x 20 grid has 5 padded lanes, the welded cantilever 6; with
-        // the 16 of an AVX-512 build, 35 in all.
+        // 16 (`lanes16` on an AVX-512 build), 35 in all.
         let expected = if crate::lanes::WIDE_LANES == 8 {
             11
         } else {

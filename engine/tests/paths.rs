@@ -46,7 +46,8 @@ fn wide_and_scalar_paths_agree_bit_for_bit_on_every_shipped_scene() {
 #[test]
 fn whole_projection_groups_of_many_islands_agree_bit_for_bit() {
     // 20 separate chains: the projection gives each island a lane, so the groups are full
-    // (8 + 8 + 4 lanes, or 16 + 4 on an AVX-512 build), which the shipped scenes never fill.
+    // (8 + 8 + 4 lanes, or 16 + 4 with `lanes16` on AVX-512), which the shipped scenes never
+    // fill.
     // A full group of 16 once wrote nothing back (its lane mask overflowed).
     let mut text = String::from("[world]\ndt = 0.016666667\n");
     for i in 0..20 {

@@ -106,9 +106,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     .context("benchmark failed")?;
     if !json {
         let mut text = format!(
-            "lavender {} (target features {})\n\n{}",
+            "lavender {} (target features {}, {} SIMD lanes)\n\n{}",
             lavender_engine::VERSION,
             lavender_engine::target_features(),
+            lavender_engine::lanes::WIDE_LANES,
             report.text
         );
         for plot in &report.plots {

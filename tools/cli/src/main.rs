@@ -48,9 +48,10 @@ enum Command {
 
 fn main() {
     let version = format!(
-        "{} (target features {})",
+        "{} (target features {}, {} SIMD lanes)",
         lavender_engine::VERSION,
-        lavender_engine::target_features()
+        lavender_engine::target_features(),
+        lavender_engine::lanes::WIDE_LANES
     );
     let version: &'static str = Box::leak(version.into_boxed_str());
     let matches = Cli::command().version(version).get_matches();

@@ -153,9 +153,10 @@ fn help_explains_with_examples() {
         assert!(text.contains("Examples:"), "{cmd:?}: {text}");
     }
     let out = lavender(&["--version"]);
-    assert!(String::from_utf8(out.stdout)
-        .unwrap()
-        .contains("target features"));
+    let version = String::from_utf8(out.stdout).unwrap();
+    assert!(version.contains("target features"), "{version}");
+    let lanes = format!("{} SIMD lanes", lavender_engine::lanes::WIDE_LANES);
+    assert!(version.contains(&lanes), "{version}");
 }
 
 #[test]
