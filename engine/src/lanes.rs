@@ -1007,12 +1007,19 @@ mod tests {
             );
         }
         let mut written = Vec::new();
-        scatter_poses(&wide, 0b1010_0001, |lane, p| written.push((lane, p)));
-        let expected: Vec<_> = [0, 5, 7]
-            .into_iter()
-            .map(|lane| (lane, poses[idx[lane] as usize]))
+        // With 16 lanes, lane 12 too (the second 8 x 8 transpose's half).
+        let lanes: &[usize] = if WIDE_LANES > 8 {
+            &[0, 5, 7, 12]
+        } else {
+            &[0, 5, 7]
+        };
+        let mask = lanes.iter().fold(0u16, |m, &lane| m | 1 << lane);
+        scatter_poses(&wide, mask, |lane, p| written.push((lane, p)));
+        let expected: Vec<_> = lanes
+            .iter()
+            .map(|&lane| (lane, poses[idx[lane] as usize]))
             .collect();
-        assert_eq!(written, expected, "lanes 0, 5 and 7, bit for bit");
+        assert_eq!(written, expected, "lanes {lanes:?}, bit for bit");
     }
 
     #[test]

@@ -250,3 +250,10 @@ def test_help_explains():
     assert lavender.Sim.__module__ == "lavender"
     assert "copy=True" in lavender.Sim.constraint_data.__text_signature__
     assert "lavender" in repr(lavender.Sim("pendulum"))
+
+
+def test_the_build_names_its_features_and_lane_count():
+    # 16 lanes only on an AVX-512 build (with the `lanes16` feature); 8 everywhere else.
+    assert lavender.SIMD_LANES in (8, 16)
+    if "avx512f" not in lavender.TARGET_FEATURES:
+        assert lavender.SIMD_LANES == 8

@@ -51,5 +51,6 @@ fn _lavender(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("COLUMN_COUNT", lavender_engine::COLUMN_COUNT)?;
     m.add("ENGINE_VERSION", lavender_engine::VERSION)?;
     m.add("TARGET_FEATURES", lavender_engine::target_features())?;
+    m.add("SIMD_LANES", lavender_engine::lanes::WIDE_LANES)?;
     Ok(())
 }

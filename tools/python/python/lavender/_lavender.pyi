@@ -24,6 +24,7 @@ __all__ = [
     "COLUMN_COUNT",
     "ENGINE_VERSION",
     "TARGET_FEATURES",
+    "SIMD_LANES",
 ]
 
 COLUMN_NAMES: Tuple[str, str, str, str, str, str, str, str]
@@ -38,6 +39,9 @@ ENGINE_VERSION: str
 """The engine's version."""
 TARGET_FEATURES: str
 """CPU features the module was compiled with (they change floating-point results)."""
+SIMD_LANES: int
+"""Lanes of the wide solver path: 8, or 16 on an AVX-512 build with the ``lanes16`` feature
+(the width changes no result)."""
 
 class NonFiniteError(ValueError):
     """A step produced a non-finite state; the world was rolled back to before the step."""
