@@ -388,6 +388,7 @@ fn transpose8(rows: [f32x8; 8]) -> [f32x8; 8] {
 
 /// A 3-vector of lanes (`WideVec3` for the wide type, a plain vector for `f32`).
 #[derive(Debug, Clone, Copy)]
+#[repr(C)]
 pub struct V3<L> {
     /// x lanes.
     pub x: L,

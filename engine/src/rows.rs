@@ -58,6 +58,7 @@ impl RowSet {
 /// projection decouple them: Jacobian, `I^-1` times the angular parts (filled and transformed
 /// with the rows by the decoupling), and error. A row inactive in a lane is zero there.
 #[derive(Debug, Clone, Copy)]
+#[repr(C)]
 pub(crate) struct RowGeometryLanes<L> {
     pub linear: V3<L>,
     pub angular_a: V3<L>,
@@ -102,6 +103,18 @@ impl<L: Lane> RowGeometryLanes<L> {
             + self.angular_b.dot(self.inv_i_angular_b)
     }
 
+    /// The row's sixteen values (`linear`, `angular_a`, `angular_b`, `inv_i_angular_a`,
+    /// `inv_i_angular_b`, each x, y, z, then `error`), for loops that treat them alike.
+    #[inline(always)]
+    pub(crate) fn values_mut(&mut self) -> &mut [L; ROW_VALUES] {
+        // SAFETY: `RowGeometryLanes` is `repr(C)` with five `V3<L>` (each `repr(C)` with three
+        // `L`) and then one `L`: sixteen `L` one after another, with no padding between them
+        // (all have the same size and alignment) and none at the end (the size is a multiple
+        // of the alignment), which is the layout of `[L; 16]`. The borrow is exclusive for as
+        // long as the array's, and every bit pattern of `L` is valid through either view.
+        unsafe { &mut *(self as *mut Self).cast::<[L; ROW_VALUES]>() }
+    }
+
     /// Lane-wise `if mask { a } else { b }`.
     #[inline(always)]
     pub(crate) fn select(mask: L::Mask, a: &Self, b: &Self) -> Self {
@@ -136,6 +149,13 @@ impl<L: Lane> RowGeometryLanes<L> {
         self.error = self.error * s;
     }
 }
+
+/// Values of a [`RowGeometryLanes`] (five 3-vectors and the error).
+pub(crate) const ROW_VALUES: usize = 16;
+
+const _: () = assert!(
+    std::mem::size_of::<RowGeometryLanes<f32>>() == ROW_VALUES * std::mem::size_of::<f32>()
+);
 
 /// Rows below this `K` (both ends immovable along the row) are skipped.
 pub(crate) const MIN_K: f32 = 1e-12;
@@ -237,6 +257,36 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `values_mut` views the row's fields in their documented order, on both lane types.
+    #[test]
+    fn row_values_are_the_fields_in_order() {
+        fn check<L: Lane>(value: impl Fn(f32) -> L, first_lane: impl Fn(L) -> f32) {
+            let v3 = |k: f32| V3 {
+                x: value(k),
+                y: value(k + 1.0),
+                z: value(k + 2.0),
+            };
+            let mut row = RowGeometryLanes {
+                linear: v3(0.0),
+                angular_a: v3(3.0),
+                angular_b: v3(6.0),
+                inv_i_angular_a: v3(9.0),
+                inv_i_angular_b: v3(12.0),
+                error: value(15.0),
+            };
+            let values = row.values_mut();
+            for (k, x) in values.iter().enumerate() {
+                assert_eq!(first_lane(*x), k as f32);
+            }
+            values[4] = value(-1.0);
+            values[15] = value(-2.0);
+            assert_eq!(first_lane(row.angular_a.y), -1.0);
+            assert_eq!(first_lane(row.error), -2.0);
+        }
+        check::<f32>(|x| x, |x| x);
+        check::<Wide>(Wide::splat, |x| x.lane(0));
     }
 
     #[test]

@@ -44,7 +44,9 @@ use crate::lanes::{
     self, BodyAccess, Lane, PairVelocities, PoseAccess, Shared, SolverPose, Wide, WriteMask, M3, V3,
 };
 use crate::parallel::{Exec, Stages, BATCH_CHUNK, SHARED_CHUNK};
-use crate::rows::{integrate_rotation_lanes, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K};
+use crate::rows::{
+    integrate_rotation_lanes, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K, ROW_VALUES,
+};
 use crate::schedule::{Batch, Schedule};
 use glam::{Mat3, Vec3};
 use std::ops::Range;
@@ -263,16 +265,37 @@ fn decouple_slots<L: Lane>(
             a[i][m] = L::select(kept, a[i][m], zero);
         }
     }
-    // r_i = row_i - sum_{m<i} l_im r_m in place, then row'_i = r_i sqrt(1/d_i).
-    for i in 0..n {
-        let mut g = rows[idx[i]];
-        for m in 0..i {
-            g.sub_scaled(&rows[idx[m]], l[i][m]);
+    // r_i = row_i - sum_{m<i} l_im r_m in place, then row'_i = r_i sqrt(1/d_i). Each of a
+    // row's sixteen values sees the same operations in the same order either way below.
+    let scale: [L; MAX_ROWS_PER_JOINT] = std::array::from_fn(|i| inv_d[i].sqrt());
+    if L::WIDTH == 1 {
+        // Row by row: the compiler vectorises each row update across its sixteen values.
+        for i in 0..n {
+            let mut g = rows[idx[i]];
+            for m in 0..i {
+                g.sub_scaled(&rows[idx[m]], l[i][m]);
+            }
+            rows[idx[i]] = g;
         }
-        rows[idx[i]] = g;
-    }
-    for i in 0..n {
-        rows[idx[i]].scale(inv_d[i].sqrt());
+        for i in 0..n {
+            rows[idx[i]].scale(scale[i]);
+        }
+    } else {
+        // Value by value: one value of each row live at a time (a whole row of eight lanes is
+        // 32 registers on SSE2, which spilled); the portable build's prepare and projection
+        // 8 to 14 % faster, the native build's unchanged (README, "Changes").
+        for v in 0..ROW_VALUES {
+            let mut r = [zero; MAX_ROWS_PER_JOINT];
+            for i in 0..n {
+                r[i] = rows[idx[i]].values_mut()[v];
+                for m in 0..i {
+                    r[i] = r[i] - r[m] * l[i][m];
+                }
+            }
+            for i in 0..n {
+                rows[idx[i]].values_mut()[v] = r[i] * scale[i];
+            }
+        }
     }
 }
 
