@@ -330,18 +330,36 @@ impl Lane for Wide {
     }
     #[inline(always)]
     fn transpose_in(block: &[SolverVelocity; WIDE_LANES]) -> [Wide; 8] {
-        // One 8 x 8 transpose per eight bodies; with 16 lanes the two side by side.
-        let parts: [[f32x8; 8]; WIDE_LANES / 8] = std::array::from_fn(|h| {
-            transpose8(std::array::from_fn(|i| f32x8::new(block[8 * h + i].0)))
-        });
-        std::array::from_fn(|j| bytemuck::cast(parts.map(|part| part[j])))
+        #[cfg(not(all(target_feature = "avx512f", feature = "lanes16")))]
+        {
+            transpose8(block.map(|v| Wide::new(v.0)))
+        }
+        // One 8 x 8 transpose per eight bodies, the two halves side by side. (Written apart
+        // from the 8-lane case: the generic form's array closures were not inlined on the
+        // portable build, which made its steps 15 to 35 % slower.)
+        #[cfg(all(target_feature = "avx512f", feature = "lanes16"))]
+        {
+            let half =
+                |h: usize| transpose8(std::array::from_fn(|i| f32x8::new(block[8 * h + i].0)));
+            let (low, high) = (half(0), half(1));
+            std::array::from_fn(|j| bytemuck::cast([low[j], high[j]]))
+        }
     }
     #[inline(always)]
     fn transpose_out(components: [Wide; 8]) -> [SolverVelocity; WIDE_LANES] {
-        let halves: [[f32x8; WIDE_LANES / 8]; 8] = components.map(bytemuck::cast);
-        let parts: [[f32x8; 8]; WIDE_LANES / 8] =
-            std::array::from_fn(|h| transpose8(halves.map(|c| c[h])));
-        std::array::from_fn(|i| SolverVelocity(parts[i / 8][i % 8].to_array()))
+        #[cfg(not(all(target_feature = "avx512f", feature = "lanes16")))]
+        {
+            transpose8(components).map(|v| SolverVelocity(v.to_array()))
+        }
+        #[cfg(all(target_feature = "avx512f", feature = "lanes16"))]
+        {
+            let halves: [[f32x8; 2]; 8] = components.map(bytemuck::cast);
+            let low = transpose8(halves.map(|c| c[0]));
+            let high = transpose8(halves.map(|c| c[1]));
+            std::array::from_fn(|i| {
+                SolverVelocity(if i < 8 { low[i] } else { high[i - 8] }.to_array())
+            })
+        }
     }
 }
 
