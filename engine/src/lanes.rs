@@ -187,6 +187,32 @@ pub(crate) fn gather_poses<L: Lane>(
     }
 }
 
+/// Gathers the linear and angular velocities of bodies `idx[i]` into lane `i`
+/// (`velocity(k)` reads body `k`'s): one transpose of the blocks.
+#[inline(always)]
+pub(crate) fn gather_velocities<L: Lane>(
+    velocity: impl Fn(usize) -> SolverVelocity,
+    idx: &L::Indices,
+) -> (V3<L>, V3<L>) {
+    let mut block = L::Block::default();
+    for (slot, &k) in block.as_mut().iter_mut().zip(idx.as_ref()) {
+        *slot = velocity(k as usize);
+    }
+    let [lx, ly, lz, ax, ay, az, _, _] = L::transpose_in(&block);
+    (
+        V3 {
+            x: lx,
+            y: ly,
+            z: lz,
+        },
+        V3 {
+            x: ax,
+            y: ay,
+            z: az,
+        },
+    )
+}
+
 /// The inverse of [`gather_poses`]: lane `i`'s pose, for each lane `i` where `write` has bit
 /// `i`, given to `store(i, pose)`.
 #[inline(always)]
@@ -795,24 +821,8 @@ impl BodyAccess<'_> {
     /// As [`BodyAccess::gather_velocities`].
     #[inline(always)]
     unsafe fn gather<L: Lane>(&self, idx: &L::Indices) -> (V3<L>, V3<L>) {
-        let mut block = L::Block::default();
-        for (slot, &k) in block.as_mut().iter_mut().zip(idx.as_ref()) {
-            // SAFETY: the caller's contract.
-            *slot = unsafe { self.velocities.get(k as usize) };
-        }
-        let [lx, ly, lz, ax, ay, az, _, _] = L::transpose_in(&block);
-        (
-            V3 {
-                x: lx,
-                y: ly,
-                z: lz,
-            },
-            V3 {
-                x: ax,
-                y: ay,
-                z: az,
-            },
-        )
+        // SAFETY: the caller's contract.
+        gather_velocities(|k| unsafe { self.velocities.get(k) }, idx)
     }
 
     /// Writes lane `i` back to bodies `a[i]`, `b[i]` where `write` allows it.

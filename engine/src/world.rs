@@ -878,6 +878,27 @@ impl World {
             });
     }
 
+    /// [`World::sync_all`] right after a substep that succeeded: from the solver's pose and
+    /// velocity blocks, gathered by transposes, which then hold the bodies' values bit for
+    /// bit (the solved velocities and the projected poses were copied from them). Not with
+    /// sleeping on: the sleep update after the projection may change velocities.
+    fn sync_after_substep(&mut self) {
+        let n = self.bodies.len();
+        if self.settings.sleeping || self.poses.len() != n || self.velocities.len() != n {
+            return self.sync_all();
+        }
+        let _s = trace_span!("sync").entered();
+        let blocks = (&self.poses[..], &self.velocities[..]);
+        let (bodies, joints) = (&self.bodies, &self.joints);
+        self.exec()
+            .for_each_chunk(&mut self.diagnostics, DIAGNOSE_CHUNK, &|first, rows| {
+                for (k, group) in rows.chunks_mut(WIDE_LANES).enumerate() {
+                    let g = first / WIDE_LANES + k;
+                    joints::diagnose_packed_group_from_blocks(blocks, bodies, joints, g, group);
+                }
+            });
+    }
+
     fn sync_joint(&mut self, j: usize) {
         self.diagnostics[j] = joints::diagnose_joint(&self.bodies, &self.joints, j);
     }
@@ -887,7 +908,7 @@ impl World {
         self.ensure_solver();
         self.in_pool(|w| {
             let report = w.run_substeps(dt, None)?;
-            w.sync_all();
+            w.sync_after_substep();
             Ok(report)
         })
     }
@@ -926,7 +947,7 @@ impl World {
                 w.substep(h);
                 let checked = w.check_finite();
                 if checked.is_ok() && observed {
-                    w.sync_all();
+                    w.sync_after_substep();
                 }
                 checked
             });

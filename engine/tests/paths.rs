@@ -77,6 +77,42 @@ fn whole_projection_groups_of_many_islands_agree_bit_for_bit() {
 }
 
 #[test]
+fn diagnostics_after_a_step_are_those_of_the_bodies() {
+    // After a substep the diagnostics come from the solver's pose and velocity blocks
+    // (`World::sync_after_substep`); `World::sync` computes them from the bodies' arrays.
+    let bits_of = |w: &World| -> Vec<u32> {
+        w.constraint_data_flat()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect()
+    };
+    for (name, _) in builtin_scenes() {
+        let scene = Scene::builtin(name).unwrap();
+        for sleeping in [false, true] {
+            let settings = Settings {
+                sleeping,
+                ..scene.settings()
+            };
+            let mut world = scene.build_with(settings).unwrap();
+            for frame in 0..20 {
+                if frame % 2 == 0 {
+                    world.step(scene.frame_dt()).unwrap();
+                } else {
+                    let mut observed = Vec::new();
+                    world
+                        .step_observed(scene.frame_dt(), |w, _| observed = bits_of(w))
+                        .unwrap();
+                    assert_eq!(observed, bits_of(&world), "{name}: the last substep's");
+                }
+                let after_step = bits_of(&world);
+                world.sync();
+                assert!(after_step == bits_of(&world), "{name} frame {frame}");
+            }
+        }
+    }
+}
+
+#[test]
 fn switching_the_path_mid_run_changes_nothing() {
     let scene = Scene::builtin("limited-revolute").unwrap();
     let reference = run(&scene, scene.settings(), 40);

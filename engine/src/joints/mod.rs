@@ -21,7 +21,10 @@ pub mod spherical;
 
 use crate::bodies::{check_unit_quat, Bodies, BodyId};
 use crate::error::{EngineError, Result};
-use crate::lanes::{atan2, max, Lane, PairVelocities, Wide, Q, V3, WIDE_LANES};
+use crate::lanes::{
+    atan2, gather_poses, gather_velocities, max, Lane, PairVelocities, SolverPose, SolverVelocity,
+    Wide, Q, V3, WIDE_LANES,
+};
 #[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
 use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
@@ -853,6 +856,50 @@ pub(crate) fn diagnose_packed_group(
     };
     let pairs = (0..group.len).map(|lane| (group.body_a[lane], group.body_b[lane]));
     diagnose_pairs::<Wide>(bodies, kind, pairs, &group.geometry, out);
+}
+
+/// [`diagnose_packed_group`] from the bodies' pose and velocity blocks (`poses`,
+/// `velocities`: the solver's copies, which hold the bodies' values right after a substep),
+/// gathered by transposes instead of lane by lane; the same inputs, so the same bits.
+pub(crate) fn diagnose_packed_group_from_blocks(
+    (poses, velocities): (&[SolverPose], &[SolverVelocity]),
+    bodies: &Bodies,
+    joints: &Joints,
+    g: usize,
+    out: &mut [[f32; 8]],
+) {
+    let group = &joints.diagnose_groups[g];
+    debug_assert_eq!(out.len(), group.len);
+    let Some(kind) = group.kind else {
+        return diagnose_packed_group(bodies, joints, g, out);
+    };
+    // Lanes past the group's joints read body 0 (a joint exists, so a body does); their
+    // columns are not written out.
+    let (a, b) = (&group.body_a, &group.body_b);
+    let (pa, pb) = (
+        gather_poses::<Wide>(|k| poses[k], a),
+        gather_poses::<Wide>(|k| poses[k], b),
+    );
+    let p = PoseLanes {
+        position_a: pa.position,
+        rotation_a: pa.rotation,
+        position_b: pb.position,
+        rotation_b: pb.rotation,
+    };
+    let ((linear_a, angular_a), (linear_b, angular_b)) = (
+        gather_velocities::<Wide>(|k| velocities[k], a),
+        gather_velocities::<Wide>(|k| velocities[k], b),
+    );
+    let v = PairVelocities {
+        linear_a,
+        angular_a,
+        linear_b,
+        angular_b,
+    };
+    let rows = Wide::transpose_out(diagnose_lanes(kind, &p, &v, &group.geometry));
+    for (row, lane) in out.iter_mut().zip(rows.as_ref()) {
+        *row = lane.0;
+    }
 }
 
 /// The diagnostics of `out.len()` joints of type `kind` between the body pairs `pairs`
