@@ -865,17 +865,7 @@ impl World {
     }
 
     fn sync_all(&mut self) {
-        let _s = trace_span!("sync").entered();
-        let (bodies, joints) = (&self.bodies, &self.joints);
-        // Chunks of whole lane groups; the grouping does not change a joint's bits (see
-        // `joints::diagnose_joint`), so neither does the thread count.
-        self.exec()
-            .for_each_chunk(&mut self.diagnostics, DIAGNOSE_CHUNK, &|first, rows| {
-                for (k, group) in rows.chunks_mut(WIDE_LANES).enumerate() {
-                    let g = first / WIDE_LANES + k;
-                    joints::diagnose_packed_group(bodies, joints, g, group);
-                }
-            });
+        self.sync_diagnostics(false);
     }
 
     /// [`World::sync_all`] right after a substep that succeeded: from the solver's pose and
@@ -884,17 +874,22 @@ impl World {
     /// sleeping on: the sleep update after the projection may change velocities.
     fn sync_after_substep(&mut self) {
         let n = self.bodies.len();
-        if self.settings.sleeping || self.poses.len() != n || self.velocities.len() != n {
-            return self.sync_all();
-        }
+        let blocks = !self.settings.sleeping && self.poses.len() == n && self.velocities.len() == n;
+        self.sync_diagnostics(blocks);
+    }
+
+    /// Every joint's diagnostics, the bodies' state read from the solver's blocks or not.
+    fn sync_diagnostics(&mut self, from_blocks: bool) {
         let _s = trace_span!("sync").entered();
-        let blocks = (&self.poses[..], &self.velocities[..]);
         let (bodies, joints) = (&self.bodies, &self.joints);
+        let blocks = from_blocks.then_some((&self.poses[..], &self.velocities[..]));
+        // Chunks of whole lane groups; the grouping does not change a joint's bits (see
+        // `joints::diagnose_joint`), so neither does the thread count.
         self.exec()
             .for_each_chunk(&mut self.diagnostics, DIAGNOSE_CHUNK, &|first, rows| {
                 for (k, group) in rows.chunks_mut(WIDE_LANES).enumerate() {
                     let g = first / WIDE_LANES + k;
-                    joints::diagnose_packed_group_from_blocks(blocks, bodies, joints, g, group);
+                    joints::diagnose_packed_group(bodies, blocks, joints, g, group);
                 }
             });
     }

@@ -839,9 +839,12 @@ pub(crate) fn diagnose_lanes<L: Lane>(
 
 /// The diagnostics of the joints of group `g` (`joints.diagnose_groups[g]`, joints `8g..`)
 /// into `out` (one row per joint of the group): in lanes from the group's packed geometry,
-/// the bits of [`diagnose_joint`] (the same lane arithmetic on the same inputs).
+/// the bits of [`diagnose_joint`] (the same lane arithmetic on the same inputs). The bodies'
+/// state is read from `bodies` lane by lane, or, given `blocks` (the solver's pose and
+/// velocity blocks, which hold the bodies' values right after a substep), by transposes.
 pub(crate) fn diagnose_packed_group(
     bodies: &Bodies,
+    blocks: Option<(&[SolverPose], &[SolverVelocity])>,
     joints: &Joints,
     g: usize,
     out: &mut [[f32; 8]],
@@ -854,24 +857,9 @@ pub(crate) fn diagnose_packed_group(
         }
         return;
     };
-    let pairs = (0..group.len).map(|lane| (group.body_a[lane], group.body_b[lane]));
-    diagnose_pairs::<Wide>(bodies, kind, pairs, &group.geometry, out);
-}
-
-/// [`diagnose_packed_group`] from the bodies' pose and velocity blocks (`poses`,
-/// `velocities`: the solver's copies, which hold the bodies' values right after a substep),
-/// gathered by transposes instead of lane by lane; the same inputs, so the same bits.
-pub(crate) fn diagnose_packed_group_from_blocks(
-    (poses, velocities): (&[SolverPose], &[SolverVelocity]),
-    bodies: &Bodies,
-    joints: &Joints,
-    g: usize,
-    out: &mut [[f32; 8]],
-) {
-    let group = &joints.diagnose_groups[g];
-    debug_assert_eq!(out.len(), group.len);
-    let Some(kind) = group.kind else {
-        return diagnose_packed_group(bodies, joints, g, out);
+    let Some((poses, velocities)) = blocks else {
+        let pairs = (0..group.len).map(|lane| (group.body_a[lane], group.body_b[lane]));
+        return diagnose_pairs::<Wide>(bodies, kind, pairs, &group.geometry, out);
     };
     // Lanes past the group's joints read body 0 (a joint exists, so a body does); their
     // columns are not written out.
@@ -896,7 +884,12 @@ pub(crate) fn diagnose_packed_group_from_blocks(
         linear_b,
         angular_b,
     };
-    let rows = Wide::transpose_out(diagnose_lanes(kind, &p, &v, &group.geometry));
+    write_rows::<Wide>(diagnose_lanes(kind, &p, &v, &group.geometry), out);
+}
+
+/// One row of eight columns per lane into `out` (a transpose: data movement only).
+fn write_rows<L: Lane>(columns: [L; 8], out: &mut [[f32; 8]]) {
+    let rows = L::transpose_out(columns);
     for (row, lane) in out.iter_mut().zip(rows.as_ref()) {
         *row = lane.0;
     }
@@ -924,10 +917,7 @@ fn diagnose_pairs<L: Lane>(
             (bodies.linear_velocity[b], bodies.angular_velocity[b]),
         );
     }
-    let rows = L::transpose_out(diagnose_lanes(kind, &p, &v, params));
-    for (row, lane) in out.iter_mut().zip(rows.as_ref()) {
-        *row = lane.0;
-    }
+    write_rows::<L>(diagnose_lanes(kind, &p, &v, params), out);
 }
 
 /// The diagnostics of joint `j` alone, on one `f32` lane: the reference for any grouping
