@@ -160,17 +160,24 @@ pub(crate) struct PoseLanesOf<L> {
     pub inv_mass: L,
 }
 
+/// The 32-byte blocks of bodies `idx[i]` (`block(k)` reads body `k`'s) as eight components,
+/// each across the lanes: one transpose.
+#[inline(always)]
+fn gather_blocks<L: Lane>(block: impl Fn(usize) -> [f32; 8], idx: &L::Indices) -> [L; 8] {
+    let mut blocks = L::Block::default();
+    for (slot, &k) in blocks.as_mut().iter_mut().zip(idx.as_ref()) {
+        *slot = SolverVelocity(block(k as usize));
+    }
+    L::transpose_in(&blocks)
+}
+
 /// Gathers the poses of bodies `idx[i]` into lane `i` (`pose(k)` reads body `k`'s).
 #[inline(always)]
 pub(crate) fn gather_poses<L: Lane>(
     pose: impl Fn(usize) -> SolverPose,
     idx: &L::Indices,
 ) -> PoseLanesOf<L> {
-    let mut block = L::Block::default();
-    for (slot, &k) in block.as_mut().iter_mut().zip(idx.as_ref()) {
-        *slot = SolverVelocity(pose(k as usize).0);
-    }
-    let [px, py, pz, qx, qy, qz, qw, m] = L::transpose_in(&block);
+    let [px, py, pz, qx, qy, qz, qw, m] = gather_blocks(|k| pose(k).0, idx);
     PoseLanesOf {
         position: V3 {
             x: px,
@@ -187,30 +194,26 @@ pub(crate) fn gather_poses<L: Lane>(
     }
 }
 
-/// Gathers the linear and angular velocities of bodies `idx[i]` into lane `i`
-/// (`velocity(k)` reads body `k`'s): one transpose of the blocks.
+/// Gathers the velocities of bodies `a[i]` and `b[i]` into lane `i` (`velocity(k)` reads
+/// body `k`'s): one transpose of the blocks per side.
 #[inline(always)]
-pub(crate) fn gather_velocities<L: Lane>(
+pub(crate) fn gather_velocity_pairs<L: Lane>(
     velocity: impl Fn(usize) -> SolverVelocity,
-    idx: &L::Indices,
-) -> (V3<L>, V3<L>) {
-    let mut block = L::Block::default();
-    for (slot, &k) in block.as_mut().iter_mut().zip(idx.as_ref()) {
-        *slot = velocity(k as usize);
+    a: &L::Indices,
+    b: &L::Indices,
+) -> PairVelocities<L> {
+    let side = |idx| {
+        let [lx, ly, lz, ax, ay, az, _, _] = gather_blocks::<L>(|k| velocity(k).0, idx);
+        let v3 = |x, y, z| V3 { x, y, z };
+        (v3(lx, ly, lz), v3(ax, ay, az))
+    };
+    let ((linear_a, angular_a), (linear_b, angular_b)) = (side(a), side(b));
+    PairVelocities {
+        linear_a,
+        angular_a,
+        linear_b,
+        angular_b,
     }
-    let [lx, ly, lz, ax, ay, az, _, _] = L::transpose_in(&block);
-    (
-        V3 {
-            x: lx,
-            y: ly,
-            z: lz,
-        },
-        V3 {
-            x: ax,
-            y: ay,
-            z: az,
-        },
-    )
 }
 
 /// The inverse of [`gather_poses`]: lane `i`'s pose, for each lane `i` where `write` has bit
@@ -806,23 +809,7 @@ impl BodyAccess<'_> {
         b: &L::Indices,
     ) -> PairVelocities<L> {
         // SAFETY: the caller's contract.
-        let (linear_a, angular_a) = unsafe { self.gather(a) };
-        // SAFETY: the caller's contract.
-        let (linear_b, angular_b) = unsafe { self.gather(b) };
-        PairVelocities {
-            linear_a,
-            angular_a,
-            linear_b,
-            angular_b,
-        }
-    }
-
-    /// # Safety
-    /// As [`BodyAccess::gather_velocities`].
-    #[inline(always)]
-    unsafe fn gather<L: Lane>(&self, idx: &L::Indices) -> (V3<L>, V3<L>) {
-        // SAFETY: the caller's contract.
-        gather_velocities(|k| unsafe { self.velocities.get(k) }, idx)
+        gather_velocity_pairs(|k| unsafe { self.velocities.get(k) }, a, b)
     }
 
     /// Writes lane `i` back to bodies `a[i]`, `b[i]` where `write` allows it.

@@ -124,12 +124,7 @@ impl<L: Lane> JointLanes<L> {
             lanes::gather_poses::<L>(&pose, a),
             lanes::gather_poses::<L>(&pose, b),
         );
-        self.poses = PoseLanes {
-            position_a: pa.position,
-            rotation_a: pa.rotation,
-            position_b: pb.position,
-            rotation_b: pb.rotation,
-        };
+        self.poses = PoseLanes::from_sides(&pa, &pb);
         let zero = L::splat(0.0);
         let is_real = L::from_fn(|i| if i < real { 1.0 } else { 0.0 }).gt(zero);
         self.inv_mass_a = L::select(is_real, pa.inv_mass, zero);

@@ -22,8 +22,8 @@ pub mod spherical;
 use crate::bodies::{check_unit_quat, Bodies, BodyId};
 use crate::error::{EngineError, Result};
 use crate::lanes::{
-    atan2, gather_poses, gather_velocities, max, Lane, PairVelocities, SolverPose, SolverVelocity,
-    Wide, Q, V3, WIDE_LANES,
+    atan2, gather_poses, gather_velocity_pairs, max, Lane, PairVelocities, PoseLanesOf, SolverPose,
+    SolverVelocity, Wide, Q, V3, WIDE_LANES,
 };
 #[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
@@ -408,6 +408,18 @@ impl<L: Lane> PoseLanes<L> {
             rotation_a: Q::identity(),
             position_b: V3::zero(),
             rotation_b: Q::identity(),
+        }
+    }
+
+    /// The poses of the A sides `a` and B sides `b` gathered as blocks
+    /// ([`crate::lanes::gather_poses`]).
+    #[inline(always)]
+    pub(crate) fn from_sides(a: &PoseLanesOf<L>, b: &PoseLanesOf<L>) -> Self {
+        PoseLanes {
+            position_a: a.position,
+            rotation_a: a.rotation,
+            position_b: b.position,
+            rotation_b: b.rotation,
         }
     }
 
@@ -864,26 +876,11 @@ pub(crate) fn diagnose_packed_group(
     // Lanes past the group's joints read body 0 (a joint exists, so a body does); their
     // columns are not written out.
     let (a, b) = (&group.body_a, &group.body_b);
-    let (pa, pb) = (
-        gather_poses::<Wide>(|k| poses[k], a),
-        gather_poses::<Wide>(|k| poses[k], b),
+    let p = PoseLanes::from_sides(
+        &gather_poses::<Wide>(|k| poses[k], a),
+        &gather_poses::<Wide>(|k| poses[k], b),
     );
-    let p = PoseLanes {
-        position_a: pa.position,
-        rotation_a: pa.rotation,
-        position_b: pb.position,
-        rotation_b: pb.rotation,
-    };
-    let ((linear_a, angular_a), (linear_b, angular_b)) = (
-        gather_velocities::<Wide>(|k| velocities[k], a),
-        gather_velocities::<Wide>(|k| velocities[k], b),
-    );
-    let v = PairVelocities {
-        linear_a,
-        angular_a,
-        linear_b,
-        angular_b,
-    };
+    let v = gather_velocity_pairs::<Wide>(|k| velocities[k], a, b);
     write_rows::<Wide>(diagnose_lanes(kind, &p, &v, &group.geometry), out);
 }
 

@@ -1,6 +1,6 @@
 //! `lavender bench`: the benchmark suite of `lavender-bench`, printed as tables or JSON lines.
 
-use crate::output::{emit, emit_json};
+use crate::output::{build_identity, emit, emit_json};
 use anyhow::Context;
 use lavender_bench::scenes::BenchScene;
 use lavender_bench::suite::{run_suite, SuiteOptions};
@@ -105,13 +105,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     })
     .context("benchmark failed")?;
     if !json {
-        let mut text = format!(
-            "lavender {} (target features {}, {} SIMD lanes)\n\n{}",
-            lavender_engine::VERSION,
-            lavender_engine::target_features(),
-            lavender_engine::lanes::WIDE_LANES,
-            report.text
-        );
+        let mut text = format!("lavender {}\n\n{}", build_identity(), report.text);
         for plot in &report.plots {
             text += &format!("wrote {}\n", plot.display());
         }

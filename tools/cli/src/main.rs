@@ -47,12 +47,7 @@ enum Command {
 }
 
 fn main() {
-    let version = format!(
-        "{} (target features {}, {} SIMD lanes)",
-        lavender_engine::VERSION,
-        lavender_engine::target_features(),
-        lavender_engine::lanes::WIDE_LANES
-    );
+    let version = output::build_identity();
     let version: &'static str = Box::leak(version.into_boxed_str());
     let matches = Cli::command().version(version).get_matches();
     let cli = match Cli::from_arg_matches(&matches) {

@@ -3,6 +3,17 @@
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 
+/// The build's identity: version, target features (they change results bit for bit) and SIMD
+/// lanes, as `--version` and the bench header print it.
+pub fn build_identity() -> String {
+    format!(
+        "{} (target features {}, {} SIMD lanes)",
+        lavender_engine::VERSION,
+        lavender_engine::target_features(),
+        lavender_engine::lanes::WIDE_LANES
+    )
+}
+
 /// Sets up `tracing` from `RUST_LOG` (default: warnings); span close events carry the time
 /// spent in each step stage when the engine's spans are enabled.
 pub fn init_tracing(stage_times: bool) {
