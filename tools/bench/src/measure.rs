@@ -88,6 +88,9 @@ pub struct BenchRow {
     pub simd_width: usize,
     /// Target features of this build.
     pub target_features: String,
+    /// The machine's processor ([`host_cpu`]): the same build gains differently on different
+    /// processors, so a row names where it ran.
+    pub cpu: String,
     /// Worker threads.
     pub threads: usize,
     /// Bodies.
@@ -149,6 +152,7 @@ impl BenchRow {
             "path": self.path,
             "simd_width": self.simd_width,
             "target_features": self.target_features,
+            "cpu": self.cpu,
             "threads": self.threads,
             "bodies": self.bodies,
             "joints": self.joints,
@@ -219,6 +223,7 @@ pub fn run_lavender(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> 
             SolverPath::Scalar => 1,
         },
         target_features: lavender_engine::target_features(),
+        cpu: host_cpu(),
         threads,
         bodies: world.body_count(),
         joints: world.joint_count(),
@@ -241,4 +246,67 @@ pub fn run_lavender(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> 
         max_anchor_error: max_error,
         stages,
     })
+}
+
+/// The processor this process runs on, as `/proc/cpuinfo` names it, with its x86 family and
+/// model numbers (a VM's model name can be as vague as "AMD EPYC") and the logical CPUs this
+/// process may use: `AMD EPYC (family 25, model 17), 2 logical CPUs`. `"unknown"` parts
+/// where the system does not say.
+pub fn host_cpu() -> String {
+    static CPU: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CPU.get_or_init(|| {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let logical = std::thread::available_parallelism().map_or(0, |n| n.get());
+        describe_cpu(&cpuinfo, logical)
+    })
+    .clone()
+}
+
+/// [`host_cpu`] from the text of `/proc/cpuinfo` and a logical CPU count.
+fn describe_cpu(cpuinfo: &str, logical: usize) -> String {
+    // The first processor's fields ("key<tabs>: value").
+    let field = |key: &str| {
+        cpuinfo
+            .lines()
+            .take_while(|line| !line.trim().is_empty())
+            .find_map(|line| {
+                let (k, v) = line.split_once(':')?;
+                (k.trim() == key).then(|| v.trim().to_string())
+            })
+    };
+    let name = field("model name").unwrap_or_else(|| "unknown processor".into());
+    let numbers = match (field("cpu family"), field("model")) {
+        (Some(family), Some(model)) => format!(" (family {family}, model {model})"),
+        _ => String::new(),
+    };
+    let logical = if logical == 0 {
+        "unknown logical CPUs".to_string()
+    } else {
+        format!(
+            "{logical} logical CPU{}",
+            if logical == 1 { "" } else { "s" }
+        )
+    };
+    format!("{name}{numbers}, {logical}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe_cpu;
+
+    #[test]
+    fn the_cpu_is_named_with_its_family_model_and_logical_count() {
+        let cpuinfo = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n\
+                       model\t\t: 17\nmodel name\t: AMD EPYC\n\nprocessor\t: 1\n\
+                       model name\t: something else\n";
+        assert_eq!(
+            describe_cpu(cpuinfo, 2),
+            "AMD EPYC (family 25, model 17), 2 logical CPUs"
+        );
+        assert_eq!(describe_cpu("", 1), "unknown processor, 1 logical CPU");
+        assert_eq!(
+            describe_cpu("model name : X\n", 0),
+            "X, unknown logical CPUs"
+        );
+    }
 }

@@ -170,6 +170,7 @@ pub fn run_rapier(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> {
         path: "wide",
         simd_width: rapier3d::math::SIMD_WIDTH,
         target_features: lavender_engine::target_features(),
+        cpu: crate::measure::host_cpu(),
         threads: 1,
         bodies: probe.body_count(),
         joints: probe.joint_count(),

@@ -498,6 +498,7 @@ mod tests {
             path: "wide",
             simd_width: 8,
             target_features: String::new(),
+            cpu: String::new(),
             threads: 1,
             bodies: 0,
             joints: 0,

@@ -105,7 +105,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     })
     .context("benchmark failed")?;
     if !json {
-        let mut text = format!("lavender {}\n\n{}", build_identity(), report.text);
+        let mut text = format!(
+            "lavender {}\non {}\n\n{}",
+            build_identity(),
+            lavender_bench::measure::host_cpu(),
+            report.text
+        );
         for plot in &report.plots {
             text += &format!("wrote {}\n", plot.display());
         }

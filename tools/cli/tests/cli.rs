@@ -234,6 +234,7 @@ fn bench_json_has_one_object_per_row_with_the_documented_keys() {
         assert_eq!(r["scene"], "mixed");
         assert_eq!(r["engine"], "lavender");
         assert!(!r["target_features"].as_str().unwrap().is_empty());
+        assert!(r["cpu"].as_str().unwrap().contains("logical CPU"));
         assert_eq!(
             (r["joints"].as_u64(), r["substeps"].as_u64()),
             (Some(4600), Some(4))
