@@ -114,6 +114,9 @@ pub struct BenchRow {
     pub frames: u32,
     /// Mean wall time of one 60 Hz frame, ms.
     pub ms_per_step: f64,
+    /// With rounds ([`crate::suite::SuiteOptions::rounds`]): every round's `ms_per_step` in
+    /// measurement order, of which `ms_per_step` is the median; empty for a row measured once.
+    pub ms_per_step_rounds: Vec<f64>,
     /// `ms_per_step / (joints * substeps)`, ns.
     pub ns_per_joint_substep: f64,
     /// Row solves per second: active rows x (velocity passes + bias passes) x substeps per
@@ -164,6 +167,11 @@ impl BenchRow {
             "island_clusters": self.island_clusters,
             "frames": self.frames,
             "ms_per_step": self.ms_per_step,
+            "ms_per_step_rounds": if self.ms_per_step_rounds.is_empty() {
+                vec![self.ms_per_step]
+            } else {
+                self.ms_per_step_rounds.clone()
+            },
             "ns_per_joint_substep": self.ns_per_joint_substep,
             "row_solves_per_second": self.row_solves_per_second,
             "bytes_per_joint": self.bytes_per_joint,
@@ -235,6 +243,7 @@ pub fn run_lavender(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> 
         island_clusters: config.island_clusters,
         frames,
         ms_per_step: per_step * 1e3,
+        ms_per_step_rounds: Vec::new(),
         ns_per_joint_substep: per_step * 1e9
             / (world.joint_count().max(1) as f64 * f64::from(SUBSTEPS)),
         row_solves_per_second: Some({

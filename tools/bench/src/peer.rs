@@ -182,6 +182,7 @@ pub fn run_rapier(scene: &BenchScene, config: &RunConfig) -> Result<BenchRow> {
         island_clusters: false,
         frames,
         ms_per_step: per_step * 1e3,
+        ms_per_step_rounds: Vec::new(),
         ns_per_joint_substep: per_step * 1e9
             / (probe.joint_count().max(1) as f64 * f64::from(SUBSTEPS)),
         row_solves_per_second: None,

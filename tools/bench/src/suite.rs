@@ -18,6 +18,11 @@ pub struct SuiteOptions {
     pub threads: u32,
     /// Timed frames per row (scaling rows use fewer for large sizes).
     pub frames: u32,
+    /// Rounds of the per-scene section: every configuration of a scene runs once per round,
+    /// the rounds one after another, and a row reports the run with the median time; the
+    /// ratios are the median of the rounds' ratios, whose range the text shows. On a VM whose
+    /// speed drifts from minute to minute, the runs a ratio compares are then seconds apart.
+    pub rounds: u32,
     /// Add the rapier3d rows and the accuracy-versus-cost sweep.
     pub peer: bool,
     /// Run the chain scaling series.
@@ -68,6 +73,7 @@ impl SuiteOptions {
             scenes,
             threads: 2,
             frames: if quick { 5 } else { 30 },
+            rounds: 1,
             peer: false,
             scaling: true,
             scaling_sizes,
@@ -134,24 +140,14 @@ pub fn run_suite(
     let mut ratios = String::new();
     let mut stage_text = String::new();
     for scene in &options.scenes {
-        let wide = measure(&mut report, "scenes", run_lavender(scene, &scene_base))?;
         let scalar_cfg = RunConfig {
             path: SolverPath::Scalar,
             ..scene_base
         };
-        let scalar = measure(&mut report, "scenes", run_lavender(scene, &scalar_cfg))?;
         let threaded_cfg = RunConfig {
             threads: options.threads,
             ..scene_base
         };
-        let threaded = measure(&mut report, "scenes", run_lavender(scene, &threaded_cfg))?;
-        ratios += &format!(
-            "{:<12} wide/scalar (1 thread) {:.2}x   {} threads/1 thread {:.2}x",
-            scene.name(),
-            speedup(&scalar, &wide),
-            options.threads,
-            speedup(&wide, &threaded)
-        );
         // The direct chain solve at its cheapest setting (one pass, no projection), against
         // the default row-by-row step.
         let direct_cfg = RunConfig {
@@ -160,11 +156,29 @@ pub fn run_suite(
             position_iterations: 0,
             ..scene_base
         };
-        let direct = measure(&mut report, "scenes", run_lavender(scene, &direct_cfg))?;
+        let mut runs: [Vec<BenchRow>; 5] = Default::default();
+        for _ in 0..options.rounds.max(1) {
+            runs[0].push(run_lavender(scene, &scene_base)?);
+            runs[1].push(run_lavender(scene, &scalar_cfg)?);
+            runs[2].push(run_lavender(scene, &threaded_cfg)?);
+            runs[3].push(run_lavender(scene, &direct_cfg)?);
+            if options.peer {
+                runs[4].push(run_peer(scene, &base)?);
+            }
+        }
+        let mut row = |k: usize| measure(&mut report, "scenes", Ok(median_run(&runs[k])));
+        let (wide, scalar, threaded, direct) = (row(0)?, row(1)?, row(2)?, row(3)?);
         ratios += &format!(
-            "   chain solve {}: {:.2}x the {} step (max anchor error {:.2e} m vs {:.2e} m)",
+            "{:<12} wide/scalar (1 thread) {}   {} threads/1 thread {}",
+            scene.name(),
+            round_ratio(&runs[1], &runs[0]),
+            options.threads,
+            round_ratio(&runs[0], &runs[2])
+        );
+        ratios += &format!(
+            "   chain solve {}: {} the {} step (max anchor error {:.2e} m vs {:.2e} m)",
             direct.settings(),
-            speedup(&wide, &direct),
+            round_ratio(&runs[0], &runs[3]),
             wide.settings(),
             direct.max_anchor_error,
             wide.max_anchor_error
@@ -174,12 +188,12 @@ pub fn run_suite(
         }
         scene_rows.extend([wide.clone(), scalar, threaded.clone(), direct]);
         if options.peer {
-            let rapier = measure(&mut report, "scenes", run_peer(scene, &base))?;
+            let rapier = measure(&mut report, "scenes", Ok(median_run(&runs[4])))?;
             ratios += &format!(
-                "   vs rapier3d: 1 thread {:.2}x, {} threads {:.2}x (max anchor error {:.2e} m vs {:.2e} m)",
-                speedup(&rapier, &wide),
+                "   vs rapier3d: 1 thread {}, {} threads {} (max anchor error {:.2e} m vs {:.2e} m)",
+                round_ratio(&runs[4], &runs[0]),
                 options.threads,
-                speedup(&rapier, &threaded),
+                round_ratio(&runs[4], &runs[2]),
                 wide.max_anchor_error,
                 rapier.max_anchor_error
             );
@@ -189,8 +203,17 @@ pub fn run_suite(
     }
     if !scene_rows.is_empty() {
         report.text += &format!(
-            "== scenes: 60 Hz frames, 4 substeps, {} timed frames{} ==\n{}\n{}\n",
+            "== scenes: 60 Hz frames, 4 substeps, {} timed frames{}{} ==\n{}\n{}\n",
             options.frames,
+            if options.rounds > 1 {
+                format!(
+                    ", {} rounds (each row the run with the median time; ratios: the median of \
+                     the rounds' ratios, their range in brackets)",
+                    options.rounds
+                )
+            } else {
+                String::new()
+            },
             if options.island_clusters {
                 ""
             } else {
@@ -329,6 +352,32 @@ pub fn run_suite(
         report.plots.extend(accuracy_cost_plot(&stem, &panels)?);
     }
     Ok(report)
+}
+
+/// The run with the median time of one configuration's rounds (the lower of the two middle
+/// runs for an even count): a whole measured row, its stage times included.
+fn median_run(runs: &[BenchRow]) -> BenchRow {
+    let mut sorted: Vec<&BenchRow> = runs.iter().collect();
+    sorted.sort_by(|a, b| a.ms_per_step.total_cmp(&b.ms_per_step));
+    let mut row = sorted[(sorted.len() - 1) / 2].clone();
+    if runs.len() > 1 {
+        row.ms_per_step_rounds = runs.iter().map(|r| r.ms_per_step).collect();
+    }
+    row
+}
+
+/// `base / other` per round (`speedup` of the runs of one round), as `2.15x`, and with more
+/// than one round the median of the rounds' ratios and their range: `2.15x [2.02x to 2.31x]`.
+fn round_ratio(base: &[BenchRow], other: &[BenchRow]) -> String {
+    let mut ratios: Vec<f64> = base.iter().zip(other).map(|(b, o)| speedup(b, o)).collect();
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[(ratios.len() - 1) / 2];
+    match (ratios.first(), ratios.last()) {
+        (Some(lo), Some(hi)) if ratios.len() > 1 => {
+            format!("{median:.2}x [{lo:.2}x to {hi:.2}x]")
+        }
+        _ => format!("{median:.2}x"),
+    }
 }
 
 /// Per row with stage times: ms per substep of each stage; after a scalar row, the ratio of
@@ -491,6 +540,27 @@ mod tests {
         assert!(none.contains("no Lavender setting"), "{none}");
     }
 
+    #[test]
+    fn rounds_report_the_median_run_and_the_median_of_the_rounds_ratios() {
+        // Three rounds of a wide and a scalar configuration; the machine slowed in round 2.
+        let wide: Vec<BenchRow> = [10.0, 20.0, 11.0]
+            .map(|ms| row("lavender", 8, 2, ms, 1e-3))
+            .to_vec();
+        let scalar: Vec<BenchRow> = [30.0, 50.0, 34.0]
+            .map(|ms| row("lavender", 8, 2, ms, 1e-3))
+            .to_vec();
+        let median = median_run(&wide);
+        assert_eq!(median.ms_per_step, 11.0);
+        assert_eq!(median.ms_per_step_rounds, vec![10.0, 20.0, 11.0]);
+        // Per round 3.0, 2.5 and 3.09: the median is round 1's, not 34 / 11 nor 50 / 20.
+        assert_eq!(round_ratio(&scalar, &wide), "3.00x [2.50x to 3.09x]");
+        // One round: the plain ratio, the row as measured.
+        assert_eq!(round_ratio(&scalar[..1], &wide[..1]), "3.00x");
+        assert!(median_run(&wide[..1]).ms_per_step_rounds.is_empty());
+        // An even count takes the lower of the two middle runs.
+        assert_eq!(median_run(&wide[..2]).ms_per_step, 10.0);
+    }
+
     fn row(engine: &'static str, v: u32, p: u32, ms: f64, err: f32) -> BenchRow {
         BenchRow {
             scene: "chain".into(),
@@ -510,6 +580,7 @@ mod tests {
             island_clusters: engine == "lavender",
             frames: 1,
             ms_per_step: ms,
+            ms_per_step_rounds: Vec::new(),
             ns_per_joint_substep: 0.0,
             row_solves_per_second: None,
             bytes_per_joint: None,

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 /// the chain solve). 60 Hz frames, 4 substeps, fixed iteration counts.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n  lavender bench chain --no-island-clusters\n                                     the chain without island clusters (same bits, slower)\n  lavender bench chain grid --no-scaling --stages\n                                     time per stage, wide against scalar\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
+    after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n  lavender bench chain --no-island-clusters\n                                     the chain without island clusters (same bits, slower)\n  lavender bench chain grid --no-scaling --stages\n                                     time per stage, wide against scalar\n  lavender bench --no-scaling --rounds 5\n                                     five rounds: median rows, ratios with their range\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
 )]
 pub struct Args {
     /// Scenes to run: chain, grid, fixed-stack, mixed (default: all four), hubs (100 light
@@ -40,6 +40,13 @@ pub struct Args {
     /// Timed frames per row (default 30, --quick 5).
     #[arg(long)]
     frames: Option<u32>,
+    /// Rounds of the per-scene rows (default 1): each scene's configurations run once per
+    /// round, one round after another; a row reports the run with the median time, and each
+    /// ratio is the median of the rounds' ratios with their range in brackets (JSON:
+    /// `ms_per_step_rounds`). Use 3 to 5 on a shared or noisy machine, whose speed drifts
+    /// between the minutes one round's runs are taken in.
+    #[arg(long, default_value_t = 1)]
+    rounds: u32,
     /// Skip the scaling series.
     #[arg(long)]
     no_scaling: bool,
@@ -79,6 +86,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         anyhow::bail!("--threads must be at least 1");
     }
     options.threads = args.threads;
+    if args.rounds == 0 {
+        anyhow::bail!("--rounds must be at least 1 (1 runs each row once)");
+    }
+    options.rounds = args.rounds;
     options.frames = args.frames.unwrap_or(options.frames);
     options.peer = args.peer;
     options.scaling = !args.no_scaling;

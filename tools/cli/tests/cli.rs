@@ -324,3 +324,57 @@ fn bench_stages_times_every_stage_of_every_scene_row() {
     let plain = json_lines(&["bench", "mixed", "--no-scaling", "--frames", "1", "--json"]);
     assert!(plain[0]["stage_ms_per_substep"].is_null());
 }
+
+#[test]
+fn bench_rounds_report_the_median_run_with_every_round() {
+    let rows = json_lines(&[
+        "bench",
+        "mixed",
+        "--no-scaling",
+        "--frames",
+        "1",
+        "--rounds",
+        "3",
+        "--json",
+    ]);
+    // One row per configuration, not per round.
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    for r in &rows {
+        let mut rounds: Vec<f64> = r["ms_per_step_rounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(rounds.len(), 3, "{r}");
+        rounds.sort_by(f64::total_cmp);
+        assert_eq!(r["ms_per_step"].as_f64().unwrap(), rounds[1], "{r}");
+    }
+    // Once: the one time.
+    let once = json_lines(&["bench", "mixed", "--no-scaling", "--frames", "1", "--json"]);
+    assert_eq!(
+        once[0]["ms_per_step_rounds"],
+        serde_json::json!([once[0]["ms_per_step"]])
+    );
+    let out = lavender(&[
+        "bench",
+        "mixed",
+        "--no-scaling",
+        "--frames",
+        "1",
+        "--rounds",
+        "2",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("2 rounds"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("mixed") && l.contains("wide/scalar") && l.contains(" to ")),
+        "{text}"
+    );
+    let out = lavender(&["bench", "--rounds", "0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--rounds must be at least 1"), "{err}");
+}
