@@ -327,16 +327,13 @@ fn bench_stages_times_every_stage_of_every_scene_row() {
 
 #[test]
 fn bench_rounds_report_the_median_run_with_every_round() {
-    let rows = json_lines(&[
-        "bench",
-        "mixed",
-        "--no-scaling",
-        "--frames",
-        "1",
-        "--rounds",
-        "3",
-        "--json",
-    ]);
+    // The mixed scene's rows, one frame each, with `extra` arguments.
+    let mixed = |extra: &[&'static str]| {
+        let mut args = vec!["bench", "mixed", "--no-scaling", "--frames", "1"];
+        args.extend_from_slice(extra);
+        args
+    };
+    let rows = json_lines(&mixed(&["--rounds", "3", "--json"]));
     // One row per configuration, not per round.
     assert_eq!(rows.len(), 4, "{rows:?}");
     for r in &rows {
@@ -351,20 +348,12 @@ fn bench_rounds_report_the_median_run_with_every_round() {
         assert_eq!(r["ms_per_step"].as_f64().unwrap(), rounds[1], "{r}");
     }
     // Once: the one time.
-    let once = json_lines(&["bench", "mixed", "--no-scaling", "--frames", "1", "--json"]);
+    let once = json_lines(&mixed(&["--json"]));
     assert_eq!(
         once[0]["ms_per_step_rounds"],
         serde_json::json!([once[0]["ms_per_step"]])
     );
-    let out = lavender(&[
-        "bench",
-        "mixed",
-        "--no-scaling",
-        "--frames",
-        "1",
-        "--rounds",
-        "2",
-    ]);
+    let out = lavender(&mixed(&["--rounds", "2"]));
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("2 rounds"), "{text}");
