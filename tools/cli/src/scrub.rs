@@ -3,6 +3,7 @@
 
 use crate::output::{emit, emit_json, progress};
 use anyhow::{bail, Context};
+use lavender_engine::COLUMN_UNITS;
 use lavender_replay::format::DIAGNOSTIC_COLUMNS;
 use lavender_replay::scrub::{self, Spike, SpikeParams, TimelinePoint};
 use lavender_replay::LogReader;
@@ -157,7 +158,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             (|p: &TimelinePoint| p.max_anchor_error) as fn(&TimelinePoint) -> f32,
         ),
         ("max angular error", "rad", |p| p.max_angular_error),
-        ("max limit violation", "", |p| p.max_limit_violation),
+        // The limit column's unit (rad for a hinge, m for a slider), from the engine.
+        ("max limit violation", COLUMN_UNITS[5], |p| {
+            p.max_limit_violation
+        }),
     ] {
         let values: Vec<f32> = timeline.iter().map(get).collect();
         let peak = values

@@ -110,6 +110,20 @@ fn record_then_diff_resume_and_scrub() {
         text.contains("worst joints") && text.contains("240 frames"),
         "{text}"
     );
+    // Each timeline names its unit (the limit column's is rad for hinges, m for sliders).
+    for heading in [
+        "max anchor error (peak",
+        "max angular error (peak",
+        "max limit violation (peak",
+    ] {
+        let line = text.lines().find(|l| l.starts_with(heading)).unwrap();
+        assert!(
+            [" m, log", " rad, log", " rad|m, log"]
+                .iter()
+                .any(|u| line.contains(u)),
+            "{line}"
+        );
+    }
     let text = ok(&["scrub", s(&a), "--at", "120", "--top", "3"]);
     assert!(
         text.contains("substep 120") && text.matches("chain.joint").count() == 3,
