@@ -69,6 +69,10 @@ pub trait Lane:
     type Block: Copy + Default + AsRef<[SolverVelocity]> + AsMut<[SolverVelocity]>;
     /// Number of lanes.
     const WIDTH: usize;
+    /// Vector registers one value occupies: 2 for 8 lanes on the portable SSE2 build (two
+    /// 128-bit halves), 1 otherwise. The kernels use it to keep their live values within the
+    /// register file (see `relax_rows` in the solver).
+    const REGISTERS: usize;
     /// Every lane `x`.
     fn splat(x: f32) -> Self;
     /// Lane `i`.
@@ -246,6 +250,7 @@ impl Lane for f32 {
     type Indices = [u32; 1];
     type Block = [SolverVelocity; 1];
     const WIDTH: usize = 1;
+    const REGISTERS: usize = 1;
     #[inline(always)]
     fn splat(x: f32) -> Self {
         x
@@ -313,6 +318,8 @@ impl Lane for Wide {
     type Indices = [u32; WIDE_LANES];
     type Block = [SolverVelocity; WIDE_LANES];
     const WIDTH: usize = WIDE_LANES;
+    // 8 or 16 lanes in one AVX or AVX-512 register; without AVX, 8 lanes in two SSE ones.
+    const REGISTERS: usize = if cfg!(target_feature = "avx") { 1 } else { 2 };
     #[inline(always)]
     fn splat(x: f32) -> Self {
         Wide::splat(x)
