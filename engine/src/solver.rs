@@ -278,7 +278,7 @@ fn decouple_slots<L: Lane>(
     } else {
         // Value by value: one value of each row live at a time (a whole row of eight lanes is
         // 32 registers on SSE2, which spilled); the portable build's prepare and projection
-        // 8 to 14 % faster, the native build's unchanged (README, "Changes").
+        // 8 to 14 % faster, the native build's unchanged (benches/RESULTS.md, "What changed").
         for v in 0..ROW_VALUES {
             let mut r = [zero; MAX_ROWS_PER_JOINT];
             for i in 0..n {
