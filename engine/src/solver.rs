@@ -193,40 +193,53 @@ fn decouple_lanes<L: Lane>(
     slots: u8,
     mass: &PairMassLanes<L>,
 ) {
-    // One copy per signature with `slots` a constant: the factorisation's loops unroll.
+    // One copy per row count, the common signatures (the first 3, 5 or 6 slots) with
+    // constant slots: the factorisation's loops unroll and its matrices stay in registers
+    // and on the stack without being zeroed first (a runtime row count kept them in memory,
+    // zeroed by a call to memset per batch).
     match slots {
-        0b000111 => decouple_slots(rows, 0b000111, mass),
-        0b011111 => decouple_slots(rows, 0b011111, mass),
-        0b111111 => decouple_slots(rows, 0b111111, mass),
-        slots => decouple_slots(rows, slots, mass),
+        0b000111 => decouple_slots::<L, 3>(rows, [0, 1, 2], mass),
+        0b011111 => decouple_slots::<L, 5>(rows, [0, 1, 2, 3, 4], mass),
+        0b111111 => decouple_slots::<L, 6>(rows, [0, 1, 2, 3, 4, 5], mass),
+        slots => {
+            let mut idx = [0usize; MAX_ROWS_PER_JOINT];
+            let mut n = 0;
+            for slot in 0..MAX_ROWS_PER_JOINT {
+                if slots & (1 << slot) != 0 {
+                    idx[n] = slot;
+                    n += 1;
+                }
+            }
+            match n {
+                0 => {}
+                1 => decouple_slots::<L, 1>(rows, [idx[0]], mass),
+                2 => decouple_slots::<L, 2>(rows, [idx[0], idx[1]], mass),
+                3 => decouple_slots::<L, 3>(rows, [idx[0], idx[1], idx[2]], mass),
+                4 => decouple_slots::<L, 4>(rows, [idx[0], idx[1], idx[2], idx[3]], mass),
+                5 => decouple_slots::<L, 5>(rows, [idx[0], idx[1], idx[2], idx[3], idx[4]], mass),
+                _ => decouple_slots::<L, 6>(rows, idx, mass),
+            }
+        }
     }
 }
 
-/// [`decouple_lanes`] over the slots `slots`.
+/// [`decouple_lanes`] over the `N` slots `idx` (ascending).
 // Index loops keep the factorisation recurrences in their textbook form.
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
-fn decouple_slots<L: Lane>(
+fn decouple_slots<L: Lane, const N: usize>(
     rows: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
-    slots: u8,
+    idx: [usize; N],
     mass: &PairMassLanes<L>,
 ) {
-    let mut idx = [0usize; MAX_ROWS_PER_JOINT];
-    let mut n = 0;
-    for slot in 0..MAX_ROWS_PER_JOINT {
-        if slots & (1 << slot) != 0 {
-            idx[n] = slot;
-            n += 1;
-        }
-    }
-    for &slot in &idx[..n] {
+    for &slot in &idx {
         let g = &mut rows[slot];
         g.inv_i_angular_a = mass.inv_inertia_a.mul_v3(g.angular_a);
         g.inv_i_angular_b = mass.inv_inertia_b.mul_v3(g.angular_b);
     }
     let zero = L::splat(0.0);
-    let mut k = [[zero; MAX_ROWS_PER_JOINT]; MAX_ROWS_PER_JOINT];
-    for i in 0..n {
+    let mut k = [[zero; N]; N];
+    for i in 0..N {
         let gi = &rows[idx[i]];
         for j in 0..=i {
             let gj = &rows[idx[j]];
@@ -236,11 +249,11 @@ fn decouple_slots<L: Lane>(
         }
     }
     // L D L^T, `a[i][j] = l_ij d_j`; dropped rows have zero `l` rows and `1/d = 0`.
-    let mut l = [[zero; MAX_ROWS_PER_JOINT]; MAX_ROWS_PER_JOINT];
-    let mut a = [[zero; MAX_ROWS_PER_JOINT]; MAX_ROWS_PER_JOINT];
-    let mut inv_d = [zero; MAX_ROWS_PER_JOINT];
+    let mut l = [[zero; N]; N];
+    let mut a = [[zero; N]; N];
+    let mut inv_d = [zero; N];
     let (rel, min_k, one) = (L::splat(1e-6), L::splat(MIN_K), L::splat(1.0));
-    for i in 0..n {
+    for i in 0..N {
         for j in 0..i {
             let mut sum = k[i][j];
             for m in 0..j {
@@ -262,17 +275,17 @@ fn decouple_slots<L: Lane>(
     }
     // r_i = row_i - sum_{m<i} l_im r_m in place, then row'_i = r_i sqrt(1/d_i). Each of a
     // row's sixteen values sees the same operations in the same order either way below.
-    let scale: [L; MAX_ROWS_PER_JOINT] = std::array::from_fn(|i| inv_d[i].sqrt());
+    let scale: [L; N] = std::array::from_fn(|i| inv_d[i].sqrt());
     if L::WIDTH == 1 {
         // Row by row: the compiler vectorises each row update across its sixteen values.
-        for i in 0..n {
+        for i in 0..N {
             let mut g = rows[idx[i]];
             for m in 0..i {
                 g.sub_scaled(&rows[idx[m]], l[i][m]);
             }
             rows[idx[i]] = g;
         }
-        for i in 0..n {
+        for i in 0..N {
             rows[idx[i]].scale(scale[i]);
         }
     } else {
@@ -280,14 +293,14 @@ fn decouple_slots<L: Lane>(
         // 32 registers on SSE2, which spilled); the portable build's prepare and projection
         // 8 to 14 % faster, the native build's unchanged (benches/RESULTS.md, "What changed").
         for v in 0..ROW_VALUES {
-            let mut r = [zero; MAX_ROWS_PER_JOINT];
-            for i in 0..n {
+            let mut r = [zero; N];
+            for i in 0..N {
                 r[i] = rows[idx[i]].values_mut()[v];
                 for m in 0..i {
                     r[i] = r[i] - r[m] * l[i][m];
                 }
             }
-            for i in 0..n {
+            for i in 0..N {
                 rows[idx[i]].values_mut()[v] = r[i] * scale[i];
             }
         }
@@ -533,6 +546,7 @@ impl<L: Lane> JointBatch<L> {
         rows: &mut [RowLanes<L>],
         input: &PrepareInput,
         params: &ParamLanes<L>,
+        scratch: &mut GeometryScratch<L>,
     ) {
         let bodies = input.bodies;
         let mut gathered = JointLanes::<L>::new();
@@ -543,10 +557,10 @@ impl<L: Lane> JointBatch<L> {
             self.len,
         );
         // Padded lanes have zero masses, so their rows decouple to zero rows.
-        let mut geometry = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
-        let mass = gathered.rows(self.kind, self.unilateral != 0, params, &mut geometry);
+        let geometry = scratch.get();
+        let mass = gathered.rows(self.kind, self.unilateral != 0, params, geometry);
         (self.inv_mass_a, self.inv_mass_b) = (gathered.inv_mass_a, gathered.inv_mass_b);
-        decouple_lanes(&mut geometry, self.slots, &mass);
+        decouple_lanes(geometry, self.slots, &mass);
 
         let zero = L::splat(0.0);
         let min_k = L::splat(MIN_K);
@@ -791,6 +805,26 @@ struct ProjectionGroup<L: Lane> {
     /// Real lanes.
     lanes: usize,
     _lane: std::marker::PhantomData<L>,
+}
+
+/// The row geometry [`JointBatch::prepare`] computes into, kept across the batches of one
+/// task: zeroing 3 KB of lanes per batch was 4.6 % of a step's instructions (the chain scene,
+/// one thread). Reusing it is sound for the reason [`ProjectionScratch`] is: a row slot is
+/// written whole by every joint type that uses it, and read only by those.
+pub(crate) struct GeometryScratch<L: Lane>(Option<[RowGeometryLanes<L>; MAX_ROWS_PER_JOINT]>);
+
+impl<L: Lane> Default for GeometryScratch<L> {
+    fn default() -> Self {
+        GeometryScratch(None)
+    }
+}
+
+impl<L: Lane> GeometryScratch<L> {
+    /// The rows, zeroed on first use.
+    fn get(&mut self) -> &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT] {
+        self.0
+            .get_or_insert_with(|| [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT])
+    }
 }
 
 /// What [`project_step`] gathers into, kept across the steps of one task: initialising 5 KB
@@ -1340,8 +1374,20 @@ impl<L: Lane> Solver<L> {
             impl Fn(&mut hub::HubSolve, usize) + Sync,
             impl Fn(&mut chain::ChainLanes<L>, usize) + Sync,
             impl Fn(&mut chain::ChainLanes<f32>, usize) + Sync,
-            impl Fn(&mut JointBatch<L>, &mut [RowLanes<L>], &ParamLanes<L>, usize) + Sync,
-            impl Fn(&mut JointBatch<f32>, &mut [RowLanes<f32>], &ParamLanes<f32>, usize) + Sync,
+            impl Fn(
+                    &mut JointBatch<L>,
+                    &mut [RowLanes<L>],
+                    &ParamLanes<L>,
+                    usize,
+                    &mut GeometryScratch<L>,
+                ) + Sync,
+            impl Fn(
+                    &mut JointBatch<f32>,
+                    &mut [RowLanes<f32>],
+                    &ParamLanes<f32>,
+                    usize,
+                    &mut GeometryScratch<f32>,
+                ) + Sync,
         >,
     ) {
         let ItemWork {
@@ -1407,24 +1453,28 @@ impl<L: Lane> Solver<L> {
         // the callers below hand over ranges of one colour (in parallel only with other ranges
         // of that colour: disjoint bodies), of one cluster (its islands are no other task's),
         // or an overflow range (run alone, or in its cluster's task).
+        // One geometry scratch per range, shared by its batches.
         let run_batches = |range: Range<usize>, pass: usize| {
+            let mut scratch = GeometryScratch::default();
             // SAFETY: the range is this task's alone (above).
             for (b, rows, params) in unsafe { batches.range_mut(range) } {
-                f(b, rows, params, pass);
+                f(b, rows, params, pass, &mut scratch);
             }
         };
         let run_overflow = |range: Range<usize>, pass: usize| {
+            let mut scratch = GeometryScratch::default();
             // SAFETY: as in `run_batches`.
             for (b, rows, params) in unsafe { overflow_batches.range_mut(range) } {
-                overflow(b, rows, params, pass);
+                overflow(b, rows, params, pass, &mut scratch);
             }
         };
         // A colour's singles, on the scalar kernels (the overflow's).
         let run_singles = |range: Range<usize>, pass: usize| {
+            let mut scratch = GeometryScratch::default();
             // SAFETY: as in `run_batches`: a colour's singles are one task's, and share no
             // dynamic body with the colour's other batches.
             for (b, rows, params) in unsafe { singles.range_mut(range) } {
-                overflow(b, rows, params, pass);
+                overflow(b, rows, params, pass, &mut scratch);
             }
         };
         stages.run(
@@ -1520,15 +1570,20 @@ impl<L: Lane> Solver<L> {
                 c.prepare(input);
                 unsafe { c.warm_start(&access) }
             },
-            batch: |b: &mut JointBatch<L>, rows: &mut [RowLanes<L>], params: &ParamLanes<L>, _| {
-                b.prepare(rows, input, params);
+            batch: |b: &mut JointBatch<L>,
+                    rows: &mut [RowLanes<L>],
+                    params: &ParamLanes<L>,
+                    _,
+                    scratch: &mut GeometryScratch<L>| {
+                b.prepare(rows, input, params, scratch);
                 unsafe { b.warm_start(rows, &access) }
             },
             overflow: |b: &mut JointBatch<f32>,
                        rows: &mut [RowLanes<f32>],
                        params: &ParamLanes<f32>,
-                       _| {
-                b.prepare(rows, input, params);
+                       _,
+                       scratch: &mut GeometryScratch<f32>| {
+                b.prepare(rows, input, params, scratch);
                 unsafe { b.warm_start(rows, &access) }
             },
         };
@@ -1569,13 +1624,18 @@ impl<L: Lane> Solver<L> {
             lone_chain: |c: &mut chain::ChainLanes<f32>, pass| unsafe {
                 c.velocity_pass(&v, bias(pass), store(pass))
             },
-            batch: |b: &mut JointBatch<L>, rows: &mut [RowLanes<L>], _: &ParamLanes<L>, pass| unsafe {
+            batch: |b: &mut JointBatch<L>,
+                    rows: &mut [RowLanes<L>],
+                    _: &ParamLanes<L>,
+                    pass,
+                    _: &mut GeometryScratch<L>| unsafe {
                 b.velocity_pass(rows, &v, bias(pass), store(pass))
             },
             overflow: |b: &mut JointBatch<f32>,
                        rows: &mut [RowLanes<f32>],
                        _: &ParamLanes<f32>,
-                       pass| unsafe {
+                       pass,
+                       _: &mut GeometryScratch<f32>| unsafe {
                 b.velocity_pass(rows, &v, bias(pass), store(pass))
             },
         };
