@@ -193,12 +193,18 @@ impl History {
 
     /// The slot's finite window values, in ring order, into `out`.
     fn gather(&self, slot: usize, out: &mut Vec<f32>) {
+        // One value per ring row (a strided walk), written unconditionally and kept where
+        // finite: no branch on the value.
+        let depth = self.depth();
         out.clear();
-        out.extend(
-            (0..self.depth())
-                .map(|p| self.values[p * self.slots + slot])
-                .filter(|v| !v.is_nan()),
-        );
+        out.resize(depth, 0.0);
+        let mut kept = 0;
+        for row in self.values.chunks_exact(self.slots).take(depth) {
+            let v = row[slot];
+            out[kept] = v;
+            kept += usize::from(!v.is_nan());
+        }
+        out.truncate(kept);
     }
 
     /// Median and MAD of the slot's finite window values, using `scratch` (no allocation
@@ -209,18 +215,63 @@ impl History {
     }
 }
 
-/// Median and MAD of `values` (reordered and overwritten), None when empty.
+/// Median and MAD of the finite `values` (sorted in place), None when empty: the bits of
+/// [`median`] of the values, then of their absolute deviations from it.
+///
+/// One sort instead of two selections: in sorted order the deviations `|v - med|` fall
+/// until the median and rise after it (rounded subtraction is monotone), so walking outward
+/// from the median, always to the smaller of the two next deviations, meets them in
+/// increasing order, and the MAD's order statistics are the walk's steps `n/2 - 1` and `n/2`.
 fn median_mad(values: &mut [f32]) -> Option<(f32, f32)> {
-    if values.is_empty() {
+    let n = values.len();
+    if n == 0 {
         return None;
     }
-    let med = median(values);
-    for v in values.iter_mut() {
-        *v = (*v - med).abs();
+    sort_total_order(values);
+    let mid = n / 2;
+    // `values[mid - 1]` is the largest value below the middle one: the bits of `median`'s
+    // maximum over the lower part (the two differ at most in the sign of a zero, which the
+    // sum with `values[mid]` does not keep).
+    let of_sorted = |low: f32, high: f32| if n % 2 == 1 { high } else { 0.5 * (low + high) };
+    let med = of_sorted(values[mid.saturating_sub(1)], values[mid]);
+    let deviation = |v: f32| (v - med).abs();
+    // Left of `split` every value is below the median, from `split` on none is.
+    let split = values.partition_point(|&v| v < med);
+    let (mut left, mut right) = (split, split);
+    let (mut previous, mut current) = (0.0, 0.0);
+    for _ in 0..=mid {
+        let take_left = match (left.checked_sub(1), values.get(right)) {
+            (Some(l), Some(&r)) => deviation(values[l]) <= deviation(r),
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        previous = current;
+        current = if take_left {
+            left -= 1;
+            deviation(values[left])
+        } else {
+            right += 1;
+            deviation(values[right - 1])
+        };
     }
-    Some((med, median(values)))
+    Some((med, of_sorted(previous, current)))
 }
 
+/// Sorts `values` in the order of [`f32::total_cmp`], as integers: each value's bits mapped
+/// to an `i32` whose integer order is that order (the map `total_cmp` applies per comparison,
+/// here once per value; it is its own inverse), an integer sort, the map back. A third
+/// of the instructions of sorting with `total_cmp`.
+fn sort_total_order(values: &mut [f32]) {
+    let keys: &mut [i32] = bytemuck::cast_slice_mut(values);
+    // Negative values: every bit but the sign flipped, so that larger magnitudes sort lower.
+    let flip = |k: &mut i32| *k ^= (((*k >> 31) as u32) >> 1) as i32;
+    keys.iter_mut().for_each(flip);
+    keys.sort_unstable();
+    keys.iter_mut().for_each(flip);
+}
+
+/// The median of `v` (reordered) by selection: [`median_mad`]'s reference.
+#[cfg(test)]
 fn median(v: &mut [f32]) -> f32 {
     let mid = v.len() / 2;
     let odd = v.len() % 2 == 1;
@@ -814,6 +865,40 @@ mod tests {
         };
         let err = header.validate().unwrap_err();
         assert!(err.contains("column 9"), "{err}");
+    }
+
+    #[test]
+    fn median_mad_by_one_sort_has_the_bits_of_two_selections() {
+        // Sizes 1 to 40 (odd and even), ties, signed zeros, negative and huge values.
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let pool = [0.0, -0.0, 1e-3, 1e-3, -2.5, 3e38, -3e38, 7.0, 1e-30];
+        for trial in 0..4000 {
+            let n = 1 + trial % 40;
+            let values: Vec<f32> = (0..n)
+                .map(|_| match next() % 4 {
+                    0 => pool[(next() % pool.len() as u64) as usize],
+                    _ => ((next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 4e-3,
+                })
+                .collect();
+            let mut sorted = values.clone();
+            let (med, mad) = median_mad(&mut sorted).unwrap();
+            let mut v = values.clone();
+            let reference_med = median(&mut v);
+            let mut dev: Vec<f32> = values.iter().map(|x| (x - reference_med).abs()).collect();
+            let reference_mad = median(&mut dev);
+            assert_eq!(
+                (med.to_bits(), mad.to_bits()),
+                (reference_med.to_bits(), reference_mad.to_bits()),
+                "{values:?}"
+            );
+        }
+        assert_eq!(median_mad(&mut []), None);
     }
 
     #[test]
