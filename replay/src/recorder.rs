@@ -650,13 +650,8 @@ mod tests {
     fn energy_in_lanes_has_the_bits_of_the_body_by_body_loop() {
         // Bodies in every lane position and partial last chunks, static ones (mass 0, even
         // with non-finite state, which is never summed), extreme and signed-zero values.
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-        };
+        let mut rng = crate::testutil::XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut next = || rng.next_signed();
         for n in [0usize, 1, 7, 8, 9, 23, 100] {
             let mut masses = Masses {
                 mass: Vec::new(),

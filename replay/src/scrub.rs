@@ -870,20 +870,14 @@ mod tests {
     #[test]
     fn median_mad_by_one_sort_has_the_bits_of_two_selections() {
         // Sizes 1 to 40 (odd and even), ties, signed zeros, negative and huge values.
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut rng = testutil::XorShift(0x2545_f491_4f6c_dd1d);
         let pool = [0.0, -0.0, 1e-3, 1e-3, -2.5, 3e38, -3e38, 7.0, 1e-30];
         for trial in 0..4000 {
             let n = 1 + trial % 40;
             let values: Vec<f32> = (0..n)
-                .map(|_| match next() % 4 {
-                    0 => pool[(next() % pool.len() as u64) as usize],
-                    _ => ((next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 4e-3,
+                .map(|_| match rng.next_u64() % 4 {
+                    0 => pool[(rng.next_u64() % pool.len() as u64) as usize],
+                    _ => rng.next_signed() * 2e-3,
                 })
                 .collect();
             let mut sorted = values.clone();

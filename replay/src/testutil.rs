@@ -139,3 +139,20 @@ pub fn log_bytes(header: &Header, frames: &[OwnedFrame], finish: bool) -> Vec<u8
     write(&path, header, frames, finish);
     std::fs::read(path).unwrap()
 }
+
+/// A xorshift64 generator: reproducible random inputs for the randomised tests.
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform in `[-1, 1)`, 24 bits.
+    pub fn next_signed(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+}
