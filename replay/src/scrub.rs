@@ -160,13 +160,15 @@ impl History {
         self.frames.min(self.window)
     }
 
-    /// The ring row the next frame goes to.
-    fn next_row(&mut self) -> &mut [f32] {
-        let position = self.frames % self.window;
-        &mut self.values[position * self.slots..(position + 1) * self.slots]
+    /// The slots `slots` of the ring row the next frame goes to, and of the current block's
+    /// minima.
+    fn push_targets(&mut self, slots: std::ops::Range<usize>) -> (&mut [f32], &mut [f32]) {
+        let start = (self.frames % self.window) * self.slots;
+        let row = &mut self.values[start..start + self.slots];
+        (&mut row[slots.clone()], &mut self.block_min[slots])
     }
 
-    /// Ends a frame whose row was written through [`History::next_row`] (and whose block
+    /// Ends a frame whose row was written through [`History::push_targets`] (and whose block
     /// minima were updated): starts a new block at the boundary.
     fn finish_frame(&mut self) {
         self.frames += 1;
@@ -437,9 +439,11 @@ impl SpikeFinder {
             for (j, row) in rows.iter().enumerate() {
                 let v = row[c];
                 let slot = base + j;
-                // NaN compares false everywhere: a non-finite value is never flagged here.
-                let rising = !(prefilter && v > 0.0) || v / onset_factor > hist.lower_bound(slot);
-                let candidate = v > params.abs_threshold && enough_history && rising;
+                // NaN compares false everywhere: a non-finite value is never flagged here. The
+                // bound is read (and the division done) only above the threshold.
+                let rising =
+                    || !(prefilter && v > 0.0) || v / onset_factor > hist.lower_bound(slot);
+                let candidate = v > params.abs_threshold && enough_history && rising();
                 if (candidate || hist.in_spike[slot]) && v.is_finite() {
                     flagged.push(slot as u32);
                 }
@@ -484,14 +488,12 @@ impl SpikeFinder {
             }
             // The push: the column into the ring row, and the block minima (`min` ignores
             // NaN, so non-finite values never lower the bound).
-            let row_out = &mut hist.next_row()[base..base + joints];
-            for (dst, row) in row_out.iter_mut().zip(rows) {
+            let (ring_row, minima) = hist.push_targets(base..base + joints);
+            for ((dst, m), row) in ring_row.iter_mut().zip(minima).zip(rows) {
                 let v = row[c];
-                *dst = if v.is_finite() { v } else { f32::NAN };
-            }
-            for (m, row) in hist.block_min[base..base + joints].iter_mut().zip(rows) {
-                let v = row[c];
-                if v.is_finite() && v < *m {
+                let finite = v.is_finite();
+                *dst = if finite { v } else { f32::NAN };
+                if finite && v < *m {
                     *m = v;
                 }
             }
