@@ -193,53 +193,40 @@ fn decouple_lanes<L: Lane>(
     slots: u8,
     mass: &PairMassLanes<L>,
 ) {
-    // One copy per row count, the common signatures (the first 3, 5 or 6 slots) with
-    // constant slots: the factorisation's loops unroll and its matrices stay in registers
-    // and on the stack without being zeroed first (a runtime row count kept them in memory,
-    // zeroed by a call to memset per batch).
+    // One copy per signature with `slots` a constant: the factorisation's loops unroll.
     match slots {
-        0b000111 => decouple_slots::<L, 3>(rows, [0, 1, 2], mass),
-        0b011111 => decouple_slots::<L, 5>(rows, [0, 1, 2, 3, 4], mass),
-        0b111111 => decouple_slots::<L, 6>(rows, [0, 1, 2, 3, 4, 5], mass),
-        slots => {
-            let mut idx = [0usize; MAX_ROWS_PER_JOINT];
-            let mut n = 0;
-            for slot in 0..MAX_ROWS_PER_JOINT {
-                if slots & (1 << slot) != 0 {
-                    idx[n] = slot;
-                    n += 1;
-                }
-            }
-            match n {
-                0 => {}
-                1 => decouple_slots::<L, 1>(rows, [idx[0]], mass),
-                2 => decouple_slots::<L, 2>(rows, [idx[0], idx[1]], mass),
-                3 => decouple_slots::<L, 3>(rows, [idx[0], idx[1], idx[2]], mass),
-                4 => decouple_slots::<L, 4>(rows, [idx[0], idx[1], idx[2], idx[3]], mass),
-                5 => decouple_slots::<L, 5>(rows, [idx[0], idx[1], idx[2], idx[3], idx[4]], mass),
-                _ => decouple_slots::<L, 6>(rows, idx, mass),
-            }
-        }
+        0b000111 => decouple_slots(rows, 0b000111, mass),
+        0b011111 => decouple_slots(rows, 0b011111, mass),
+        0b111111 => decouple_slots(rows, 0b111111, mass),
+        slots => decouple_slots(rows, slots, mass),
     }
 }
 
-/// [`decouple_lanes`] over the `N` slots `idx` (ascending).
+/// [`decouple_lanes`] over the slots `slots`.
 // Index loops keep the factorisation recurrences in their textbook form.
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
-fn decouple_slots<L: Lane, const N: usize>(
+fn decouple_slots<L: Lane>(
     rows: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
-    idx: [usize; N],
+    slots: u8,
     mass: &PairMassLanes<L>,
 ) {
-    for &slot in &idx {
+    let mut idx = [0usize; MAX_ROWS_PER_JOINT];
+    let mut n = 0;
+    for slot in 0..MAX_ROWS_PER_JOINT {
+        if slots & (1 << slot) != 0 {
+            idx[n] = slot;
+            n += 1;
+        }
+    }
+    for &slot in &idx[..n] {
         let g = &mut rows[slot];
         g.inv_i_angular_a = mass.inv_inertia_a.mul_v3(g.angular_a);
         g.inv_i_angular_b = mass.inv_inertia_b.mul_v3(g.angular_b);
     }
     let zero = L::splat(0.0);
-    let mut k = [[zero; N]; N];
-    for i in 0..N {
+    let mut k = [[zero; MAX_ROWS_PER_JOINT]; MAX_ROWS_PER_JOINT];
+    for i in 0..n {
         let gi = &rows[idx[i]];
         for j in 0..=i {
             let gj = &rows[idx[j]];
@@ -249,11 +236,11 @@ fn decouple_slots<L: Lane, const N: usize>(
         }
     }
     // L D L^T, `a[i][j] = l_ij d_j`; dropped rows have zero `l` rows and `1/d = 0`.
-    let mut l = [[zero; N]; N];
-    let mut a = [[zero; N]; N];
-    let mut inv_d = [zero; N];
+    let mut l = [[zero; MAX_ROWS_PER_JOINT]; MAX_ROWS_PER_JOINT];
+    let mut a = [[zero; MAX_ROWS_PER_JOINT]; MAX_ROWS_PER_JOINT];
+    let mut inv_d = [zero; MAX_ROWS_PER_JOINT];
     let (rel, min_k, one) = (L::splat(1e-6), L::splat(MIN_K), L::splat(1.0));
-    for i in 0..N {
+    for i in 0..n {
         for j in 0..i {
             let mut sum = k[i][j];
             for m in 0..j {
@@ -275,17 +262,17 @@ fn decouple_slots<L: Lane, const N: usize>(
     }
     // r_i = row_i - sum_{m<i} l_im r_m in place, then row'_i = r_i sqrt(1/d_i). Each of a
     // row's sixteen values sees the same operations in the same order either way below.
-    let scale: [L; N] = std::array::from_fn(|i| inv_d[i].sqrt());
+    let scale: [L; MAX_ROWS_PER_JOINT] = std::array::from_fn(|i| inv_d[i].sqrt());
     if L::WIDTH == 1 {
         // Row by row: the compiler vectorises each row update across its sixteen values.
-        for i in 0..N {
+        for i in 0..n {
             let mut g = rows[idx[i]];
             for m in 0..i {
                 g.sub_scaled(&rows[idx[m]], l[i][m]);
             }
             rows[idx[i]] = g;
         }
-        for i in 0..N {
+        for i in 0..n {
             rows[idx[i]].scale(scale[i]);
         }
     } else {
@@ -293,14 +280,14 @@ fn decouple_slots<L: Lane, const N: usize>(
         // 32 registers on SSE2, which spilled); the portable build's prepare and projection
         // 8 to 14 % faster, the native build's unchanged (benches/RESULTS.md, "What changed").
         for v in 0..ROW_VALUES {
-            let mut r = [zero; N];
-            for i in 0..N {
+            let mut r = [zero; MAX_ROWS_PER_JOINT];
+            for i in 0..n {
                 r[i] = rows[idx[i]].values_mut()[v];
                 for m in 0..i {
                     r[i] = r[i] - r[m] * l[i][m];
                 }
             }
-            for i in 0..N {
+            for i in 0..n {
                 rows[idx[i]].values_mut()[v] = r[i] * scale[i];
             }
         }
