@@ -533,10 +533,10 @@ impl<L: Lane> JointBatch<L> {
         rows: &mut [RowLanes<L>],
         input: &PrepareInput,
         params: &ParamLanes<L>,
-        scratch: &mut GeometryScratch<L>,
+        scratch: &mut RowScratch<L>,
     ) {
         let bodies = input.bodies;
-        let mut gathered = JointLanes::<L>::new();
+        let (gathered, geometry) = scratch.for_lanes(self.len);
         gathered.gather(
             |k| input.poses[k],
             |k| bodies.inv_inertia_world[k],
@@ -544,7 +544,6 @@ impl<L: Lane> JointBatch<L> {
             self.len,
         );
         // Padded lanes have zero masses, so their rows decouple to zero rows.
-        let geometry = scratch.get();
         let mass = gathered.rows(self.kind, self.unilateral != 0, params, geometry);
         (self.inv_mass_a, self.inv_mass_b) = (gathered.inv_mass_a, gathered.inv_mass_b);
         decouple_lanes(geometry, self.slots, &mass);
@@ -794,47 +793,29 @@ struct ProjectionGroup<L: Lane> {
     _lane: std::marker::PhantomData<L>,
 }
 
-/// The row geometry [`JointBatch::prepare`] computes into, kept across the batches of one
-/// task: zeroing 3 KB of lanes per batch was 4.6 % of a step's instructions (the chain scene,
-/// one thread). Reusing it is sound for the reason [`ProjectionScratch`] is: a row slot is
-/// written whole by every joint type that uses it, and read only by those.
-pub(crate) struct GeometryScratch<L: Lane>(Option<[RowGeometryLanes<L>; MAX_ROWS_PER_JOINT]>);
+/// What [`JointBatch::prepare`] and [`project_step`] gather into and compute rows in, kept
+/// across the batches (steps) of one task and created on first use: initialising these 5 KB
+/// of lanes per batch cost as much as a tenth of the projection, and 4.6 % of a step's
+/// instructions in prepare (the chain scene, one thread). Lanes `lanes..` stay as initialised
+/// (zero masses: neutral), so the gathered lanes are reset when the lane count changes; a row
+/// slot is written whole by every joint type that uses it, and read only by those.
+pub(crate) struct RowScratch<L: Lane>(Option<RowScratchLanes<L>>);
 
-impl<L: Lane> Default for GeometryScratch<L> {
-    fn default() -> Self {
-        GeometryScratch(None)
-    }
-}
-
-impl<L: Lane> GeometryScratch<L> {
-    /// The rows, zeroed on first use.
-    fn get(&mut self) -> &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT] {
-        self.0
-            .get_or_insert_with(|| [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT])
-    }
-}
-
-/// What [`project_step`] gathers into, kept across the steps of one task: initialising 5 KB
-/// of lanes per step cost as much as a tenth of the projection. Lanes `lanes..` stay as
-/// initialised (zero masses: neutral), so the scratch is reset when the lane count changes;
-/// a row slot is written whole by every joint type that uses it, and read only by those.
-struct ProjectionScratch<L: Lane> {
+struct RowScratchLanes<L: Lane> {
     gathered: JointLanes<L>,
     geometry: [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
     /// Lane count the padding is neutral for.
     lanes: usize,
 }
 
-impl<L: Lane> ProjectionScratch<L> {
-    fn new() -> Self {
-        ProjectionScratch {
-            gathered: JointLanes::new(),
-            geometry: [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT],
-            lanes: L::WIDTH,
-        }
+impl<L: Lane> Default for RowScratch<L> {
+    fn default() -> Self {
+        RowScratch(None)
     }
+}
 
-    /// The scratch for a step of `lanes` real lanes.
+impl<L: Lane> RowScratch<L> {
+    /// The scratch for a batch of `lanes` real lanes.
     fn for_lanes(
         &mut self,
         lanes: usize,
@@ -842,11 +823,16 @@ impl<L: Lane> ProjectionScratch<L> {
         &mut JointLanes<L>,
         &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
     ) {
-        if lanes != self.lanes {
-            self.gathered = JointLanes::new();
-            self.lanes = lanes;
+        let s = self.0.get_or_insert_with(|| RowScratchLanes {
+            gathered: JointLanes::new(),
+            geometry: [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT],
+            lanes,
+        });
+        if lanes != s.lanes {
+            s.gathered = JointLanes::new();
+            s.lanes = lanes;
         }
-        (&mut self.gathered, &mut self.geometry)
+        (&mut s.gathered, &mut s.geometry)
     }
 }
 
@@ -865,7 +851,7 @@ impl<L: Lane> ProjectionScratch<L> {
 /// The lanes' bodies are touched by no other task during this call, unless static or
 /// kinematic (those are only read).
 unsafe fn project_step<L: Lane>(
-    scratch: &mut ProjectionScratch<L>,
+    scratch: &mut RowScratch<L>,
     poses: &PoseAccess,
     joints: &Joints,
     (ids, params): (&L::Indices, &ParamLanes<L>),
@@ -1366,14 +1352,14 @@ impl<L: Lane> Solver<L> {
                     &mut [RowLanes<L>],
                     &ParamLanes<L>,
                     usize,
-                    &mut GeometryScratch<L>,
+                    &mut RowScratch<L>,
                 ) + Sync,
             impl Fn(
                     &mut JointBatch<f32>,
                     &mut [RowLanes<f32>],
                     &ParamLanes<f32>,
                     usize,
-                    &mut GeometryScratch<f32>,
+                    &mut RowScratch<f32>,
                 ) + Sync,
         >,
     ) {
@@ -1440,16 +1426,16 @@ impl<L: Lane> Solver<L> {
         // the callers below hand over ranges of one colour (in parallel only with other ranges
         // of that colour: disjoint bodies), of one cluster (its islands are no other task's),
         // or an overflow range (run alone, or in its cluster's task).
-        // One geometry scratch per range, shared by its batches.
+        // One row scratch per range, shared by its batches.
         let run_batches = |range: Range<usize>, pass: usize| {
-            let mut scratch = GeometryScratch::default();
+            let mut scratch = RowScratch::default();
             // SAFETY: the range is this task's alone (above).
             for (b, rows, params) in unsafe { batches.range_mut(range) } {
                 f(b, rows, params, pass, &mut scratch);
             }
         };
         let run_overflow = |range: Range<usize>, pass: usize| {
-            let mut scratch = GeometryScratch::default();
+            let mut scratch = RowScratch::default();
             // SAFETY: as in `run_batches`.
             for (b, rows, params) in unsafe { overflow_batches.range_mut(range) } {
                 overflow(b, rows, params, pass, &mut scratch);
@@ -1457,7 +1443,7 @@ impl<L: Lane> Solver<L> {
         };
         // A colour's singles, on the scalar kernels (the overflow's).
         let run_singles = |range: Range<usize>, pass: usize| {
-            let mut scratch = GeometryScratch::default();
+            let mut scratch = RowScratch::default();
             // SAFETY: as in `run_batches`: a colour's singles are one task's, and share no
             // dynamic body with the colour's other batches.
             for (b, rows, params) in unsafe { singles.range_mut(range) } {
@@ -1561,7 +1547,7 @@ impl<L: Lane> Solver<L> {
                     rows: &mut [RowLanes<L>],
                     params: &ParamLanes<L>,
                     _,
-                    scratch: &mut GeometryScratch<L>| {
+                    scratch: &mut RowScratch<L>| {
                 b.prepare(rows, input, params, scratch);
                 unsafe { b.warm_start(rows, &access) }
             },
@@ -1569,7 +1555,7 @@ impl<L: Lane> Solver<L> {
                        rows: &mut [RowLanes<f32>],
                        params: &ParamLanes<f32>,
                        _,
-                       scratch: &mut GeometryScratch<f32>| {
+                       scratch: &mut RowScratch<f32>| {
                 b.prepare(rows, input, params, scratch);
                 unsafe { b.warm_start(rows, &access) }
             },
@@ -1615,14 +1601,14 @@ impl<L: Lane> Solver<L> {
                     rows: &mut [RowLanes<L>],
                     _: &ParamLanes<L>,
                     pass,
-                    _: &mut GeometryScratch<L>| unsafe {
+                    _: &mut RowScratch<L>| unsafe {
                 b.velocity_pass(rows, &v, bias(pass), store(pass))
             },
             overflow: |b: &mut JointBatch<f32>,
                        rows: &mut [RowLanes<f32>],
                        _: &ParamLanes<f32>,
                        pass,
-                       _: &mut GeometryScratch<f32>| unsafe {
+                       _: &mut RowScratch<f32>| unsafe {
                 b.velocity_pass(rows, &v, bias(pass), store(pass))
             },
         };
@@ -1690,7 +1676,7 @@ impl<L: Lane> Solver<L> {
             stages,
             ..
         } = self;
-        let group = |scratch: &mut ProjectionScratch<L>, g: &ProjectionGroup<L>| {
+        let group = |scratch: &mut RowScratch<L>, g: &ProjectionGroup<L>| {
             let steps = g.steps.clone();
             for step in projection_steps[steps.clone()]
                 .iter()
@@ -1702,7 +1688,7 @@ impl<L: Lane> Solver<L> {
                 unsafe { project_step::<L>(scratch, &poses, joints, step, g.lanes, factor) };
             }
         };
-        let lone_group = |scratch: &mut ProjectionScratch<f32>, g: &ProjectionGroup<f32>| {
+        let lone_group = |scratch: &mut RowScratch<f32>, g: &ProjectionGroup<f32>| {
             let steps = g.steps.clone();
             for step in lone_steps[steps.clone()].iter().zip(&lone_params[steps]) {
                 // SAFETY: as in `group`: the island is no other task's.
@@ -1738,16 +1724,15 @@ impl<L: Lane> Solver<L> {
             island_stages + shared_stages,
             &items,
             &|stage, chunks| {
-                let mut scratch = ProjectionScratch::new();
+                let mut scratch = RowScratch::default();
                 if stage < island_stages {
-                    let mut lone_scratch = None;
+                    let mut lone_scratch = RowScratch::default();
                     for item in chunks {
                         match serial_groups.get(item) {
                             Some(g) => (0..passes).for_each(|_| group(&mut scratch, g)),
                             None => {
                                 let g = &lone_groups[item - serial_groups.len()];
-                                let s = lone_scratch.get_or_insert_with(ProjectionScratch::new);
-                                (0..passes).for_each(|_| lone_group(s, g));
+                                (0..passes).for_each(|_| lone_group(&mut lone_scratch, g));
                             }
                         }
                     }

@@ -7,7 +7,7 @@
 //! 4 KB stride, and a velocity pass over the 100 x 100 grid took 1.6 times as long (0.41 to
 //! 0.44 ms against 0.26 ms, native build, one thread): twice the pages for the same bytes.
 
-use super::{GeometryScratch, JointBatch, JointOutputs, PrepareInput, RowLanes};
+use super::{JointBatch, JointOutputs, PrepareInput, RowLanes, RowScratch};
 use crate::joints::ParamLanes;
 use crate::lanes::{BodyAccess, Lane, Shared};
 use std::ops::Range;
@@ -95,7 +95,7 @@ impl<L: Lane> Batches<L> {
 
     /// Prepare ([`JointBatch::prepare`]) of every batch, in order.
     pub(crate) fn prepare(&mut self, input: &PrepareInput) {
-        let mut scratch = GeometryScratch::default();
+        let mut scratch = RowScratch::default();
         for (b, rows, params) in self.iter_mut() {
             b.prepare(rows, input, params, &mut scratch);
         }
