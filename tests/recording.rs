@@ -413,3 +413,27 @@ fn a_run_with_the_chain_solve_records_the_setting_and_resumes_bit_for_bit() {
     assert!(!open(&plain).header().scene.contains("chain_solve"));
     assert!(!open(&plain).header().chain_solve());
 }
+
+/// Recording again to the path of a log that is open for reading replaces the file without
+/// touching the one being read: the reader keeps every frame it had (a truncation in place
+/// would fault its memory map).
+#[test]
+fn recording_over_a_log_being_read_leaves_the_reader_its_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.lvlog");
+    let scene = Scene::builtin("pendulum").unwrap();
+    record(&scene, &path, 30, RecordOptions::default());
+    let old = open(&path);
+    let hashes: Vec<u64> = old.index().iter().map(|m| m.state_hash).collect();
+    let other = Scene::builtin("fixed-stack").unwrap();
+    record(&other, &path, 2, RecordOptions::default());
+    old.validate_all()
+        .expect("the old frames are all still there");
+    assert_eq!(old.len(), 120);
+    for (i, h) in hashes.iter().enumerate() {
+        assert_eq!(old.frame(i).unwrap().state_hash(), *h);
+    }
+    let new = open(&path);
+    assert_eq!(new.header().body_count, other.build().unwrap().body_count());
+    assert!(new.len() < old.len());
+}

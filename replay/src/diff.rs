@@ -1,12 +1,15 @@
 //! Comparing two runs: are they identical, and if not, where did they first diverge?
 //!
-//! Frames are paired by position and must record the same substeps; when one log starts at
-//! a later substep that the other records (a resumed run), pairing starts there. Frames whose state
-//! hashes match are identical and never read: the hashes come from the frame index, so two
-//! identical finished logs are compared without touching frame data. (The index holds every
-//! hash in memory, so the first differing hash is found by a linear scan rather than a
-//! bisection: it is exact even when runs re-converge, and costs microseconds.) Frames whose
-//! hashes differ are compared value by value with the tolerance.
+//! Frames are paired by substep. When one log starts at a later substep that the other
+//! records (a resumed run), pairing starts there; logs that share no substep are an error.
+//! With [`Extent::Whole`] a log that ends before the other is a divergence at the first
+//! substep it lacks; with [`Extent::Overlap`] only the substeps both record are compared.
+//! Frames whose state and diagnostics hashes match are identical and are not compared value
+//! by value (the hashes come from the frame index; the frames are still checked against their
+//! checksums, so a damaged file is an error, never "identical"). The index holds every hash in
+//! memory, so the first differing hash is found by a linear scan rather than a bisection: it
+//! is exact even when runs re-converge. Frames whose hashes differ are compared value by value
+//! with the tolerance.
 
 use serde::Serialize;
 
@@ -70,6 +73,33 @@ pub struct Deviation {
     pub location: Option<Location>,
 }
 
+/// Which substeps [`diff_with_progress`] compares.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Extent {
+    /// From the later of the two first substeps to the end of both logs: a log that ends
+    /// first diverges at the first substep it lacks (a truncated run is not identical).
+    #[default]
+    Whole,
+    /// Only the substeps both logs record (a short resumed run against the original).
+    Overlap,
+}
+
+/// Why two runs differ at their first divergent substep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Divergence {
+    /// A recorded value differs beyond the tolerance.
+    Values,
+    /// Every recorded value is equal but the state hashes differ: state the frames do not
+    /// hold differs (warm-start impulses).
+    HiddenState,
+    /// One log ends before the other ([`Extent::Whole`] only).
+    LogEnds,
+    /// The logs stop recording the same substeps (different substep numbering).
+    SubstepNumbering,
+}
+
 /// What `lavender diff --json` prints.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DiffReport {
@@ -79,6 +109,8 @@ pub struct DiffReport {
     /// First substep where the runs differ (beyond the tolerance), or where one run has a
     /// frame the other lacks.
     pub first_divergent_substep: Option<u64>,
+    /// Why they differ there (`None` when identical).
+    pub reason: Option<Divergence>,
     /// The most deviating value in that first divergent frame (`None` when only the state
     /// hash, the substep numbering or the length differs).
     #[serde(rename = "where")]
@@ -91,6 +123,10 @@ pub struct DiffReport {
     /// substep of the other), pairing starts at its first substep and the other log's
     /// earlier frames are not compared.
     pub first_common_substep: Option<u64>,
+    /// Substep of the last pair compared.
+    pub last_common_substep: Option<u64>,
+    /// Which substeps were compared.
+    pub extent: Extent,
     /// Frames in the first log.
     pub frames_a: usize,
     /// Frames in the second log.
@@ -172,29 +208,48 @@ fn compare_frame(
     Ok(out)
 }
 
-/// Offsets `(in a, in b)` of the first pair: both 0, unless one log starts at a later
-/// substep that the other records.
-fn align(a: &LogReader, b: &LogReader) -> (usize, usize) {
-    let first = |r: &LogReader| r.index().first().map(|m| m.summary.substep);
-    match (first(a), first(b)) {
-        (Some(fa), Some(fb)) if fa < fb => a.index_of_substep(fb).map_or((0, 0), |i| (i, 0)),
-        (Some(fa), Some(fb)) if fb < fa => b.index_of_substep(fa).map_or((0, 0), |i| (0, i)),
-        _ => (0, 0),
+/// `first..=last` substeps of a log, for messages.
+fn extent_text(r: &LogReader) -> String {
+    match (r.index().first(), r.index().last()) {
+        (Some(a), Some(b)) => format!("substeps {} to {}", a.summary.substep, b.summary.substep),
+        _ => "no frames".into(),
     }
 }
 
-/// Compares two runs of the same scene. Different body or joint counts are an error; a
-/// different scene hash is reported in [`DiffReport::scene_hash_mismatch`].
-pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport> {
-    diff_with_progress(a, b, tol, |_, _| {})
+/// Offsets `(in a, in b)` of the first pair: the later of the two first substeps, which the
+/// other log must record. An error when the logs share no substep.
+fn align(a: &LogReader, b: &LogReader) -> Result<(usize, usize)> {
+    let first = |r: &LogReader| r.index().first().map(|m| m.summary.substep);
+    let offsets = match (first(a), first(b)) {
+        (Some(fa), Some(fb)) if fa < fb => a.index_of_substep(fb).map(|i| (i, 0)),
+        (Some(fa), Some(fb)) if fb < fa => b.index_of_substep(fa).map(|i| (0, i)),
+        (Some(_), Some(_)) => Some((0, 0)),
+        _ => None,
+    };
+    offsets.ok_or_else(|| {
+        ReplayError::InvalidArgument(format!(
+            "the logs share no substep to compare: the first records {}, the second {}",
+            extent_text(a),
+            extent_text(b)
+        ))
+    })
 }
 
-/// [`diff`], calling `progress(frames paired so far, frames to pair)` every 256 frames and at
-/// the end (for a progress bar).
+/// Compares two runs of the same scene over their whole extent, without a progress callback
+/// (see [`diff_with_progress`]).
+pub fn diff(a: &LogReader, b: &LogReader, tol: &Tolerance) -> Result<DiffReport> {
+    diff_with_progress(a, b, tol, Extent::Whole, |_, _| {})
+}
+
+/// Compares two runs of the same scene over `extent`, calling `progress(frames paired so
+/// far, frames to pair)` every 256 frames and at the end (for a progress bar). Different
+/// body or joint counts, logs that share no substep and corrupt frames are errors; a
+/// different scene hash is reported in [`DiffReport::scene_hash_mismatch`].
 pub fn diff_with_progress(
     a: &LogReader,
     b: &LogReader,
     tol: &Tolerance,
+    extent: Extent,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<DiffReport> {
     let (ha, hb) = (a.header(), b.header());
@@ -212,29 +267,34 @@ pub fn diff_with_progress(
             b: hb.joint_count,
         });
     }
-    let (oa, ob) = align(a, b);
+    let (oa, ob) = align(a, b)?;
     let n = (a.len() - oa).min(b.len() - ob);
-    let mut first: Option<(u64, Option<Location>)> = None;
+    let mut first: Option<(u64, Divergence, Option<Location>)> = None;
     let mut max = Deviation {
         value: 0.0,
         substep: None,
         location: None,
     };
     let mut compared = 0;
+    let mut last_common = None;
     for (i, (ma, mb)) in a.index()[oa..].iter().zip(&b.index()[ob..]).enumerate() {
-        compared += 1;
         if i % 256 == 0 {
             progress(i, n);
         }
         let (sa, sb) = (ma.summary.substep, mb.summary.substep);
         if sa != sb {
             // The runs no longer record the same substeps; pairing stops here.
-            first.get_or_insert((sa.min(sb), None));
+            first.get_or_insert((sa.min(sb), Divergence::SubstepNumbering, None));
             break;
         }
+        compared += 1;
+        last_common = Some(sa);
         // Equal states and equal diagnostics: nothing recorded differs (the diagnostics are a
-        // function of the state, but of the build too).
+        // function of the state, but of the build too). The frames are still checked against
+        // their checksums: the hashes come from the index, the file may be damaged since.
         if ma.state_hash == mb.state_hash && ma.diagnostics_hash == mb.diagnostics_hash {
+            a.frame(oa + i)?;
+            b.frame(ob + i)?;
             continue;
         }
         let fd = compare_frame(a, b, (oa + i, ob + i), tol)?;
@@ -249,33 +309,40 @@ pub fn diff_with_progress(
         }
         if first.is_none() {
             match fd.worst_beyond {
-                Some((_, loc)) => first = Some((sa, Some(loc))),
+                Some((_, loc)) => first = Some((sa, Divergence::Values, Some(loc))),
                 // Same logged values, different hidden state (e.g. warm-start impulses).
-                None if tol.is_exact() => first = Some((sa, None)),
+                None if tol.is_exact() => first = Some((sa, Divergence::HiddenState, None)),
                 None => {}
             }
         }
     }
-    if first.is_none() && a.len() - oa != b.len() - ob {
+    if first.is_none() && extent == Extent::Whole && a.len() - oa != b.len() - ob {
         let (longer, o) = if a.len() - oa > b.len() - ob {
             (a, oa)
         } else {
             (b, ob)
         };
-        first = Some((longer.index()[o + n].summary.substep, None));
+        first = Some((
+            longer.index()[o + n].summary.substep,
+            Divergence::LogEnds,
+            None,
+        ));
     }
     progress(compared, n);
-    let (first_divergent_substep, where_) = match first {
-        Some((s, loc)) => (Some(s), loc),
-        None => (None, None),
+    let (first_divergent_substep, reason, where_) = match first {
+        Some((s, why, loc)) => (Some(s), Some(why), loc),
+        None => (None, None, None),
     };
     Ok(DiffReport {
         identical: first_divergent_substep.is_none(),
         first_divergent_substep,
+        reason,
         where_,
         max_deviation: max,
         frames_compared: compared,
         first_common_substep: a.index().get(oa).map(|m| m.summary.substep),
+        last_common_substep: last_common,
+        extent,
         frames_a: a.len(),
         frames_b: b.len(),
         scene_hash_mismatch: ha.scene_hash != hb.scene_hash,
@@ -314,7 +381,7 @@ mod tests {
         let frames = testutil::frames(3, 2, 600, 0);
         let (a, b) = (open(&frames, 1), open(&frames, 1));
         let mut calls = Vec::new();
-        let r = diff_with_progress(&a, &b, &Tolerance::EXACT, |done, total| {
+        let r = diff_with_progress(&a, &b, &Tolerance::EXACT, Extent::Whole, |done, total| {
             calls.push((done, total))
         })
         .unwrap();
@@ -398,6 +465,20 @@ mod tests {
             (r.first_divergent_substep, r.frames_compared),
             (Some(25), 25)
         );
+        assert_eq!(r.reason, Some(Divergence::LogEnds));
+        assert_eq!(r.last_common_substep, Some(24));
+        // Over the overlap alone, the shorter run is identical.
+        let r = diff_with_progress(
+            &open(&frames, 1),
+            &open(&frames[..25], 1),
+            &Tolerance::EXACT,
+            Extent::Overlap,
+            |_, _| {},
+        )
+        .unwrap();
+        assert!(r.identical, "{r:?}");
+        assert_eq!((r.reason, r.frames_compared), (None, 25));
+        assert_eq!(serde_json::to_value(&r).unwrap()["extent"], "overlap");
 
         let small = LogReader::from_bytes(&testutil::log_bytes(
             &testutil::header(2, 2),
@@ -457,5 +538,53 @@ mod tests {
         let r = diff(&full, &open(&perturbed, 1), &Tolerance::EXACT).unwrap();
         assert_eq!(r.first_divergent_substep, Some(25));
         assert_eq!(r.where_.unwrap().field, "position.x");
+    }
+
+    #[test]
+    fn logs_without_a_common_substep_are_an_error_not_a_divergence() {
+        let frames = testutil::frames(3, 2, 60, 0);
+        let early = open(&frames[..20], 1);
+        let late = open(&frames[40..], 1);
+        for (a, b) in [(&early, &late), (&late, &early)] {
+            let err = diff(a, b, &Tolerance::EXACT).unwrap_err().to_string();
+            assert!(err.contains("share no substep"), "{err}");
+            assert!(err.contains("substeps 0 to 19") && err.contains("substeps 40 to 59"));
+        }
+    }
+
+    #[test]
+    fn a_damaged_frame_is_an_error_even_when_its_hashes_match() {
+        let frames = testutil::frames(3, 2, 30, 0);
+        let bytes = testutil::log_bytes(&testutil::header(3, 2), &frames, true);
+        let good = LogReader::from_bytes(&bytes).unwrap();
+        let mut damaged = bytes.clone();
+        // A byte well inside frame 12's payload (its checksum no longer matches).
+        let at = good.index()[12].offset as usize + 64;
+        damaged[at] ^= 0x10;
+        let bad = LogReader::from_bytes(&damaged).unwrap();
+        assert_eq!(good.index()[12].state_hash, bad.index()[12].state_hash);
+        let err = diff(&good, &bad, &Tolerance::EXACT).unwrap_err();
+        assert!(
+            matches!(err, ReplayError::CorruptFrame { index: 12, .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_reason_says_values_or_hidden_state() {
+        let frames = testutil::frames(3, 2, 30, 0);
+        let mut hidden = frames.clone();
+        hidden[7].state_hash ^= 1;
+        let r = diff(&open(&frames, 1), &open(&hidden, 1), &Tolerance::EXACT).unwrap();
+        assert_eq!(
+            (r.first_divergent_substep, r.reason, r.where_),
+            (Some(7), Some(Divergence::HiddenState), None)
+        );
+        let mut moved = frames.clone();
+        moved[9].poses[0][2] += 0.5;
+        moved[9].rehash();
+        let r = diff(&open(&frames, 1), &open(&moved, 1), &Tolerance::EXACT).unwrap();
+        assert_eq!(r.reason, Some(Divergence::Values));
+        assert_eq!(serde_json::to_value(&r).unwrap()["reason"], "values");
     }
 }

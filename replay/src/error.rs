@@ -17,11 +17,20 @@ pub enum ReplayError {
         source: std::io::Error,
     },
 
-    /// The file does not start with the log magic: it is not a Lavender log.
+    /// The output path names the input file: writing it would destroy what is being read.
     #[error(
-        "{path} is not a Lavender log: it starts with {found:02x?} instead of the magic \"LAVLOG\"; \
-         pass a file written by `lavender run --record`"
+        "{output} is the file being read ({input}); writing it would destroy it: choose \
+         another output path"
     )]
+    OutputIsInput {
+        /// The file being read.
+        input: PathBuf,
+        /// The output path given.
+        output: PathBuf,
+    },
+
+    /// The file does not start with the log magic: it is not a Lavender log.
+    #[error("{}", not_a_log(path, found))]
     NotALog {
         /// The file involved.
         path: PathBuf,
@@ -120,6 +129,10 @@ pub enum ReplayError {
         prev_time: f64,
     },
 
+    /// An argument is out of its range (a substep range with no frame, a zero step, ...).
+    #[error("{0}")]
+    InvalidArgument(String),
+
     /// The header itself is inconsistent (e.g. names do not match counts).
     #[error("invalid header: {0}")]
     InvalidHeader(String),
@@ -177,3 +190,36 @@ pub enum ReplayError {
 
 /// Result alias for this crate.
 pub type Result<T, E = ReplayError> = std::result::Result<T, E>;
+
+/// The signature every HDF5 file starts with.
+const HDF5_SIGNATURE: [u8; 8] = *b"\x89HDF\r\n\x1a\n";
+
+/// What [`ReplayError::NotALog`] says, by what the file starts with.
+fn not_a_log(path: &std::path::Path, found: &[u8]) -> String {
+    let path = path.display();
+    let magic = crate::format::MAGIC;
+    if found.is_empty() {
+        format!(
+            "{path} is empty (0 bytes), not a Lavender log; a recording writes its header \
+             first, so pass a log once `lavender run --record` has started it"
+        )
+    } else if found == HDF5_SIGNATURE {
+        format!(
+            "{path} is an HDF5 file (written by `--record x.h5` or `lavender export`), not a \
+             Lavender log: scrub, diff and resume read .lvlog logs, so record with \
+             `--record run.lvlog` (and export that to HDF5); open this file with h5py, MATLAB \
+             or pandas"
+        )
+    } else if found.len() < magic.len() && magic.starts_with(found) {
+        format!(
+            "{path} is cut short ({} bytes) inside the log's prefix: its header was never \
+             written whole; re-record it",
+            found.len()
+        )
+    } else {
+        format!(
+            "{path} is not a Lavender log: it starts with {found:02x?} instead of the magic \
+             \"LAVLOG\"; pass a file written by `lavender run --record run.lvlog`"
+        )
+    }
+}

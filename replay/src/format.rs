@@ -184,6 +184,20 @@ pub struct Header {
 }
 
 impl Header {
+    /// Substep length, s: the frame `dt` split into `ceil(dt / max_substep)` equal
+    /// substeps, as the engine splits it.
+    pub fn substep_length(&self) -> f64 {
+        let (dt, max) = (self.world.dt as f32, self.world.max_substep as f32);
+        if !(dt > 0.0 && max > 0.0) {
+            return self.world.dt;
+        }
+        let settings = lavender_engine::Settings {
+            max_substep: max,
+            ..Default::default()
+        };
+        f64::from(dt / settings.substeps_for(dt) as f32)
+    }
+
     /// Split-impulse bias passes per substep of the recorded run: the header's scene names
     /// them only when they differ from one per velocity pass (`Settings::bias_iterations`).
     pub fn bias_passes(&self) -> u32 {

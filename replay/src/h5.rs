@@ -205,10 +205,12 @@ pub struct Hdf5Writer {
 }
 
 impl Hdf5Writer {
-    /// Creates (or truncates) `path` and writes the layout and the attributes.
+    /// Creates `path` and writes the layout and the attributes. An existing file there is
+    /// unlinked first, never truncated in place, so a reader still mapping it is unaffected.
     pub fn create(path: impl AsRef<Path>, header: &Header) -> Result<Hdf5Writer> {
         let path = path.as_ref();
         header.validate().map_err(ReplayError::InvalidHeader)?;
+        crate::files::unlink_existing(path)?;
         Self::create_inner(path, header).map_err(h5err("creating", path))
     }
 
@@ -402,22 +404,81 @@ impl Default for ExportRange {
 
 /// Copies the frames of `reader` in `range` to a new HDF5 file at `path`, calling
 /// `progress(frames_done_in_log)` now and then.
+///
+/// The file is written under a temporary name next to `path` and renamed to `path` only when
+/// complete, so a failed export (a corrupt frame, a full disk) leaves an existing file at
+/// `path` as it was and no partial file behind. Refuses a `path` that is the log itself, and
+/// a range that holds no frame of the log.
 pub fn export(
     reader: &LogReader,
     path: impl AsRef<Path>,
     range: ExportRange,
-    mut progress: impl FnMut(usize),
+    progress: impl FnMut(usize),
 ) -> Result<LogSummary> {
+    let path = path.as_ref();
     if range.every == 0 {
-        return Err(ReplayError::InvalidHeader(
+        return Err(ReplayError::InvalidArgument(
             "--every must be at least 1".into(),
         ));
     }
+    crate::files::refuse_to_overwrite_input(reader.path(), path)?;
     let index = reader.index();
     let start = index.partition_point(|m| m.summary.substep < range.from);
     let end = index.partition_point(|m| m.summary.substep <= range.to);
+    if start >= end {
+        let to = if range.to == u64::MAX {
+            "the end".to_string()
+        } else {
+            format!("substep {}", range.to)
+        };
+        return Err(ReplayError::InvalidArgument(
+            match (index.first(), index.last()) {
+                (Some(a), Some(b)) => format!(
+                    "no frame to export from substep {} to {to}: the log records substeps {} to {}",
+                    range.from, a.summary.substep, b.summary.substep
+                ),
+                _ => "the log holds no frames to export".into(),
+            },
+        ));
+    }
+    let partial = partial_path(path);
+    let result = write_frames(reader, &partial, start..end, range.every, progress).and_then(
+        |mut summary| {
+            std::fs::rename(&partial, path).map_err(|source| ReplayError::Io {
+                action: "renaming the finished export to",
+                path: path.to_path_buf(),
+                source,
+            })?;
+            summary.path = path.to_path_buf();
+            Ok(summary)
+        },
+    );
+    if result.is_err() {
+        // Best effort: the error being returned is the one that matters.
+        let _ = std::fs::remove_file(&partial);
+    }
+    result
+}
+
+/// `dir/.name.partial`: where [`export`] writes before renaming.
+fn partial_path(path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.partial"))
+}
+
+/// Writes frames `frames` (indices into the log), every `every`-th, to a new file at `path`.
+fn write_frames(
+    reader: &LogReader,
+    path: &Path,
+    frames: std::ops::Range<usize>,
+    every: u64,
+    mut progress: impl FnMut(usize),
+) -> Result<LogSummary> {
     let mut w = Hdf5Writer::create(path, reader.header())?;
-    for i in (start..end.max(start)).step_by(range.every as usize) {
+    let start = frames.start;
+    for i in frames.clone().step_by(every as usize) {
         let f = reader.frame(i)?;
         let input = FrameInput {
             substep: f.substep(),
@@ -430,11 +491,11 @@ pub fn export(
             state_hash: f.state_hash(),
         };
         w.append_with_summary(&input, &f.summary())?;
-        if (i - start) % 256 == 0 {
+        if (i - start).is_multiple_of(256) {
             progress(i - start);
         }
     }
-    progress(end.saturating_sub(start));
+    progress(frames.len());
     w.finish()
 }
 

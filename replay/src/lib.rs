@@ -44,6 +44,7 @@
 mod append;
 pub mod diff;
 mod error;
+pub mod files;
 pub mod format;
 pub mod h5;
 mod reader;

@@ -513,7 +513,15 @@ impl LogReader {
             }
         };
         let file = File::open(path).map_err(io("opening"))?;
-        let len = file.metadata().map_err(io("reading metadata of"))?.len();
+        let meta = file.metadata().map_err(io("reading metadata of"))?;
+        if !meta.is_file() {
+            return Err(io("opening")(std::io::Error::other(if meta.is_dir() {
+                "it is a directory; pass a log file (.lvlog)"
+            } else {
+                "it is not a regular file (a device or a pipe); pass a log file (.lvlog)"
+            })));
+        }
+        let len = meta.len();
         if len == 0 {
             return Err(ReplayError::NotALog {
                 path: path.to_path_buf(),
@@ -732,13 +740,16 @@ impl LogReader {
     }
 
     /// Index of the last frame whose time is at or before `t` (`None` if `t` precedes the
-    /// first frame or is NaN).
+    /// first frame or is NaN). A frame's time counts as `t` when it exceeds `t` by no more
+    /// than the rounding of its single-precision substep length (relative 2^-23): the
+    /// frame at substep 119 of 1/240 s records t = 0.50000003, and `t = 0.5` finds it.
     pub fn index_at_time(&self, t: f64) -> Option<usize> {
         if t.is_nan() {
             return None;
         }
+        let slack = t.abs() * f64::from(f32::EPSILON);
         self.frames
-            .partition_point(|m| m.summary.time <= t)
+            .partition_point(|m| m.summary.time <= t + slack)
             .checked_sub(1)
     }
 
@@ -1111,7 +1122,12 @@ mod tests {
         assert_eq!(r.index_at_time(frames[0].time), Some(0));
         assert_eq!(r.index_at_time(frames[17].time), Some(17));
         assert_eq!(r.index_at_time(frames[17].time + 0.5 * dt), Some(17));
-        assert_eq!(r.index_at_time(frames[18].time - 1e-12), Some(17));
+        assert_eq!(r.index_at_time(frames[18].time - 1e-6), Some(17));
+        // Within the rounding of an f32 substep length of the frame's time: that frame.
+        assert_eq!(
+            r.index_at_time(frames[18].time * (1.0 - 0.5 * f64::from(f32::EPSILON))),
+            Some(18)
+        );
         assert_eq!(r.index_at_time(1e9), Some(39));
         assert_eq!(
             r.frame_at_time(frames[5].time).unwrap().unwrap().substep(),
@@ -1226,6 +1242,16 @@ mod tests {
             msg.contains("not a Lavender log") && msg.contains("lavender run --record"),
             "{msg}"
         );
+        // HDF5, and a file cut inside the magic, say what they are.
+        let msg = LogReader::from_bytes(b"\x89HDF\r\n\x1a\n\0\0\0\0")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("is an HDF5 file") && msg.contains(".lvlog"),
+            "{msg}"
+        );
+        let msg = LogReader::from_bytes(b"LAVLOG").unwrap_err().to_string();
+        assert!(msg.contains("cut short (6 bytes)"), "{msg}");
 
         let header = testutil::header(1, 1);
         let mut bytes = testutil::log_bytes(&header, &testutil::frames(1, 1, 2, 0), true);
@@ -1257,6 +1283,10 @@ mod tests {
         // SAFETY: private temporary file.
         let err = unsafe { LogReader::open(&empty) }.unwrap_err();
         assert!(matches!(err, ReplayError::NotALog { .. }));
+        assert!(err.to_string().contains("is empty (0 bytes)"), "{err}");
+        // SAFETY: a directory is refused before anything is mapped.
+        let err = unsafe { LogReader::open(dir.path()) }.unwrap_err();
+        assert!(err.to_string().contains("it is a directory"), "{err}");
         // SAFETY: the path does not exist; nothing is mapped.
         let err = unsafe { LogReader::open(dir.path().join("missing")) }.unwrap_err();
         assert!(

@@ -43,6 +43,9 @@ pub struct Resumed {
     pub replayed: u64,
     /// The original run's header.
     pub header: Header,
+    /// The log the run was resumed from (a recording of the continued run may not replace
+    /// it).
+    pub source: std::path::PathBuf,
 }
 
 fn restore_frame(world: &mut World, f: &FrameView<'_>, solver: &[f32]) -> Result<()> {
@@ -160,13 +163,18 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
         keyframe_substep,
         replayed,
         header: header.clone(),
+        source: reader.path().to_path_buf(),
     })
 }
 
 impl Resumed {
     /// A recorder for the continued run, under the original run's header (same scene hash,
     /// names and settings), so that `diff` compares the two logs directly.
+    ///
+    /// Refuses `path` when it is the log the run was resumed from, which recording would
+    /// replace.
     pub fn recorder(&self, path: impl AsRef<Path>, options: RecordOptions) -> Result<Recorder> {
+        crate::files::refuse_to_overwrite_input(&self.source, path.as_ref())?;
         Recorder::create_with_header(path, &self.header, &self.world, options)
     }
 

@@ -59,6 +59,45 @@ pub struct SpikeParams {
     pub abs_floor: f32,
 }
 
+/// Most window values a [`SpikeFinder`] keeps (1 GB of f32).
+const MAX_WINDOW_VALUES: usize = 1 << 28;
+
+impl SpikeParams {
+    /// Checks the tuning: `k` finite and >= 0, `abs_threshold` finite and >= 0, the floors
+    /// finite and >= 0, `window` at least `min_history` and `min_history` at least 1
+    /// (a smaller window could never judge a value).
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.k.is_finite() && self.k >= 0.0) {
+            return Err(format!(
+                "k = {} must be a finite number >= 0 (default 8)",
+                self.k
+            ));
+        }
+        if !(self.abs_threshold.is_finite() && self.abs_threshold >= 0.0) {
+            return Err(format!(
+                "threshold = {} must be a finite number >= 0 (m or rad; default 1e-3)",
+                self.abs_threshold
+            ));
+        }
+        let floor_ok = |x: f32| x.is_finite() && x >= 0.0;
+        if !(floor_ok(self.rel_floor) && floor_ok(self.abs_floor)) {
+            return Err(format!(
+                "the scale floors ({}, {}) must be finite and >= 0",
+                self.rel_floor, self.abs_floor
+            ));
+        }
+        if self.min_history == 0 || self.window < self.min_history {
+            return Err(format!(
+                "window = {} must be at least {} substeps (the history a value is judged \
+                 against; default 32)",
+                self.window,
+                self.min_history.max(1)
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for SpikeParams {
     fn default() -> Self {
         SpikeParams {
@@ -348,7 +387,21 @@ impl SpikeFinder {
                 len: 8,
             });
         }
-        let window = params.window.max(1);
+        params.validate().map_err(ReplayError::InvalidArgument)?;
+        let values = joints
+            .saturating_mul(params.columns.len())
+            .saturating_mul(params.window);
+        if values > MAX_WINDOW_VALUES {
+            return Err(ReplayError::InvalidArgument(format!(
+                "a window of {} substeps over {} watched joint columns keeps {values} values \
+                 ({:.1} GB); use a smaller window (at most {})",
+                params.window,
+                joints * params.columns.len(),
+                values as f64 * 4e-9,
+                MAX_WINDOW_VALUES / (joints * params.columns.len()).max(1)
+            )));
+        }
+        let window = params.window;
         Ok(SpikeFinder {
             params: params.clone(),
             joints,
@@ -949,7 +1002,7 @@ mod tests {
                 ..SpikeParams::default()
             },
             SpikeParams {
-                abs_threshold: -1.0,
+                abs_threshold: 0.0,
                 columns: vec![3, 3, 4],
                 ..SpikeParams::default()
             },
@@ -1081,5 +1134,63 @@ mod tests {
             assert_eq!(a.value.to_bits(), b.value.to_bits());
             assert_eq!(a.baseline.to_bits(), b.baseline.to_bits());
         }
+    }
+
+    #[test]
+    fn bad_tuning_is_refused_with_the_valid_range() {
+        let bad = [
+            (
+                SpikeParams {
+                    k: f32::NAN,
+                    ..SpikeParams::default()
+                },
+                "k = NaN",
+            ),
+            (
+                SpikeParams {
+                    k: -1.0,
+                    ..SpikeParams::default()
+                },
+                "k = -1",
+            ),
+            (
+                SpikeParams {
+                    abs_threshold: f32::NAN,
+                    ..SpikeParams::default()
+                },
+                "threshold = NaN",
+            ),
+            (
+                SpikeParams {
+                    window: 0,
+                    ..SpikeParams::default()
+                },
+                "window = 0",
+            ),
+            (
+                SpikeParams {
+                    window: 1,
+                    ..SpikeParams::default()
+                },
+                "window = 1",
+            ),
+        ];
+        for (params, says) in bad {
+            let err = SpikeFinder::for_joints(3, &params)
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(err.contains(says), "{err}");
+        }
+        // A window too large to keep is refused before anything is allocated.
+        let huge = SpikeParams {
+            window: 1_000_000_000,
+            ..SpikeParams::default()
+        };
+        let err = SpikeFinder::for_joints(1000, &huge)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("use a smaller window"), "{err}");
     }
 }

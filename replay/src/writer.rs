@@ -130,7 +130,8 @@ fn io_err<'a>(
 }
 
 impl LogWriter {
-    /// Creates (or truncates) `path` and writes the prefix and header.
+    /// Creates `path` and writes the prefix and header. An existing file there is unlinked
+    /// first, never truncated in place, so a reader still mapping it is unaffected.
     pub fn create(path: impl AsRef<Path>, header: &Header) -> Result<LogWriter> {
         Self::create_with(path, header, WriterOptions::default())
     }
@@ -157,6 +158,7 @@ impl LogWriter {
         bytes.extend_from_slice(&body);
         bytes.resize(align16(bytes.len()), 0);
 
+        crate::files::unlink_existing(path)?;
         // Readable too: the direct appender reads back the header's last partial block.
         let mut file = std::fs::OpenOptions::new()
             .read(true)

@@ -341,3 +341,44 @@ def test_a_failed_step_ends_the_recording_with_a_readable_log(tmp_path):
     log = lavender.Log(path)
     assert log.finished and len(log) >= 4
     assert np.isfinite(log[len(log) - 1].poses).all()
+
+
+def test_a_resumed_run_records_under_the_original_scene_and_never_over_its_log(tmp_path):
+    path = tmp_path / "run.lvlog"
+    sim = lavender.Sim("pendulum")
+    sim.record(path)
+    sim.run(0.5)
+    sim.stop_recording()
+    log = lavender.Log(path)
+    resumed = log.resume(39)  # the end of frame 10; substeps 40.. follow
+    with pytest.raises(ValueError, match="is the file being read"):
+        resumed.record(path)
+    detail_path = tmp_path / "detail.lvlog"
+    resumed.record(detail_path)
+    for _ in range(5):
+        resumed.step()
+    resumed.stop_recording()
+    detail = lavender.Log(detail_path)
+    assert detail.header["scene_hash"] == log.header["scene_hash"]
+    # No force needed: the same scene. The original goes on after the detail ends.
+    whole = log.diff(detail)
+    assert not whole["identical"] and whole["reason"] == "log_ends"
+    assert whole["first_divergent_substep"] == 60
+    overlap = log.diff(detail, overlap=True)
+    assert overlap["identical"] and overlap["reason"] is None
+    assert (overlap["first_common_substep"], overlap["last_common_substep"]) == (40, 59)
+    assert overlap["frames_compared"] == 20
+
+
+def test_an_export_never_replaces_its_log_and_an_empty_range_is_an_error(tmp_path):
+    path = tmp_path / "run.lvlog"
+    record_substeps(lavender.Sim("pendulum"), path, 12)
+    before = path.read_bytes()
+    log = lavender.Log(path)
+    with pytest.raises(ValueError, match="is the file being read"):
+        log.export_hdf5(path)
+    with pytest.raises(ValueError, match="no frame to export from substep 100"):
+        log.export_hdf5(tmp_path / "late.h5", from_substep=100)
+    assert path.read_bytes() == before
+    assert not (tmp_path / "late.h5").exists()
+    assert len(log) == 12 and log[11].substep == 11

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 pub struct Args {
     /// The run log to read (written by `lavender run --record`).
     log: PathBuf,
-    /// The HDF5 file to write (replaced if it exists).
+    /// The HDF5 file to write (`.h5` or `.hdf5`; replaced if it exists, and only once the
+    /// export has succeeded: a failed export leaves it as it was).
     output: PathBuf,
     /// First substep to export (inclusive).
     #[arg(long, default_value_t = 0)]
@@ -40,6 +41,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if to < args.from {
         bail!("--to {to} is before --from {}", args.from);
     }
+    crate::paths::check_export_path(&args.output, &args.log)?;
     let reader = crate::scrub::open_log(&args.log)?;
     let bar = progress(reader.len() as u64, "exporting");
     let range = ExportRange {

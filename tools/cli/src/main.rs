@@ -6,6 +6,7 @@ mod bench;
 mod diff;
 mod export;
 mod output;
+mod paths;
 mod resume;
 mod run;
 mod scenes;

@@ -66,10 +66,42 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
 /// Exits with 0 on success; prints the error chain and exits with 2 otherwise.
 pub fn finish(result: anyhow::Result<()>) {
     if let Err(e) = result {
-        eprintln!("error: {e}");
-        for cause in e.chain().skip(1) {
-            eprintln!("  caused by: {cause}");
-        }
+        eprintln!("{}", error_report(&e));
         std::process::exit(2);
+    }
+}
+
+/// The error and its causes, one per line; a cause whose text the line before already
+/// ends with (an I/O error its wrapper quotes) is not repeated.
+pub fn error_report(e: &anyhow::Error) -> String {
+    let mut out = format!("error: {e}");
+    let mut last = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !last.ends_with(&text) {
+            out.push_str(&format!("\n  caused by: {text}"));
+        }
+        last = text;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_the_message_already_quotes_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let e = anyhow::Error::new(lavender_replay::ReplayError::Io {
+            action: "opening",
+            path: "x.lvlog".into(),
+            source: io,
+        })
+        .context("cannot read the log x.lvlog");
+        assert_eq!(
+            error_report(&e),
+            "error: cannot read the log x.lvlog\n  caused by: opening x.lvlog: No such file"
+        );
     }
 }

@@ -36,6 +36,9 @@ pub struct Args {
 }
 
 pub fn main(args: Args) -> anyhow::Result<()> {
+    if let Some(path) = &args.record {
+        crate::paths::check_record_path(path, &[&args.log])?;
+    }
     let reader = open_log(&args.log)?;
     let mut resumed = resume(&reader, args.from)
         .with_context(|| format!("resuming {} from substep {}", args.log.display(), args.from))?;

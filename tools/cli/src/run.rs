@@ -86,6 +86,11 @@ pub fn load_scene(name: Option<&str>) -> anyhow::Result<Scene> {
 }
 
 pub fn main(args: Args) -> anyhow::Result<()> {
+    if let Some(path) = &args.record {
+        // The scene file, if one was named, must survive the run.
+        let scene_file = args.scene.as_deref().map(Path::new);
+        crate::paths::check_record_path(path, scene_file.as_slice())?;
+    }
     let scene = load_scene(args.scene.as_deref())?;
     let mut settings = scene.settings();
     if let Some(n) = args.velocity_iterations {

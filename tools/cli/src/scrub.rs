@@ -17,16 +17,17 @@ use std::time::Duration;
 /// absolute threshold, or turns non-finite), a live tail (`--follow`) and a plot (`--plot`).
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\"}]}\n  lavender scrub run.lvlog --at 1234           frame 1234's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow"
+    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\"}]}\n  lavender scrub run.lvlog --at 1234           frame 1234's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow\n                                               tail a run being recorded (waits for the file)"
 )]
 pub struct Args {
     /// The run log (written by `lavender run --record`; may still be being written).
     log: PathBuf,
     /// Print the diagnostics of the frame recording this substep, sorted by residual.
-    #[arg(long, conflicts_with = "time", value_name = "SUBSTEP")]
+    #[arg(long, conflicts_with_all = ["time", "spikes", "plot"], value_name = "SUBSTEP")]
     at: Option<u64>,
-    /// Print the diagnostics of the last frame at or before this time (s).
-    #[arg(long, value_name = "SECONDS")]
+    /// Print the diagnostics of the last frame at or before this time (s; a frame whose
+    /// time differs from it only by float rounding counts as at it).
+    #[arg(long, conflicts_with_all = ["spikes", "plot"], value_name = "SECONDS", allow_negative_numbers = true)]
     time: Option<f64>,
     /// Rows of the frame table and of the worst-joints list.
     #[arg(long, default_value_t = 10, value_name = "N")]
@@ -36,17 +37,28 @@ pub struct Args {
     /// read (milliseconds, whatever the log's size); other settings judge every frame.
     #[arg(long)]
     spikes: bool,
-    /// Robust score above the rolling median, in scaled MADs, that makes a spike.
-    #[arg(long, default_value_t = 8.0, value_name = "K")]
+    /// Robust score above the rolling median, in scaled MADs, that makes a spike (>= 0).
+    #[arg(
+        long,
+        default_value_t = 8.0,
+        value_name = "K",
+        allow_negative_numbers = true
+    )]
     k: f32,
-    /// Residuals at or below this are never spikes (m or rad).
-    #[arg(long, default_value_t = 1e-3, value_name = "X")]
+    /// Residuals at or below this are never spikes (m or rad; >= 0).
+    #[arg(
+        long,
+        default_value_t = 1e-3,
+        value_name = "X",
+        allow_negative_numbers = true
+    )]
     threshold: f32,
-    /// Substeps in the rolling baseline.
+    /// Substeps in the rolling baseline (>= 2).
     #[arg(long, default_value_t = 32, value_name = "N")]
     window: usize,
     /// Follow a log being written: print spikes as they happen until the writer finishes
-    /// (or Ctrl-C).
+    /// (or Ctrl-C). Waits for the file to appear, and says when it stops growing. With
+    /// --json, one JSON object per spike as it is found (JSON Lines).
     #[arg(long, conflicts_with_all = ["at", "time", "plot"])]
     follow: bool,
     /// Draw the timeline with the spikes marked to this PNG (or .svg) file.
@@ -60,12 +72,7 @@ pub struct Args {
 
 /// Opens a log for reading, saying on stderr what recovery dropped.
 pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
-    // SAFETY: Lavender's writers only ever append to a log, and `LogReader::open`'s contract
-    // (no truncation or in-place modification while mapped) holds for logs written by
-    // Lavender. A user who truncates the file while this command runs breaks the contract;
-    // the command is short-lived and documents that logs are append-only.
-    let reader = unsafe { LogReader::open(path) }
-        .with_context(|| format!("cannot read the log {}", path.display()))?;
+    let reader = open_quietly(path)?;
     if let Some(rec) = reader.recovery() {
         eprintln!(
             "note: {}: {}; recovered {} complete frames, dropped {} bytes",
@@ -78,32 +85,97 @@ pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
     Ok(reader)
 }
 
-fn params(args: &Args) -> SpikeParams {
-    SpikeParams {
+/// Opens a log for reading, without a note on recovery (a log being written has no footer
+/// yet, which is no news to a follower).
+fn open_quietly(path: &Path) -> anyhow::Result<LogReader> {
+    // SAFETY: Lavender's writers only ever append to a log, and `LogReader::open`'s contract
+    // (no truncation or in-place modification while mapped) holds for logs written by
+    // Lavender. A user who truncates the file while this command runs breaks the contract;
+    // the command is short-lived and documents that logs are append-only.
+    unsafe { LogReader::open(path) }
+        .with_context(|| format!("cannot read the log {}", path.display()))
+}
+
+/// The spike tuning of the flags, checked: `--k`, `--threshold`, `--window`.
+fn params(args: &Args) -> anyhow::Result<SpikeParams> {
+    let params = SpikeParams {
         k: args.k,
         abs_threshold: args.threshold,
-        window: args.window.max(1),
+        window: args.window,
         ..SpikeParams::default()
+    };
+    params.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
+    Ok(params)
+}
+
+/// `params` for scanning `frames` frames: a window longer than the log holds every earlier
+/// frame either way, so it is cut to the log's length (the same spikes, and memory bounded
+/// by the log rather than the flag).
+fn for_frames(params: &SpikeParams, frames: usize) -> SpikeParams {
+    SpikeParams {
+        window: params.window.min(frames.max(params.min_history)),
+        ..params.clone()
     }
 }
 
+/// An image file the plotting backends write: `.png` or `.svg`, in an existing directory.
+fn check_plot_path(path: &Path) -> anyhow::Result<()> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if !matches!(ext.as_deref(), Some("png" | "svg")) {
+        bail!(
+            "cannot draw to {}: name the plot NAME.png or NAME.svg",
+            path.display()
+        );
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            bail!(
+                "cannot draw to {}: the directory {} does not exist",
+                path.display(),
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn main(args: Args) -> anyhow::Result<()> {
+    let params = params(&args)?;
+    if let Some(t) = args.time {
+        if !t.is_finite() {
+            bail!("--time {t} is not a finite number of seconds");
+        }
+    }
+    if let Some(plot) = &args.plot {
+        check_plot_path(plot)?;
+    }
     if args.follow {
-        return follow(&args);
+        return follow(&args, &params);
     }
     let reader = open_log(&args.log)?;
     if reader.is_empty() {
-        bail!("{} holds no frames yet", args.log.display());
+        if reader.is_finished() {
+            bail!(
+                "{} holds no frames: its run recorded none",
+                args.log.display()
+            );
+        }
+        bail!(
+            "{} holds no frames yet (its writer has not finished one); `--follow` waits for them",
+            args.log.display()
+        );
     }
     if args.at.is_some() || args.time.is_some() {
         return frame_table(&reader, &args);
     }
-    let params = params(&args);
     let (spikes, source) = match reader.spike_index(&params) {
         // A finished log recorded with these parameters: the footer has the onsets.
         Some(indexed) => (indexed.to_vec(), scrub::SpikeSource::Index),
         None => (
-            scan_with_progress(&reader, &params)?,
+            scan_with_progress(&reader, &for_frames(&params, reader.len()))?,
             scrub::SpikeSource::Scan,
         ),
     };
@@ -415,11 +487,74 @@ fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
     emit(&out)
 }
 
-fn follow(args: &Args) -> anyhow::Result<()> {
-    let mut reader = open_log(&args.log)?;
-    let mut finder = scrub::SpikeFinder::new(&reader, &params(args))?;
+/// How long a followed log may stay the same size before the follower says so.
+const FOLLOW_IDLE_NOTICE: Duration = Duration::from_secs(10);
+/// How long a log whose header cannot be read yet is waited for (a writer writes the
+/// header at once; longer means a damaged file).
+const FOLLOW_HEADER_WAIT: Duration = Duration::from_secs(5);
+
+/// Whether an open error means "the recording has not started yet": no file, an empty one,
+/// or a header not written whole yet.
+fn not_started(e: &anyhow::Error) -> Option<bool> {
+    use lavender_replay::ReplayError as R;
+    match e.downcast_ref::<R>()? {
+        R::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => Some(true),
+        R::NotALog { found, .. } if lavender_replay::format::MAGIC.starts_with(found) => Some(true),
+        R::CorruptHeader { .. } => Some(false),
+        _ => None,
+    }
+}
+
+/// The identity of the file at `path` now (device and inode on Unix), to notice a log
+/// replaced by a new recording while it is followed.
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::metadata(path).ok().map(|_| (0, 0))
+    }
+}
+
+/// Opens the log to follow, waiting for a recording that has not started yet.
+fn open_when_started(path: &Path) -> anyhow::Result<LogReader> {
+    let start = std::time::Instant::now();
+    let mut said = false;
+    loop {
+        let e = match open_quietly(path) {
+            Ok(r) => return Ok(r),
+            Err(e) => e,
+        };
+        match not_started(&e) {
+            Some(true) => {}
+            Some(false) if start.elapsed() < FOLLOW_HEADER_WAIT => {}
+            _ => return Err(e),
+        }
+        if !said {
+            eprintln!(
+                "waiting for {} to be written (Ctrl-C to stop)",
+                path.display()
+            );
+            said = true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
+    let path = args.log.as_path();
+    let mut reader = open_when_started(path)?;
+    let identity = file_identity(path);
+    let mut finder = scrub::SpikeFinder::new(&reader, params)?;
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut found = Vec::new();
     let mut printed = 0usize;
+    let mut last_growth = std::time::Instant::now();
+    let mut idle_said = false;
+    let mut seen = 0usize;
     loop {
         // Each frame is judged once, as it arrives.
         finder.scan(&reader, &mut found)?;
@@ -438,21 +573,44 @@ fn follow(args: &Args) -> anyhow::Result<()> {
                 ))?;
             }
         }
-        if printed != found.len() || finder.frames_seen() == reader.len() {
-            printed = found.len();
-            if !args.json {
+        printed = found.len();
+        if reader.len() != seen {
+            seen = reader.len();
+            last_growth = std::time::Instant::now();
+            idle_said = false;
+            if terminal && !args.json {
                 eprint!("\r{} frames read, {} spike(s)   ", reader.len(), printed);
             }
         }
         if reader.is_finished() {
             if !args.json {
                 eprintln!(
-                    "\nthe log is finished: {} frames, {} spike(s)",
+                    "{}the log is finished: {} frames, {} spike(s)",
+                    if terminal { "\n" } else { "" },
                     reader.len(),
                     printed
                 );
             }
             return Ok(());
+        }
+        if last_growth.elapsed() >= FOLLOW_IDLE_NOTICE {
+            if file_identity(path) != identity {
+                bail!(
+                    "{} was replaced by a new file while it was followed (a new recording to \
+                     the same path); run `lavender scrub {} --follow` again to follow it",
+                    path.display(),
+                    path.display()
+                );
+            }
+            if !idle_said {
+                eprintln!(
+                    "{}no new frames for {} s and no footer: the writer is slow, paused or was \
+                     stopped (a killed writer leaves no footer); still waiting, Ctrl-C to stop",
+                    if terminal { "\n" } else { "" },
+                    FOLLOW_IDLE_NOTICE.as_secs()
+                );
+                idle_said = true;
+            }
         }
         std::thread::sleep(Duration::from_millis(200));
         reader.refresh()?;
@@ -577,18 +735,28 @@ impl Chart<'_> {
         chart
             .configure_mesh()
             .x_desc("time (s)")
-            .y_desc("residual")
-            .y_label_formatter(&|v| format!("1e{v:.0}"))
+            .y_desc("residual (log scale; zeros at the bottom edge)")
+            // The axis is log10 of the value; ticks fall between powers of ten, so a label
+            // gives the value itself.
+            .y_label_formatter(&|v| format!("{:.1e}", 10f64.powf(*v)))
             .draw()
             .map_err(|e| err(&e))?;
         for (name, get, color) in series {
+            // A residual that is zero throughout (no limit crossed) has no line on a log axis.
+            let zero = self.timeline.iter().all(|p| get(p) == 0.0);
+            let points = self
+                .timeline
+                .iter()
+                .filter(|_| !zero)
+                .map(|p| (p.time, lg(get(p))));
             chart
-                .draw_series(LineSeries::new(
-                    self.timeline.iter().map(|p| (p.time, lg(get(p)))),
-                    color.stroke_width(1),
-                ))
+                .draw_series(LineSeries::new(points, color.stroke_width(1)))
                 .map_err(|e| err(&e))?
-                .label(name)
+                .label(if zero {
+                    format!("{name}: zero throughout")
+                } else {
+                    name.to_string()
+                })
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
         }
         let red = RGBColor(200, 0, 0);

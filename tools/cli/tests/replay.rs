@@ -190,24 +190,31 @@ fn replay_subcommands_have_help_with_examples() {
 fn follow_tails_a_log_while_it_is_written() {
     let dir = scratch("follow");
     let log = dir.join("live.lvlog");
+    // As the help shows it: the follower may start before the run has created the log; it
+    // waits for the file.
+    let follower = Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .args(["scrub", s(&log), "--follow", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
     let mut run = Command::new(env!("CARGO_BIN_EXE_lavender"))
         .args(["run", "chain", "--duration", "30", "--record", s(&log)])
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Wait for the header to be written.
-    let t = std::time::Instant::now();
-    while std::fs::metadata(&log).map_or(true, |m| m.len() < 64) {
-        assert!(t.elapsed().as_secs() < 30, "the run never created its log");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    let follow = lavender(&["scrub", s(&log), "--follow", "--json"]);
     assert!(run.wait().unwrap().success());
+    let follow = follower.wait_with_output().unwrap();
     assert!(
         follow.status.success(),
         "{}",
         String::from_utf8_lossy(&follow.stderr)
     );
+    let err = String::from_utf8_lossy(&follow.stderr);
+    assert!(err.contains("waiting for"), "{err}");
+    // Not a terminal: no carriage-return progress line.
+    assert!(!err.contains('\r'), "{err:?}");
     // One JSON spike per line, then (on stderr) the end of the log.
     let lines: Vec<serde_json::Value> = String::from_utf8(follow.stdout)
         .unwrap()
@@ -326,4 +333,180 @@ fn a_light_hub_runs_records_and_resumes() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(0), "{v}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_output_never_replaces_the_input() {
+    let dir = scratch("inputs");
+    let log = dir.join("run.lvlog");
+    ok(&[
+        "run",
+        "fixed-stack",
+        "--duration",
+        "0.25",
+        "--record",
+        s(&log),
+    ]);
+    let bytes = std::fs::read(&log).unwrap();
+    let link = dir.join("link.h5");
+    std::os::unix::fs::symlink(&log, &link).unwrap();
+    let scene = dir.join("scene.toml");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../data/scenes/pendulum.toml"
+        ),
+        &scene,
+    )
+    .unwrap();
+    let scene_link = dir.join("scene.lvlog");
+    std::os::unix::fs::symlink(&scene, &scene_link).unwrap();
+    for (args, says) in [
+        (vec!["export", s(&log), s(&log)], "export writes HDF5"),
+        (vec!["export", s(&log), s(&link)], "is the file being read"),
+        (
+            vec!["resume", s(&log), "--from", "15", "--record", s(&log)],
+            "is the file being read",
+        ),
+        (
+            vec![
+                "run",
+                s(&scene_link),
+                "--steps",
+                "1",
+                "--record",
+                s(&scene_link),
+            ],
+            "is the file being read",
+        ),
+        (
+            vec!["run", "pendulum", "--steps", "1", "--record", "x.hdf"],
+            "names no format",
+        ),
+    ] {
+        let out = lavender(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read(&log).unwrap(), bytes, "the log is untouched");
+    assert!(std::fs::read_to_string(&scene)
+        .unwrap()
+        .contains("[[body]]"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_failed_export_leaves_the_earlier_file_and_a_damaged_log_never_diffs_identical() {
+    let dir = scratch("damaged");
+    let log = dir.join("run.lvlog");
+    ok(&[
+        "run",
+        "fixed-stack",
+        "--duration",
+        "0.5",
+        "--record",
+        s(&log),
+    ]);
+    let h5 = dir.join("out.h5");
+    ok(&["export", s(&log), s(&h5)]);
+    let exported = std::fs::read(&h5).unwrap();
+    // One flipped byte in the middle of the log: a frame fails its checksum.
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x10;
+    let damaged = dir.join("damaged.lvlog");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let out = lavender(&["export", s(&damaged), s(&h5)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("corrupt"));
+    assert_eq!(
+        std::fs::read(&h5).unwrap(),
+        exported,
+        "the earlier export is kept"
+    );
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains("partial")), "{names:?}");
+    // The footer hashes of the damaged log still match the good one's; diff checks the
+    // frames anyway and calls the input unusable.
+    let out = lavender(&["diff", s(&log), s(&damaged)]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("corrupt"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn diff_of_a_short_resumed_run_over_the_whole_run_or_the_overlap() {
+    let dir = scratch("overlap");
+    let run = dir.join("run.lvlog");
+    ok(&["run", "pendulum", "--duration", "0.5", "--record", s(&run)]);
+    let detail = dir.join("detail.lvlog");
+    ok(&[
+        "resume",
+        s(&run),
+        "--from",
+        "39",
+        "--steps",
+        "5",
+        "--record",
+        s(&detail),
+    ]);
+    // Substeps 40 to 59 in both; the original goes on to 119.
+    let whole = lavender(&["diff", s(&run), s(&detail)]);
+    assert_eq!(whole.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&whole.stdout);
+    assert!(
+        text.contains("diverged at substep 60") && text.contains("one log ends before it"),
+        "{text}"
+    );
+    let overlap = ok(&["diff", s(&run), s(&detail), "--overlap", "--json"]);
+    let j: serde_json::Value = serde_json::from_str(&overlap).unwrap();
+    assert_eq!(j["identical"], true, "{j}");
+    assert_eq!(
+        (
+            j["first_common_substep"].as_u64(),
+            j["last_common_substep"].as_u64()
+        ),
+        (Some(40), Some(59))
+    );
+    assert_eq!(j["frames_compared"], 20);
+    // Logs that share no substep cannot be compared.
+    let early = dir.join("early.lvlog");
+    ok(&[
+        "resume",
+        s(&run),
+        "--from",
+        "3",
+        "--steps",
+        "2",
+        "--record",
+        s(&early),
+    ]);
+    let none = lavender(&["diff", s(&early), s(&detail)]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("share no substep"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_hdf5_recording_given_to_scrub_says_what_to_do() {
+    let dir = scratch("h5input");
+    let h5 = dir.join("run.h5");
+    ok(&["run", "pendulum", "--steps", "2", "--record", s(&h5)]);
+    let out = lavender(&["scrub", s(&h5)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is an HDF5 file") && err.contains("--record run.lvlog"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -285,6 +285,13 @@ fn diff_dict<'py>(py: Python<'py>, r: &DiffReport) -> PyResult<Bound<'py, PyDict
     let d = PyDict::new(py);
     d.set_item("identical", r.identical)?;
     d.set_item("first_divergent_substep", r.first_divergent_substep)?;
+    let reason = r.reason.map(|why| match why {
+        diff::Divergence::Values => "values",
+        diff::Divergence::HiddenState => "hidden_state",
+        diff::Divergence::LogEnds => "log_ends",
+        diff::Divergence::SubstepNumbering => "substep_numbering",
+    });
+    d.set_item("reason", reason)?;
     d.set_item("where", location(py, &r.where_)?)?;
     let max = PyDict::new(py);
     max.set_item("value", r.max_deviation.value)?;
@@ -292,6 +299,8 @@ fn diff_dict<'py>(py: Python<'py>, r: &DiffReport) -> PyResult<Bound<'py, PyDict
     max.set_item("location", location(py, &r.max_deviation.location)?)?;
     d.set_item("max_deviation", max)?;
     d.set_item("frames_compared", r.frames_compared)?;
+    d.set_item("first_common_substep", r.first_common_substep)?;
+    d.set_item("last_common_substep", r.last_common_substep)?;
     d.set_item("frames_a", r.frames_a)?;
     d.set_item("frames_b", r.frames_b)?;
     d.set_item("scene_hash_mismatch", r.scene_hash_mismatch)?;
@@ -305,7 +314,7 @@ impl Log {
         let path = path_arg(path)?;
         // SAFETY: `LogReader::open` requires that the file is not truncated or modified while
         // the reader or anything borrowed from it lives. Lavender's writers only append, and
-        // `Sim.record` unlinks an existing file before creating a new one; the requirement
+        // every writer unlinks an existing file before creating a new one; the requirement
         // for other programs is documented on the class.
         let reader = py
             .detach(|| unsafe { LogReader::open(&path) })
@@ -618,17 +627,23 @@ impl Log {
     }
 
     /// Compares this run with ``other`` frame by frame, as ``lavender diff`` does. Values
-    /// agree when ``|a - b| <= atol + rtol * max(|a|, |b|)`` (default: bitwise). Frames
-    /// with equal state and diagnostics hashes are skipped without being read.
+    /// agree when ``|a - b| <= atol + rtol * max(|a|, |b|)`` (default: bitwise). Frames are
+    /// paired by substep from the later first substep; a log that ends first has diverged
+    /// there unless ``overlap=True`` (then only the substeps both record are compared).
+    /// Frames with equal state and diagnostics hashes are not compared value by value
+    /// (their checksums are checked).
     ///
-    /// Returns a dict: ``identical``, ``first_divergent_substep`` (or None), ``where``
-    /// (the most deviating value in that frame: dict with ``kind``, ``index``, ``name``,
-    /// ``field``; or None), ``max_deviation`` (dict ``value``, ``substep``, ``location``),
-    /// ``frames_compared``, ``frames_a``, ``frames_b``, ``scene_hash_mismatch``.
+    /// Returns a dict: ``identical``, ``first_divergent_substep`` (or None), ``reason``
+    /// (``"values"``, ``"hidden_state"``, ``"log_ends"``, ``"substep_numbering"`` or None),
+    /// ``where`` (the most deviating value in that frame: dict with ``kind``, ``index``,
+    /// ``name``, ``field``; or None), ``max_deviation`` (dict ``value``, ``substep``,
+    /// ``location``), ``frames_compared``, ``first_common_substep``,
+    /// ``last_common_substep``, ``frames_a``, ``frames_b``, ``scene_hash_mismatch``.
     ///
-    /// Raises ValueError when the logs have different body or joint counts, and, unless
-    /// ``force=True``, when they come from different scenes (different scene hashes).
-    #[pyo3(signature = (other, atol = 0.0, rtol = 0.0, force = false))]
+    /// Raises ValueError when the logs have different body or joint counts, share no
+    /// substep, and, unless ``force=True``, when they come from different scenes (different
+    /// scene hashes); OSError when a frame is corrupt.
+    #[pyo3(signature = (other, atol = 0.0, rtol = 0.0, force = false, overlap = false))]
     fn diff<'py>(
         &self,
         py: Python<'py>,
@@ -636,6 +651,7 @@ impl Log {
         atol: f64,
         rtol: f64,
         force: bool,
+        overlap: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         if !(atol.is_finite() && atol >= 0.0 && rtol.is_finite() && rtol >= 0.0) {
             return Err(errors::value(format!(
@@ -653,7 +669,14 @@ impl Log {
         }
         let tol = Tolerance { atol, rtol };
         let report = py
-            .detach(|| diff::diff(a, b, &tol))
+            .detach(|| {
+                let extent = if overlap {
+                    diff::Extent::Overlap
+                } else {
+                    diff::Extent::Whole
+                };
+                diff::diff_with_progress(a, b, &tol, extent, |_, _| {})
+            })
             .map_err(errors::replay)?;
         diff_dict(py, &report)
     }
@@ -704,7 +727,7 @@ impl Log {
         let resumed = py
             .detach(|| resume::resume(reader, substep))
             .map_err(errors::replay)?;
-        Ok(Sim::from_parts(resumed.world, resumed.scene, resumed.dt))
+        Ok(Sim::resumed(resumed))
     }
 
     /// The file's path.

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use lavender_engine::{BodyId, Scene, Settings, SolverPath, World};
-use lavender_replay::recorder::{RecordOptions, Recorder};
+use lavender_replay::files::refuse_to_overwrite_input;
+use lavender_replay::recorder::{header_for, RecordOptions, Recorder};
+use lavender_replay::resume::Resumed;
 use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -53,6 +55,15 @@ pub struct Sim {
     scene: Scene,
     frame_dt: f32,
     recording: Option<Recording>,
+    /// Where a Sim resumed from a log came from.
+    origin: Option<Origin>,
+}
+
+/// The run a resumed Sim continues: its recordings keep that run's scene hash (so that
+/// `diff` compares them with the original directly) and may not replace its log.
+struct Origin {
+    scene_hash: u64,
+    log: PathBuf,
 }
 
 /// The keyword arguments that set solver settings, in the order the docs list them.
@@ -274,12 +285,17 @@ fn scene_from(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Scene> {
 impl Sim {
     /// A Sim around an existing world (from `resume`): `scene` is what the world was built
     /// from, `frame_dt` the default step.
-    pub(crate) fn from_parts(world: World, scene: Scene, frame_dt: f32) -> Sim {
+    /// The Sim of a run resumed from a log.
+    pub(crate) fn resumed(r: Resumed) -> Sim {
         Sim {
-            world,
-            scene,
-            frame_dt,
+            world: r.world,
+            scene: r.scene,
+            frame_dt: r.dt,
             recording: None,
+            origin: Some(Origin {
+                scene_hash: r.header.scene_hash,
+                log: r.source,
+            }),
         }
     }
 
@@ -292,6 +308,7 @@ impl Sim {
             scene,
             frame_dt,
             recording: None,
+            origin: None,
         })
     }
 
@@ -755,7 +772,10 @@ impl Sim {
     /// state, needed to resume) are stored every ``keyframe_every`` frames (0: never).
     ///
     /// An existing file at ``path`` is replaced by a new file (unlinked first, so a
-    /// ``lavender.Log`` still reading the old one is unaffected). The recording ends with
+    /// ``lavender.Log`` still reading the old one is unaffected). A Sim from ``Log.resume``
+    /// records under the original run's scene hash, so ``Log.diff`` compares the two
+    /// directly, and refuses to record over the log it was resumed from (ValueError).
+    /// The recording ends with
     /// ``stop_recording()`` or when the Sim is garbage-collected; both write the footer.
     #[pyo3(signature = (path, keyframe_every = 16))]
     fn record(&mut self, path: &Bound<'_, PyAny>, keyframe_every: u64) -> PyResult<()> {
@@ -771,21 +791,19 @@ impl Sim {
                 convert::describe(path)
             ))
         })?;
-        // Unlink an existing regular file (never a device, pipe or directory) so that a
-        // `Log` still mapping it keeps reading the old contents instead of faulting on a
-        // truncated mapping.
-        let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
-        if regular {
-            std::fs::remove_file(&path)
-                .map_err(|e| errors::io(e.kind(), format!("replacing {}: {e}", path.display())))?;
-        }
         let options = RecordOptions {
             keyframe_every,
             ..RecordOptions::default()
         };
-        let recorder =
-            Recorder::create_with(&path, &self.scene, &self.world, self.frame_dt, options)
-                .map_err(errors::replay)?;
+        // The writer unlinks an existing file rather than truncating it, so a `Log` still
+        // mapping it keeps reading the old contents.
+        let mut header = header_for(&self.scene, &self.world, self.frame_dt);
+        if let Some(origin) = &self.origin {
+            refuse_to_overwrite_input(&origin.log, &path).map_err(errors::replay)?;
+            header.scene_hash = origin.scene_hash;
+        }
+        let recorder = Recorder::create_with_header(&path, &header, &self.world, options)
+            .map_err(errors::replay)?;
         self.recording = Some(Recording {
             recorder: Mutex::new(recorder),
             path,

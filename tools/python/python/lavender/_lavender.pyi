@@ -268,9 +268,12 @@ _DiffReport = TypedDict(
     {
         "identical": bool,
         "first_divergent_substep": Optional[int],
+        "reason": Optional[str],
         "where": Optional[_Location],
         "max_deviation": _Deviation,
         "frames_compared": int,
+        "first_common_substep": Optional[int],
+        "last_common_substep": Optional[int],
         "frames_a": int,
         "frames_b": int,
         "scene_hash_mismatch": bool,
@@ -378,8 +381,16 @@ class Log:
         log's spike index when the parameters are the defaults)."""
     def worst_joints(self, n: int = 10) -> List[_WorstJoint]:
         """The joints with the largest peak anchor error."""
-    def diff(self, other: "Log", atol: float = 0.0, rtol: float = 0.0, force: bool = False) -> _DiffReport:
-        """Compares two runs frame by frame (``lavender diff``'s semantics)."""
+    def diff(
+        self,
+        other: "Log",
+        atol: float = 0.0,
+        rtol: float = 0.0,
+        force: bool = False,
+        overlap: bool = False,
+    ) -> _DiffReport:
+        """Compares two runs frame by frame (``lavender diff``'s semantics; ``overlap=True``
+        compares only the substeps both logs record)."""
     def export_hdf5(
         self,
         path: Union[str, "os.PathLike[str]"],
