@@ -49,17 +49,9 @@ pub const fn align16(n: usize) -> usize {
     (n + RECORD_ALIGN - 1) & !(RECORD_ALIGN - 1)
 }
 
-/// Names of the eight diagnostic columns, in order (used for reports).
-pub const DIAGNOSTIC_COLUMNS: [&str; 8] = [
-    "anchor_error.x",
-    "anchor_error.y",
-    "anchor_error.z",
-    "anchor_error_norm",
-    "angular_error",
-    "limit_violation",
-    "anchor_relative_speed",
-    "joint_coordinate",
-];
+/// Names of the eight diagnostic columns, in order: the engine's `COLUMN_NAMES` (used for
+/// reports, `diff` fields and the HDF5 `columns` attribute).
+pub const DIAGNOSTIC_COLUMNS: [&str; 8] = lavender_engine::COLUMN_NAMES;
 /// Column of the anchor error norm.
 pub const COL_ANCHOR_ERROR: usize = 3;
 /// Column of the angular error.
@@ -277,7 +269,8 @@ impl Header {
 pub struct ColumnMax {
     /// The maximum; NaN if any joint's value is NaN (NaN is never hidden by `max`), 0 with no joints.
     pub value: f32,
-    /// The joint holding the maximum (the first NaN joint if `value` is NaN); `None` with no joints.
+    /// The joint holding the maximum (the first NaN joint if `value` is NaN); `None` with no
+    /// joints, or when the maximum is 0 (no joint has the residual to point at).
     pub joint: Option<u32>,
 }
 
@@ -453,6 +446,11 @@ impl FrameSummary {
         }
         let non_finite =
             first_joint.is_some() || first_body.is_some() || !input.total_energy.is_finite();
+        // A maximum of 0 is held by every joint: name none.
+        let [anchor, angular, limit] = [anchor, angular, limit].map(|m| ColumnMax {
+            joint: m.joint.filter(|_| m.value != 0.0),
+            ..m
+        });
         FrameSummary {
             substep: input.substep,
             time: input.time,
@@ -709,6 +707,41 @@ mod tests {
         );
         assert_eq!(s.first_non_finite_joint, Some(1));
         assert!(s.non_finite);
+    }
+
+    #[test]
+    fn a_maximum_of_zero_names_no_joint() {
+        let diags = [[0.0, 0.0, 0.0, 1e-3, 0.0, 0.0, 0.0, 0.0]; 3];
+        let input = FrameInput {
+            substep: 0,
+            time: 0.0,
+            poses: &[],
+            velocities: &[],
+            diagnostics: &diags,
+            solver_state: None,
+            total_energy: 1.0,
+            state_hash: 0,
+        };
+        for s in [
+            FrameSummary::compute(&input),
+            FrameSummary::compute_joint_by_joint(&input),
+        ] {
+            assert_eq!(s.anchor_error.joint, Some(0));
+            assert_eq!(
+                s.angular_error,
+                ColumnMax {
+                    value: 0.0,
+                    joint: None
+                }
+            );
+            assert_eq!(
+                s.limit_violation,
+                ColumnMax {
+                    value: 0.0,
+                    joint: None
+                }
+            );
+        }
     }
 
     #[test]

@@ -793,7 +793,8 @@ impl LogReader {
             }
             Err(detail) => {
                 if state == UNCHECKED {
-                    tracing::warn!(path = %self.path.display(), frame = i, %detail, "corrupt frame");
+                    // The error goes to the caller; this is for RUST_LOG tracing only.
+                    tracing::debug!(path = %self.path.display(), frame = i, %detail, "corrupt frame");
                 }
                 self.checked[i].store(INVALID, Ordering::Release);
                 Err(ReplayError::CorruptFrame {

@@ -14,9 +14,9 @@ import lavender  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 COLUMNS = [
-    "anchor_error.x",
-    "anchor_error.y",
-    "anchor_error.z",
+    "anchor_error_x",
+    "anchor_error_y",
+    "anchor_error_z",
     "anchor_error_norm",
     "angular_error",
     "limit_violation",

@@ -2,7 +2,7 @@
 
 use crate::output::{emit, emit_json, progress};
 use crate::run::human_bytes;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use lavender_replay::h5::{export, ExportRange};
 use std::path::PathBuf;
 
@@ -52,12 +52,29 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let summary = export(&reader, &args.output, range, |done| {
         bar.set_position(done as u64)
     })
-    .with_context(|| {
-        format!(
-            "exporting {} to {}",
+    .map_err(|e| {
+        // A corrupt frame: the frames on either side of it can still be exported.
+        let hint = match &e {
+            lavender_replay::ReplayError::CorruptFrame { index, .. } => {
+                let substep = |i: usize| reader.index().get(i).map(|m| m.summary.substep);
+                let before = index.checked_sub(1).and_then(substep);
+                let after = substep(index + 1);
+                match (before, after) {
+                    (Some(b), Some(a)) => format!(
+                        " (the frames on either side can be exported: --to {b}, or --from {a})"
+                    ),
+                    (Some(b), None) => format!(" (the frames before it can be: --to {b})"),
+                    (None, Some(a)) => format!(" (the frames after it can be: --from {a})"),
+                    (None, None) => String::new(),
+                }
+            }
+            _ => String::new(),
+        };
+        anyhow::Error::new(e).context(format!(
+            "exporting {} to {}{hint}",
             args.log.display(),
             args.output.display()
-        )
+        ))
     })?;
     bar.finish_and_clear();
     if args.json {

@@ -2,7 +2,6 @@
 //! name or index, and NumPy arrays (copies and read-only zero-copy views).
 
 use lavender_engine::{Quat, Vec3, COLUMN_COUNT, COLUMN_NAMES};
-use lavender_replay::format::DIAGNOSTIC_COLUMNS;
 use numpy::ndarray::{Array2, ArrayView1, ArrayView2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
@@ -118,14 +117,18 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::Value
     )))
 }
 
-/// A diagnostic column given by index (0-7) or by name (`"anchor_error_norm"`, also the
-/// log's dotted names such as `"anchor_error.x"`).
+/// A diagnostic column given by index (0-7) or by name (`"anchor_error_norm"`; the dotted
+/// `"anchor_error.x"` that logs before 2026-12-04 used is accepted too).
 pub fn column_index(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
     if let Ok(name) = obj.extract::<String>() {
         return COLUMN_NAMES
             .iter()
             .position(|n| *n == name)
-            .or_else(|| DIAGNOSTIC_COLUMNS.iter().position(|n| *n == name))
+            .or_else(|| {
+                ["anchor_error.x", "anchor_error.y", "anchor_error.z"]
+                    .iter()
+                    .position(|n| *n == name)
+            })
             .ok_or_else(|| {
                 errors::value(format!(
                     "no diagnostic column named {name:?}; the columns are {}",
