@@ -437,3 +437,31 @@ fn recording_over_a_log_being_read_leaves_the_reader_its_frames() {
     assert_eq!(new.header().body_count, other.build().unwrap().body_count());
     assert!(new.len() < old.len());
 }
+
+/// A keyframe whose frame is damaged is passed over for the one before it; the resumed run
+/// is still checked against the target's recorded state hash.
+#[test]
+fn resume_passes_over_a_corrupt_keyframe() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = Scene::builtin("limited-revolute").unwrap();
+    let path = dir.path().join("sparse.lvlog");
+    let options = RecordOptions {
+        keyframe_every: 50,
+        ..RecordOptions::default()
+    };
+    record(&scene, &path, 60, options);
+    let offset = open(&path).index()[150].offset as usize;
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[offset + 64] ^= 0x10;
+    let damaged = dir.path().join("damaged.lvlog");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let d = open(&damaged);
+    let resumed = resume(&d, 173).unwrap();
+    assert_eq!(resumed.keyframe_substep, Some(100));
+    assert_eq!(resumed.corrupt_keyframes, vec![150]);
+    assert_eq!(resumed.replayed, 73);
+    assert_eq!(
+        world_state_hash(&resumed.world),
+        open(&path).frame(173).unwrap().state_hash()
+    );
+}

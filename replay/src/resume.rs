@@ -46,6 +46,8 @@ pub struct Resumed {
     /// The log the run was resumed from (a recording of the continued run may not replace
     /// it).
     pub source: std::path::PathBuf,
+    /// Substeps of keyframes passed over because their frames are corrupt, latest first.
+    pub corrupt_keyframes: Vec<u64>,
 }
 
 fn restore_frame(world: &mut World, f: &FrameView<'_>, solver: &[f32]) -> Result<()> {
@@ -109,8 +111,23 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
         )));
     }
 
-    // Start from the last keyframe at or before the target, else from the scene's start.
-    let (start_substep, keyframe_substep) = match reader.last_keyframe_at_or_before(target) {
+    // Start from the last readable keyframe at or before the target (a keyframe whose frame
+    // fails its checksum is passed over for the one before it), else from the scene's start.
+    let mut corrupt_keyframes = Vec::new();
+    let mut keyframe = reader.last_keyframe_at_or_before(target);
+    while let Some(k) = keyframe {
+        match reader.frame(k) {
+            Err(ReplayError::CorruptFrame { .. }) => {
+                corrupt_keyframes.push(reader.index()[k].summary.substep);
+                keyframe = k
+                    .checked_sub(1)
+                    .and_then(|k| reader.last_keyframe_at_or_before(k));
+            }
+            Err(e) => return Err(e),
+            Ok(_) => break,
+        }
+    }
+    let (start_substep, keyframe_substep) = match keyframe {
         Some(k) => {
             let f = reader.frame(k)?;
             let solver = f.solver_state().expect("a keyframe carries solver state");
@@ -130,8 +147,10 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
         None if reader.index()[0].summary.substep == 0 => (0, None),
         None => {
             return Err(ReplayError::Resume(format!(
-                "no frame at or before substep {from_substep} carries solver state, and the \
-                 log does not start at substep 0; record with keyframes (the default)"
+                "no readable frame at or before substep {from_substep} carries solver state \
+                 ({} corrupt), and the log does not start at substep 0; record with keyframes \
+                 (the default)",
+                corrupt_keyframes.len()
             )))
         }
     };
@@ -164,6 +183,7 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
         replayed,
         header: header.clone(),
         source: reader.path().to_path_buf(),
+        corrupt_keyframes,
     })
 }
 

@@ -3,7 +3,7 @@
 use crate::output::{emit, emit_json, progress};
 use crate::run::human_bytes;
 use crate::scrub::open_log;
-use anyhow::Context;
+use anyhow::{bail, Context};
 use lavender_replay::recorder::RecordOptions;
 use lavender_replay::resume::resume;
 use std::path::PathBuf;
@@ -42,6 +42,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let reader = open_log(&args.log)?;
     let mut resumed = resume(&reader, args.from)
         .with_context(|| format!("resuming {} from substep {}", args.log.display(), args.from))?;
+    for k in &resumed.corrupt_keyframes {
+        eprintln!(
+            "note: the keyframe at substep {k} is corrupt; restored from an earlier one and \
+             re-ran the substeps in between"
+        );
+    }
     let n = u64::from(resumed.substeps_per_frame);
     let last = reader.index().last().map_or(0, |m| m.summary.substep);
     let frames = args.steps.unwrap_or_else(|| {
@@ -50,6 +56,16 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let partial = u64::from(resumed.substeps_to_frame_boundary()).min(left);
         u64::from(partial > 0) + (left - partial).div_ceil(n)
     });
+    if args.steps == Some(0) {
+        bail!("--steps 0 runs nothing: give at least one frame");
+    }
+    if frames == 0 {
+        bail!(
+            "nothing to run: substep {} is the last the log records, and --steps was not given \
+             (pass --steps N to continue past the end)",
+            args.from
+        );
+    }
     let mut recorder = match &args.record {
         Some(path) => Some(
             resumed

@@ -130,6 +130,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         (None, Some(d)) => bail!("--duration {d} is not a non-negative number of seconds"),
         (None, None) => (scene.duration() / dt).round() as u64,
     };
+    if steps == 0 {
+        eprintln!(
+            "note: 0 frames to run ({}); pass --steps N or --duration S",
+            match (args.steps, args.duration) {
+                (Some(_), _) => "--steps 0".to_string(),
+                (None, d) => format!(
+                    "a duration of {} s is less than half a frame of {dt} s",
+                    d.unwrap_or_else(|| scene.duration())
+                ),
+            }
+        );
+    }
     let mut world = scene.build_with(settings)?;
     let name = args.scene.clone().unwrap_or_else(|| "chain".into());
     tracing::info!(scene = %name, steps, dt, "running");

@@ -195,13 +195,20 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             emit(&spikes_text(&reader, &spikes, source))
         };
     }
-    let worst = scrub::worst_joints(&reader, args.top)?;
+    // The worst joints read every frame; a corrupt one leaves the timeline (footer) and the
+    // spikes standing, and is said instead of the list.
+    let (worst, worst_error) = match scrub::worst_joints(&reader, args.top) {
+        Ok(w) => (w, None),
+        Err(e @ lavender_replay::ReplayError::CorruptFrame { .. }) => (Vec::new(), Some(e)),
+        Err(e) => return Err(e.into()),
+    };
     if args.json {
         return emit_json(&serde_json::json!({
             "frames": reader.len(),
             "spikes": spikes,
             "source": source,
-            "worst_joints": worst,
+            "worst_joints": worst_error.is_none().then_some(&worst),
+            "worst_joints_error": worst_error.as_ref().map(|e| e.to_string()),
             "recovery": reader.recovery(),
         }));
     }
@@ -254,12 +261,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         last.time,
         w = width - 10
     );
-    let _ = writeln!(out, "\nworst joints (by peak anchor error):");
-    let _ = writeln!(
-        out,
-        "  {:<24} {:>12} {:>9} {:>12} {:>9} {:>12} {:>9}",
-        "joint", "anchor m", "@substep", "angular rad", "@substep", "limit", "@substep"
-    );
+    if let Some(e) = &worst_error {
+        let _ = writeln!(out, "\nworst joints unavailable: {e}");
+    } else {
+        let _ = writeln!(out, "\nworst joints (by peak anchor error):");
+    }
+    if worst_error.is_none() {
+        let _ = writeln!(
+            out,
+            "  {:<24} {:>12} {:>9} {:>12} {:>9} {:>12} {:>9}",
+            "joint", "anchor m", "@substep", "angular rad", "@substep", "limit", "@substep"
+        );
+    }
     for w in &worst {
         let _ = writeln!(
             out,
