@@ -20,7 +20,8 @@ pub struct Args {
     /// List the chapter's experiments, one line each.
     #[arg(long)]
     list: bool,
-    /// Reduced resolution that finishes in a few seconds.
+    /// Reduced resolution: coarser sweeps and shorter runs (every experiment finishes in
+    /// well under a second either way; the tests use it).
     #[arg(long)]
     quick: bool,
     /// Print one JSON object with every figure the experiment reports.

@@ -208,10 +208,8 @@ pub fn run(name: &str, opts: &Options) -> Result<Report, TutorialError> {
         .out_dir
         .clone()
         .unwrap_or_else(|| default_out_dir(entry.name));
-    std::fs::create_dir_all(&out).map_err(|source| TutorialError::Io {
-        path: out.clone(),
-        source,
-    })?;
+    // The plots create the directory when they are written: an experiment without plots
+    // leaves no empty directory behind.
     tracing::info!(experiment = entry.name, quick = opts.quick, out = %out.display(), "running");
     (entry.run)(opts, &out)
 }
