@@ -133,16 +133,22 @@ fn resume_reproduces_every_later_frame_bit_for_bit() {
     }
 }
 
-#[test]
-fn resume_between_keyframes_replays_from_the_last_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let scene = Scene::builtin("limited-revolute").unwrap();
-    let path = dir.path().join("sparse.lvlog");
+/// 60 frames (240 substeps) of the limited revolute with a keyframe every 50 substeps, in
+/// `dir/sparse.lvlog`.
+fn record_sparse(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("sparse.lvlog");
     let options = RecordOptions {
         keyframe_every: 50,
         ..RecordOptions::default()
     };
-    record(&scene, &path, 60, options);
+    record(&Scene::builtin("limited-revolute").unwrap(), &path, 60, options);
+    path
+}
+
+#[test]
+fn resume_between_keyframes_replays_from_the_last_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = record_sparse(dir.path());
     let a = open(&path);
     let mut resumed = resume(&a, 173).unwrap();
     assert_eq!(resumed.keyframe_substep, Some(150));
@@ -443,13 +449,7 @@ fn recording_over_a_log_being_read_leaves_the_reader_its_frames() {
 #[test]
 fn resume_passes_over_a_corrupt_keyframe() {
     let dir = tempfile::tempdir().unwrap();
-    let scene = Scene::builtin("limited-revolute").unwrap();
-    let path = dir.path().join("sparse.lvlog");
-    let options = RecordOptions {
-        keyframe_every: 50,
-        ..RecordOptions::default()
-    };
-    record(&scene, &path, 60, options);
+    let path = record_sparse(dir.path());
     let offset = open(&path).index()[150].offset as usize;
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[offset + 64] ^= 0x10;
