@@ -141,7 +141,12 @@ fn record_sparse(dir: &Path) -> std::path::PathBuf {
         keyframe_every: 50,
         ..RecordOptions::default()
     };
-    record(&Scene::builtin("limited-revolute").unwrap(), &path, 60, options);
+    record(
+        &Scene::builtin("limited-revolute").unwrap(),
+        &path,
+        60,
+        options,
+    );
     path
 }
 

@@ -15,6 +15,24 @@ pub enum EngineError {
         /// What the setting must satisfy.
         reason: &'static str,
     },
+    /// A frame would run more substeps than [`crate::settings::MAX_SUBSTEPS_PER_FRAME`].
+    #[error(
+        "invalid setting `max_substep` = {max_substep}: a frame of dt = {dt} s would run \
+         {substeps:.0} substeps, more than the {limit} a frame may run; raise max_substep to at \
+         least {suggested} s (the default is 1/240 = 0.0041667 s) or lower dt"
+    )]
+    TooManySubsteps {
+        /// The substep cap, s.
+        max_substep: f32,
+        /// The frame time step, s.
+        dt: f32,
+        /// The substeps the frame would run ([`crate::Settings::substeps_for`], unclamped).
+        substeps: f64,
+        /// [`crate::settings::MAX_SUBSTEPS_PER_FRAME`].
+        limit: u32,
+        /// The smallest cap that keeps a frame within the limit, rounded up, printed.
+        suggested: String,
+    },
     /// A body description is invalid.
     #[error("invalid body `{body}`: {reason}")]
     InvalidBody {

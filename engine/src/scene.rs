@@ -2,8 +2,10 @@
 //! grids.
 //!
 //! A scene file has an optional `[world]` table, any number of `[[body]]` and `[[joint]]`
-//! tables, and generator tables `[[chain]]` and `[[grid]]` that expand into bodies and joints.
-//! Unknown fields are errors. See `data/scenes/*.toml` and the README for the full format.
+//! tables, and generator tables `[[chain]]` and `[[grid]]` that expand into bodies and joints
+//! (which a `[[joint]]` may name). Unknown fields, arrays of the wrong length and fields a body
+//! or joint of that kind would ignore are errors. See `data/scenes/*.toml` and the README for
+//! the full format.
 //!
 //! ```
 //! let scene = lavender_engine::Scene::from_toml_str(r#"
@@ -40,8 +42,11 @@ use crate::settings::Settings;
 use crate::world::World;
 use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::Path;
+
+/// The most bodies, and the most joints, one scene may have, counting those its `[[chain]]`
+/// and `[[grid]]` tables generate.
+pub const MAX_SCENE_ITEMS: u64 = 50_000_000;
 
 /// A scene: world settings, run length, bodies, joints and generators.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -72,12 +77,17 @@ pub struct Scene {
 #[serde(deny_unknown_fields)]
 pub struct SceneWorld {
     /// Gravity, m/s^2 (default `[0, -9.81, 0]`).
+    #[serde(default, deserialize_with = "checked::gravity")]
     pub gravity: Option<[f32; 3]>,
     /// Frame time step, s (default 1/60).
+    #[serde(default, deserialize_with = "checked::dt")]
     pub dt: Option<f32>,
     /// Run length, s (default 5).
+    #[serde(default, deserialize_with = "checked::duration")]
     pub duration: Option<f32>,
-    /// Substep cap, s (default 1/240).
+    /// Substep cap, s (default 1/240); a frame may run at most
+    /// [`crate::settings::MAX_SUBSTEPS_PER_FRAME`] substeps.
+    #[serde(default, deserialize_with = "checked::max_substep")]
     pub max_substep: Option<f32>,
     /// Velocity passes per substep (default 8).
     pub velocity_iterations: Option<u32>,
@@ -89,18 +99,23 @@ pub struct SceneWorld {
     /// Solve chains of joints directly (default false; see [`Settings::chain_solve`]).
     pub chain_solve: Option<bool>,
     /// Error-reduction factor (default 0.2).
+    #[serde(default, deserialize_with = "checked::error_reduction")]
     pub error_reduction: Option<f32>,
     /// Projection factor (default 1).
+    #[serde(default, deserialize_with = "checked::projection_factor")]
     pub projection_factor: Option<f32>,
     /// Warm starting (default true).
     pub warm_starting: Option<bool>,
     /// Let islands at rest sleep (default false; see [`Settings::sleeping`]).
     pub sleeping: Option<bool>,
     /// Rest threshold on a body's linear speed, m/s (default 0.05).
+    #[serde(default, deserialize_with = "checked::sleep_linear_speed")]
     pub sleep_linear_speed: Option<f32>,
     /// Rest threshold on a body's angular speed, rad/s (default 0.05).
+    #[serde(default, deserialize_with = "checked::sleep_angular_speed")]
     pub sleep_angular_speed: Option<f32>,
     /// Rest time before an island sleeps, s (default 0.5).
+    #[serde(default, deserialize_with = "checked::time_to_sleep")]
     pub time_to_sleep: Option<f32>,
 }
 
@@ -114,22 +129,30 @@ pub struct SceneBody {
     #[serde(default)]
     pub kind: BodyKind,
     /// Centre of mass, m.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "checked::position")]
     pub position: [f32; 3],
     /// Unit quaternion `[x, y, z, w]` (default identity).
+    #[serde(default, deserialize_with = "checked::rotation")]
     pub rotation: Option<[f32; 4]>,
     /// Linear velocity, m/s.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "checked::linear_velocity")]
     pub linear_velocity: [f32; 3],
     /// Angular velocity, rad/s.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "checked::angular_velocity")]
     pub angular_velocity: [f32; 3],
-    /// Mass, kg (dynamic bodies; default 1).
+    /// Mass, kg (dynamic bodies only; default 1).
+    #[serde(default, deserialize_with = "checked::mass")]
     pub mass: Option<f32>,
-    /// Principal moments of inertia, kg m^2 (or give `box`).
+    /// Principal moments of inertia, kg m^2 (dynamic bodies only; or give `box`).
+    #[serde(default, deserialize_with = "checked::inertia")]
     pub inertia: Option<[f32; 3]>,
-    /// Half extents of a solid box, m, from which the inertia follows.
-    #[serde(rename = "box")]
+    /// Half extents (> 0) of a solid box, m, from which the inertia follows (dynamic bodies
+    /// only).
+    #[serde(
+        rename = "box",
+        default,
+        deserialize_with = "checked::box_half_extents"
+    )]
     pub box_half_extents: Option<[f32; 3]>,
 }
 
@@ -146,20 +169,26 @@ pub struct SceneJoint {
     /// Name of body B.
     pub body_b: String,
     /// Anchor in A's frame, m.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "checked::anchor_a")]
     pub anchor_a: [f32; 3],
     /// Anchor in B's frame, m.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "checked::anchor_b")]
     pub anchor_b: [f32; 3],
-    /// Axis for both bodies (revolute default z, prismatic default x).
+    /// Axis for both bodies (revolute and prismatic joints; revolute default z, prismatic
+    /// default x).
+    #[serde(default, deserialize_with = "checked::axis")]
     pub axis: Option<[f32; 3]>,
-    /// Axis in A's frame (overrides `axis`).
+    /// Axis in A's frame (instead of `axis`, together with `axis_b`).
+    #[serde(default, deserialize_with = "checked::axis_a")]
     pub axis_a: Option<[f32; 3]>,
-    /// Axis in B's frame (overrides `axis`).
+    /// Axis in B's frame (instead of `axis`, together with `axis_a`).
+    #[serde(default, deserialize_with = "checked::axis_b")]
     pub axis_b: Option<[f32; 3]>,
     /// Limit `[lo, hi]`, rad or m.
+    #[serde(default, deserialize_with = "checked::limit")]
     pub limit: Option<[f32; 2]>,
     /// Reference relative orientation `q_A^-1 q_B`, `[x, y, z, w]`; default: initial poses.
+    #[serde(default, deserialize_with = "checked::reference_rotation")]
     pub reference_rotation: Option<[f32; 4]>,
 }
 
@@ -176,24 +205,31 @@ pub struct ChainSpec {
     #[serde(default = "default_chain_joint")]
     pub joint: JointKind,
     /// Position of the first joint, m.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "checked::origin")]
     pub origin: [f32; 3],
     /// Direction the chain is laid out in (normalised; default `[1, 0, 0]`, horizontal).
-    #[serde(default = "default_direction")]
+    #[serde(default = "default_direction", deserialize_with = "checked::direction")]
     pub direction: [f32; 3],
     /// Hinge axis (default `[0, 0, 1]`).
-    #[serde(default = "default_axis")]
+    #[serde(default = "default_axis", deserialize_with = "checked::chain_axis")]
     pub axis: [f32; 3],
     /// Joint-to-joint length of a link, m (default 0.1).
-    #[serde(default = "default_link_length")]
+    #[serde(
+        default = "default_link_length",
+        deserialize_with = "checked::link_length"
+    )]
     pub link_length: f32,
     /// Half thickness of a link, m (default 0.01).
-    #[serde(default = "default_link_half_width")]
+    #[serde(
+        default = "default_link_half_width",
+        deserialize_with = "checked::link_half_width"
+    )]
     pub link_half_width: f32,
     /// Mass of a link, kg (default 0.1).
-    #[serde(default = "default_link_mass")]
+    #[serde(default = "default_link_mass", deserialize_with = "checked::link_mass")]
     pub link_mass: f32,
     /// Optional revolute limit for every joint, rad.
+    #[serde(default, deserialize_with = "checked::limit")]
     pub limit: Option<[f32; 2]>,
 }
 
@@ -209,14 +245,14 @@ pub struct GridSpec {
     pub rows: u32,
     /// Number of columns (>= 1).
     pub cols: u32,
-    /// Distance between neighbours, m (default 0.1).
-    #[serde(default = "default_link_length")]
+    /// Distance between neighbours, m (> 0; default 0.1).
+    #[serde(default = "default_link_length", deserialize_with = "checked::spacing")]
     pub spacing: f32,
     /// Position of the top-left body, m.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "checked::origin")]
     pub origin: [f32; 3],
     /// Mass of a body, kg (default 0.1).
-    #[serde(default = "default_link_mass")]
+    #[serde(default = "default_link_mass", deserialize_with = "checked::grid_mass")]
     pub mass: f32,
     /// `"spherical"` (default) or `"revolute"` (about z).
     #[serde(default = "default_grid_joint")]
@@ -245,6 +281,115 @@ fn default_link_mass() -> f32 {
     0.1
 }
 
+/// Deserialisers for the scene file's numbers that name their field in errors: fixed-length
+/// arrays must have exactly their length (serde's `[f32; N]` ignores extra elements), and a
+/// finite number beyond the f32 range is refused as written instead of becoming infinite.
+mod checked {
+    use serde::de::{DeserializeOwned, Error};
+    use serde::{Deserialize, Deserializer};
+
+    /// A field's value as read (f64s), then checked and narrowed to f32.
+    trait Checked: Sized {
+        type Raw: DeserializeOwned;
+        fn check<E: Error>(raw: Self::Raw, field: &str) -> Result<Self, E>;
+    }
+
+    impl Checked for f32 {
+        type Raw = f64;
+        fn check<E: Error>(v: f64, field: &str) -> Result<f32, E> {
+            if v.is_finite() && v.abs() > f64::from(f32::MAX) {
+                return Err(E::custom(format!(
+                    "`{field}`: {v:e} is beyond the f32 range (max 3.4e38); give a smaller number"
+                )));
+            }
+            Ok(v as f32)
+        }
+    }
+
+    impl<const N: usize> Checked for [f32; N] {
+        type Raw = Vec<f64>;
+        fn check<E: Error>(raw: Vec<f64>, field: &str) -> Result<[f32; N], E> {
+            if raw.len() != N {
+                let layout = match N {
+                    2 => "[lo, hi]",
+                    3 => "[x, y, z]",
+                    _ => "[x, y, z, w]",
+                };
+                let fix = if raw.len() > N {
+                    "remove the extra ones"
+                } else {
+                    "give every element"
+                };
+                return Err(E::custom(format!(
+                    "`{field}` has {} elements, expected an array of length {N} {layout}; {fix}",
+                    raw.len()
+                )));
+            }
+            let mut out = [0.0; N];
+            for (o, v) in out.iter_mut().zip(raw) {
+                *o = f32::check(v, field)?;
+            }
+            Ok(out)
+        }
+    }
+
+    impl<T: Checked> Checked for Option<T> {
+        type Raw = Option<T::Raw>;
+        fn check<E: Error>(raw: Self::Raw, field: &str) -> Result<Self, E> {
+            raw.map(|r| T::check(r, field)).transpose()
+        }
+    }
+
+    fn read<'de, D: Deserializer<'de>, T: Checked>(d: D, field: &str) -> Result<T, D::Error> {
+        let raw =
+            T::Raw::deserialize(d).map_err(|e| D::Error::custom(format!("`{field}`: {e}")))?;
+        T::check(raw, field)
+    }
+
+    /// One deserialiser per field: `function: type = "field name"`.
+    macro_rules! fields {
+        ($($f:ident: $t:ty = $name:literal,)*) => {$(
+            pub(super) fn $f<'de, D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                read(d, $name)
+            }
+        )*};
+    }
+
+    fields! {
+        gravity: Option<[f32; 3]> = "gravity",
+        dt: Option<f32> = "dt",
+        duration: Option<f32> = "duration",
+        max_substep: Option<f32> = "max_substep",
+        error_reduction: Option<f32> = "error_reduction",
+        projection_factor: Option<f32> = "projection_factor",
+        sleep_linear_speed: Option<f32> = "sleep_linear_speed",
+        sleep_angular_speed: Option<f32> = "sleep_angular_speed",
+        time_to_sleep: Option<f32> = "time_to_sleep",
+        position: [f32; 3] = "position",
+        rotation: Option<[f32; 4]> = "rotation",
+        linear_velocity: [f32; 3] = "linear_velocity",
+        angular_velocity: [f32; 3] = "angular_velocity",
+        mass: Option<f32> = "mass",
+        inertia: Option<[f32; 3]> = "inertia",
+        box_half_extents: Option<[f32; 3]> = "box",
+        anchor_a: [f32; 3] = "anchor_a",
+        anchor_b: [f32; 3] = "anchor_b",
+        axis: Option<[f32; 3]> = "axis",
+        axis_a: Option<[f32; 3]> = "axis_a",
+        axis_b: Option<[f32; 3]> = "axis_b",
+        limit: Option<[f32; 2]> = "limit",
+        reference_rotation: Option<[f32; 4]> = "reference_rotation",
+        origin: [f32; 3] = "origin",
+        direction: [f32; 3] = "direction",
+        chain_axis: [f32; 3] = "axis",
+        link_length: f32 = "link_length",
+        link_half_width: f32 = "link_half_width",
+        link_mass: f32 = "link_mass",
+        spacing: f32 = "spacing",
+        grid_mass: f32 = "mass",
+    }
+}
+
 impl ChainSpec {
     /// A horizontal revolute chain of `links` links named `name`, starting at `origin`.
     pub fn new(name: impl Into<String>, links: u32, origin: Vec3) -> Self {
@@ -264,40 +409,93 @@ impl ChainSpec {
 
     /// Adds the chain to `world`: a static anchor body, the links and their joints.
     pub fn build_into(&self, world: &mut World) -> Result<()> {
-        let bad = |m: String| EngineError::Scene {
+        let ids = self.add_bodies(world)?;
+        self.add_joints(world, &ids)
+    }
+
+    fn error(&self, message: String) -> EngineError {
+        EngineError::Scene {
             origin: format!("chain `{}`", self.name),
-            message: m,
-        };
+            message,
+        }
+    }
+
+    /// Bodies and joints the chain generates.
+    fn counts(&self) -> (u64, u64) {
+        (u64::from(self.links) + 1, u64::from(self.links))
+    }
+
+    /// Checks the fields and the size.
+    fn check(&self) -> Result<()> {
         if self.links == 0 {
-            return Err(bad("links must be at least 1".into()));
+            return Err(self.error("links must be at least 1".into()));
+        }
+        let (bodies, joints) = self.counts();
+        if bodies > MAX_SCENE_ITEMS {
+            return Err(self.error(format!(
+                "links = {} would generate {bodies} bodies and {joints} joints, more than the \
+                 {MAX_SCENE_ITEMS} of each a scene may have; use fewer links",
+                self.links
+            )));
         }
         if !matches!(self.joint, JointKind::Revolute | JointKind::Spherical) {
-            return Err(bad(format!(
+            return Err(self.error(format!(
                 "joint must be revolute or spherical, not {}",
                 self.joint.name()
             )));
         }
-        if !(self.link_length > 0.0 && self.link_half_width > 0.0) {
-            return Err(bad("link_length and link_half_width must be > 0 m".into()));
+        if !(self.link_length.is_finite()
+            && self.link_length > 0.0
+            && self.link_half_width.is_finite()
+            && self.link_half_width > 0.0)
+        {
+            return Err(
+                self.error("link_length and link_half_width must be finite and > 0 m".into())
+            );
+        }
+        if !(self.link_mass.is_finite() && self.link_mass > 0.0) {
+            return Err(self.error(format!(
+                "link_mass = {} is not allowed: give a finite mass > 0 kg (default 0.1)",
+                self.link_mass
+            )));
         }
         let dir = Vec3::from(self.direction);
         if !dir.is_finite() || dir.length() < 1e-6 {
-            return Err(bad("direction must be a finite non-zero vector".into()));
+            return Err(self.error("direction must be a finite non-zero vector".into()));
         }
-        let dir = dir.normalize();
+        Ok(())
+    }
+
+    /// Checks the chain, then adds the anchor and the links; returns their ids in that order.
+    fn add_bodies(&self, world: &mut World) -> Result<Vec<BodyId>> {
+        self.check()?;
+        let dir = Vec3::from(self.direction).normalize();
         let origin = Vec3::from(self.origin);
         let length = self.link_length;
         let half = (dir.abs() * (0.5 * length)).max(Vec3::splat(self.link_half_width));
-        let anchor =
-            world.add_body(BodyDesc::fixed(format!("{}.anchor", self.name)).position(origin))?;
-        let mut previous = anchor;
+        let mut ids = Vec::with_capacity(self.counts().0 as usize);
+        ids.push(
+            world.add_body(BodyDesc::fixed(format!("{}.anchor", self.name)).position(origin))?,
+        );
         for i in 0..self.links {
             let centre = origin + dir * (length * (i as f32 + 0.5));
-            let link = world.add_body(
-                BodyDesc::dynamic(format!("{}.link{i}", self.name))
-                    .position(centre)
-                    .solid_box(self.link_mass, half),
-            )?;
+            ids.push(
+                world.add_body(
+                    BodyDesc::dynamic(format!("{}.link{i}", self.name))
+                        .position(centre)
+                        .solid_box(self.link_mass, half),
+                )?,
+            );
+        }
+        Ok(ids)
+    }
+
+    /// Adds the joints between the bodies `ids` of [`ChainSpec::add_bodies`].
+    fn add_joints(&self, world: &mut World, ids: &[BodyId]) -> Result<()> {
+        let dir = Vec3::from(self.direction).normalize();
+        let length = self.link_length;
+        for (i, pair) in ids.windows(2).enumerate() {
+            let (previous, link) = (pair[0], pair[1]);
             let (anchor_a, anchor_b) = if i == 0 {
                 (Vec3::ZERO, -dir * (0.5 * length))
             } else {
@@ -313,7 +511,6 @@ impl ChainSpec {
                 joint = joint.limit(lo, hi);
             }
             world.add_joint(joint)?;
-            previous = link;
         }
         Ok(())
     }
@@ -322,20 +519,66 @@ impl ChainSpec {
 impl GridSpec {
     /// Adds the grid to `world`.
     pub fn build_into(&self, world: &mut World) -> Result<()> {
-        let bad = |m: String| EngineError::Scene {
+        let ids = self.add_bodies(world)?;
+        self.add_joints(world, &ids)
+    }
+
+    fn error(&self, message: String) -> EngineError {
+        EngineError::Scene {
             origin: format!("grid `{}`", self.name),
-            message: m,
-        };
+            message,
+        }
+    }
+
+    /// Bodies and joints the grid generates: `rows cols` bodies, `(rows - 1) cols` joints down
+    /// and `(rows - 1) (cols - 1)` to the right.
+    fn counts(&self) -> (u64, u64) {
+        let (rows, cols) = (u64::from(self.rows), u64::from(self.cols));
+        let joints = rows
+            .saturating_sub(1)
+            .saturating_mul((2 * cols).saturating_sub(1));
+        (rows * cols, joints)
+    }
+
+    /// Checks the fields and the size.
+    fn check(&self) -> Result<()> {
         if self.rows < 2 || self.cols < 1 {
-            return Err(bad("a grid needs rows >= 2 and cols >= 1".into()));
+            return Err(self.error("a grid needs rows >= 2 and cols >= 1".into()));
+        }
+        let (bodies, joints) = self.counts();
+        if bodies > MAX_SCENE_ITEMS || joints > MAX_SCENE_ITEMS {
+            return Err(self.error(format!(
+                "rows x cols = {} x {} would generate {bodies} bodies and {joints} joints, more \
+                 than the {MAX_SCENE_ITEMS} of each a scene may have; use fewer rows or columns",
+                self.rows, self.cols
+            )));
         }
         if !matches!(self.joint, JointKind::Revolute | JointKind::Spherical) {
-            return Err(bad("joint must be spherical or revolute".into()));
+            return Err(self.error("joint must be spherical or revolute".into()));
         }
+        if !(self.spacing.is_finite() && self.spacing > 0.0) {
+            return Err(self.error(format!(
+                "spacing = {} is not allowed: give a finite distance > 0 m between neighbours \
+                 (default 0.1)",
+                self.spacing
+            )));
+        }
+        if !(self.mass.is_finite() && self.mass > 0.0) {
+            return Err(self.error(format!(
+                "mass = {} is not allowed: give a finite mass > 0 kg (default 0.1)",
+                self.mass
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks the grid, then adds its bodies row by row; returns their ids in that order.
+    fn add_bodies(&self, world: &mut World) -> Result<Vec<BodyId>> {
+        self.check()?;
         let s = self.spacing;
         let origin = Vec3::from(self.origin);
         let half = Vec3::splat(0.25 * s);
-        let mut ids = Vec::with_capacity((self.rows * self.cols) as usize);
+        let mut ids = Vec::with_capacity(self.counts().0 as usize);
         for i in 0..self.rows {
             for k in 0..self.cols {
                 let name = format!("{}.r{i}c{k}", self.name);
@@ -348,7 +591,14 @@ impl GridSpec {
                 ids.push(world.add_body(desc.position(p))?);
             }
         }
-        let at = |i: u32, k: u32| ids[(i * self.cols + k) as usize];
+        Ok(ids)
+    }
+
+    /// Adds the joints between the bodies `ids` of [`GridSpec::add_bodies`].
+    fn add_joints(&self, world: &mut World, ids: &[BodyId]) -> Result<()> {
+        let s = self.spacing;
+        let cols = self.cols as usize;
+        let at = |i: u32, k: u32| ids[i as usize * cols + k as usize];
         for i in 0..self.rows {
             for k in 0..self.cols {
                 let here = at(i, k);
@@ -370,6 +620,122 @@ impl GridSpec {
             }
         }
         Ok(())
+    }
+}
+
+impl SceneBody {
+    /// The body's description, after the checks that need to know which fields were given.
+    fn desc(&self) -> Result<BodyDesc> {
+        let bad = |reason: String| EngineError::InvalidBody {
+            body: self.name.clone(),
+            reason,
+        };
+        if self.kind != BodyKind::Dynamic {
+            let given = [
+                ("mass", self.mass.is_some()),
+                ("inertia", self.inertia.is_some()),
+                ("box", self.box_half_extents.is_some()),
+            ];
+            if let Some((field, _)) = given.into_iter().find(|&(_, given)| given) {
+                let kind = if self.kind == BodyKind::Static {
+                    "static"
+                } else {
+                    "kinematic"
+                };
+                return Err(bad(format!(
+                    "a {kind} body has infinite mass, so its `{field}` would be ignored: remove \
+                     `{field}`, or make the body dynamic"
+                )));
+            }
+        }
+        if let Some(h) = self.box_half_extents {
+            if !(vec3(h).is_finite() && vec3(h).min_element() > 0.0) {
+                return Err(bad(format!(
+                    "`box` {h:?} m is not allowed: every half extent (half the side) must be \
+                     finite and > 0 m"
+                )));
+            }
+        }
+        let mut desc = match self.kind {
+            BodyKind::Static => BodyDesc::fixed(self.name.clone()),
+            BodyKind::Kinematic => BodyDesc::kinematic(self.name.clone()),
+            BodyKind::Dynamic => BodyDesc::dynamic(self.name.clone()),
+        }
+        .position(vec3(self.position))
+        .rotation(self.rotation.map(quat).unwrap_or(Quat::IDENTITY))
+        .velocity(vec3(self.linear_velocity), vec3(self.angular_velocity));
+        let mass = self.mass.unwrap_or(1.0);
+        desc.mass = mass;
+        match (self.inertia, self.box_half_extents) {
+            (Some(_), Some(_)) => {
+                return Err(bad("give either `inertia` or `box`, not both".into()));
+            }
+            (Some(i), None) => desc.inertia = vec3(i),
+            (None, Some(h)) => desc.inertia = box_inertia(mass, vec3(h)),
+            (None, None) => {}
+        }
+        Ok(desc)
+    }
+}
+
+impl SceneJoint {
+    /// The joint's description between bodies `a` and `b`, after the checks that need to know
+    /// which fields were given.
+    fn desc(&self, a: BodyId, b: BodyId) -> Result<JointDesc> {
+        let bad = |reason: String| EngineError::InvalidJoint {
+            joint: self.name.clone(),
+            reason,
+        };
+        let has_axis = matches!(self.kind, JointKind::Revolute | JointKind::Prismatic);
+        let axes = [
+            ("axis", self.axis),
+            ("axis_a", self.axis_a),
+            ("axis_b", self.axis_b),
+        ];
+        if let Some((field, _)) = axes.into_iter().find(|(_, v)| !has_axis && v.is_some()) {
+            return Err(bad(format!(
+                "a {} joint has no axis; axes apply to revolute and prismatic joints: remove \
+                 `{field}`",
+                self.kind.name()
+            )));
+        }
+        match (self.axis, self.axis_a, self.axis_b) {
+            (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+                return Err(bad(
+                    "give either `axis` (the same axis in both bodies' frames) or `axis_a` and \
+                     `axis_b`, not both"
+                        .into(),
+                ))
+            }
+            (None, Some(_), None) | (None, None, Some(_)) => {
+                let (given, missing) = if self.axis_a.is_some() {
+                    ("axis_a", "axis_b")
+                } else {
+                    ("axis_b", "axis_a")
+                };
+                return Err(bad(format!(
+                    "`{given}` is given without `{missing}`: give both (each in its body's \
+                     frame), or `axis` for both"
+                )));
+            }
+            _ => {}
+        }
+        let mut desc = match self.kind {
+            JointKind::Revolute => JointDesc::revolute(self.name.clone(), a, b),
+            JointKind::Spherical => JointDesc::spherical(self.name.clone(), a, b),
+            JointKind::Fixed => JointDesc::fixed(self.name.clone(), a, b),
+            JointKind::Prismatic => JointDesc::prismatic(self.name.clone(), a, b),
+        }
+        .anchors(vec3(self.anchor_a), vec3(self.anchor_b));
+        if let Some(axis) = self.axis {
+            desc = desc.axis(vec3(axis));
+        }
+        if let (Some(axis_a), Some(axis_b)) = (self.axis_a, self.axis_b) {
+            desc = desc.axes(vec3(axis_a), vec3(axis_b));
+        }
+        desc.limit = self.limit;
+        desc.reference_rotation = self.reference_rotation.map(quat);
+        Ok(desc)
     }
 }
 
@@ -473,6 +839,10 @@ impl Scene {
     }
 
     /// Builds a world from the scene with the given settings.
+    ///
+    /// Bodies come first, in order: the `[[body]]` tables, then those the chains and grids
+    /// generate, so that a `[[joint]]` may name any of them; then the joints, in the same
+    /// order.
     pub fn build_with(&self, settings: Settings) -> Result<World> {
         if let Some(dt) = self.world.dt {
             if !(dt.is_finite() && dt > 0.0) {
@@ -489,76 +859,120 @@ impl Scene {
             }
         }
         let mut world = World::new(settings)?;
-        let mut by_name: HashMap<&str, BodyId> = HashMap::new();
+        world.settings().check_substeps(self.frame_dt())?;
+        self.check_size()?;
         for b in &self.bodies {
-            let mut desc = match b.kind {
-                BodyKind::Static => BodyDesc::fixed(b.name.clone()),
-                BodyKind::Kinematic => BodyDesc::kinematic(b.name.clone()),
-                BodyKind::Dynamic => BodyDesc::dynamic(b.name.clone()),
-            }
-            .position(vec3(b.position))
-            .rotation(b.rotation.map(quat).unwrap_or(Quat::IDENTITY))
-            .velocity(vec3(b.linear_velocity), vec3(b.angular_velocity));
-            let mass = b.mass.unwrap_or(1.0);
-            desc.mass = mass;
-            match (b.inertia, b.box_half_extents) {
-                (Some(_), Some(_)) => {
-                    return Err(EngineError::InvalidBody {
-                        body: b.name.clone(),
-                        reason: "give either `inertia` or `box`, not both".into(),
-                    })
-                }
-                (Some(i), None) => desc.inertia = vec3(i),
-                (None, Some(h)) => desc.inertia = box_inertia(mass, vec3(h)),
-                (None, None) => {}
-            }
-            let id = world.add_body(desc)?;
-            by_name.insert(&b.name, id);
+            world.add_body(b.desc()?)?;
         }
-        let lookup = |joint: &str, which: &str, name: &str| -> Result<BodyId> {
-            by_name.get(name).copied().ok_or_else(|| EngineError::InvalidJoint {
-                joint: joint.to_string(),
-                reason: format!(
-                    "{which} names body `{name}`, which the scene does not define; defined bodies: {}",
-                    if self.bodies.is_empty() {
-                        "none".to_string()
-                    } else {
-                        self.bodies.iter().map(|b| b.name.as_str()).collect::<Vec<_>>().join(", ")
-                    }
-                ),
-            })
-        };
+        let chains = self
+            .chains
+            .iter()
+            .map(|c| c.add_bodies(&mut world))
+            .collect::<Result<Vec<_>>>()?;
+        let grids = self
+            .grids
+            .iter()
+            .map(|g| g.add_bodies(&mut world))
+            .collect::<Result<Vec<_>>>()?;
         for j in &self.joints {
-            let a = lookup(&j.name, "body_a", &j.body_a)?;
-            let b = lookup(&j.name, "body_b", &j.body_b)?;
-            let mut desc = match j.kind {
-                JointKind::Revolute => JointDesc::revolute(j.name.clone(), a, b),
-                JointKind::Spherical => JointDesc::spherical(j.name.clone(), a, b),
-                JointKind::Fixed => JointDesc::fixed(j.name.clone(), a, b),
-                JointKind::Prismatic => JointDesc::prismatic(j.name.clone(), a, b),
-            }
-            .anchors(vec3(j.anchor_a), vec3(j.anchor_b));
-            if let Some(axis) = j.axis {
-                desc = desc.axis(vec3(axis));
-            }
-            if let Some(axis) = j.axis_a {
-                desc.axis_a = vec3(axis);
-            }
-            if let Some(axis) = j.axis_b {
-                desc.axis_b = vec3(axis);
-            }
-            desc.limit = j.limit;
-            desc.reference_rotation = j.reference_rotation.map(quat);
-            world.add_joint(desc)?;
+            let a = self.body_id(&world, j, "body_a", &j.body_a)?;
+            let b = self.body_id(&world, j, "body_b", &j.body_b)?;
+            world.add_joint(j.desc(a, b)?)?;
         }
-        for c in &self.chains {
-            c.build_into(&mut world)?;
+        for (c, ids) in self.chains.iter().zip(&chains) {
+            c.add_joints(&mut world, ids)?;
         }
-        for g in &self.grids {
-            g.build_into(&mut world)?;
+        for (g, ids) in self.grids.iter().zip(&grids) {
+            g.add_joints(&mut world, ids)?;
         }
         world.sync();
         Ok(world)
+    }
+
+    /// Checks every generator, then the scene's total numbers of bodies and joints against
+    /// [`MAX_SCENE_ITEMS`].
+    fn check_size(&self) -> Result<()> {
+        let mut bodies = self.bodies.len() as u64;
+        let mut joints = self.joints.len() as u64;
+        for c in &self.chains {
+            c.check()?;
+            bodies = bodies.saturating_add(c.counts().0);
+            joints = joints.saturating_add(c.counts().1);
+        }
+        for g in &self.grids {
+            g.check()?;
+            bodies = bodies.saturating_add(g.counts().0);
+            joints = joints.saturating_add(g.counts().1);
+        }
+        if bodies > MAX_SCENE_ITEMS || joints > MAX_SCENE_ITEMS {
+            return Err(EngineError::Scene {
+                origin: "size".into(),
+                message: format!(
+                    "{bodies} bodies and {joints} joints (with those the [[chain]] and [[grid]] \
+                     tables generate), more than the {MAX_SCENE_ITEMS} of each a scene may have; \
+                     use fewer or smaller generators"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The body named `name` by field `which` of joint `j`.
+    fn body_id(&self, world: &World, j: &SceneJoint, which: &str, name: &str) -> Result<BodyId> {
+        match world.bodies().index_of(name) {
+            Some(i) => Ok(BodyId(i as u32)),
+            None => Err(EngineError::InvalidJoint {
+                joint: j.name.clone(),
+                reason: format!(
+                    "{which} names body `{name}`, which the scene does not define; defined \
+                     bodies: {}",
+                    self.defined_bodies(world.body_count())
+                ),
+            }),
+        }
+    }
+
+    /// The names a joint may use, abbreviated: the first `[[body]]` names, then what each
+    /// generator makes, and with generators or many bodies the count (`total`).
+    fn defined_bodies(&self, total: usize) -> String {
+        const SHOWN: usize = 8;
+        let mut items: Vec<String> = self
+            .bodies
+            .iter()
+            .take(SHOWN)
+            .map(|b| b.name.clone())
+            .collect();
+        if self.bodies.len() > SHOWN {
+            items.push(format!("... ({} [[body]] tables)", self.bodies.len()));
+        }
+        let generated = self.chains.len() + self.grids.len();
+        let chains = self.chains.iter().map(|c| match c.links {
+            1 => format!("{0}.anchor, {0}.link0 (chain)", c.name),
+            n => format!(
+                "{0}.anchor, {0}.link0 .. {0}.link{1} (chain)",
+                c.name,
+                n.saturating_sub(1)
+            ),
+        });
+        let grids = self.grids.iter().map(|g| {
+            format!(
+                "{0}.r0c0 .. {0}.r{1}c{2} (grid)",
+                g.name,
+                g.rows.saturating_sub(1),
+                g.cols.saturating_sub(1)
+            )
+        });
+        items.extend(chains.chain(grids).take(SHOWN));
+        if generated > SHOWN {
+            items.push(format!("... ({generated} generators)"));
+        }
+        if items.is_empty() {
+            "none".into()
+        } else if generated == 0 && self.bodies.len() <= SHOWN {
+            items.join(", ")
+        } else {
+            format!("{} ({total} in all)", items.join(", "))
+        }
     }
 }
 
@@ -604,4 +1018,270 @@ const BUILTIN: &[(&str, &str, &str)] = &[
 /// Names and descriptions of the shipped scenes.
 pub fn builtin_scenes() -> Vec<(&'static str, &'static str)> {
     BUILTIN.iter().map(|(n, d, _)| (*n, *d)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error of parsing and building `text`.
+    fn error(text: &str) -> String {
+        match Scene::from_toml_str(text, "s.toml").and_then(|s| s.build()) {
+            Ok(_) => panic!("the scene was accepted:\n{text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    const BOB: &str = "[[body]]\nname = \"bob\"\n";
+
+    #[test]
+    fn arrays_of_the_wrong_length_are_refused_with_the_field_and_length() {
+        let cases = [
+            (
+                "[[body]]\nname = \"a\"\nposition = [1.0, 0.0, 0.0, 2.0]",
+                "position",
+                4,
+                3,
+            ),
+            (
+                "[[body]]\nname = \"a\"\nrotation = [0, 0, 0.05, 0.9987, 5]",
+                "rotation",
+                5,
+                4,
+            ),
+            ("[world]\ngravity = [0, -9.81, 0, 100]", "gravity", 4, 3),
+            (
+                "[[body]]\nname = \"a\"\nbox = [0.1, 0.1, 0.1, 0.1]",
+                "box",
+                4,
+                3,
+            ),
+            (
+                "[[chain]]\nname = \"c\"\nlinks = 2\nlimit = [-0.5, 0.2, 0.5]",
+                "limit",
+                3,
+                2,
+            ),
+            (
+                "[[grid]]\nname = \"g\"\nrows = 2\ncols = 2\norigin = [0, 0]",
+                "origin",
+                2,
+                3,
+            ),
+        ];
+        for (text, field, found, expected) in cases {
+            let e = error(text);
+            assert!(
+                e.contains(&format!("`{field}` has {found} elements"))
+                    && e.contains(&format!("expected an array of length {expected}")),
+                "{e}"
+            );
+        }
+        let joint = format!(
+            "{BOB}[[body]]\nname = \"b\"\n[[joint]]\nname = \"j\"\nkind = \"revolute\"\n\
+             body_a = \"bob\"\nbody_b = \"b\"\nlimit = [-0.5, 0.2, 0.5]\n"
+        );
+        assert!(error(&joint).contains("`limit` has 3 elements"));
+        // Arrays of the right length keep their values, integers included.
+        let s = Scene::from_toml_str(
+            "[world]\ngravity = [0, -9.81, 0]\n[[body]]\nname = \"a\"\nposition = [1, 2.5, -3]\n",
+            "s.toml",
+        )
+        .unwrap();
+        assert_eq!(s.world.gravity, Some([0.0, -9.81, 0.0]));
+        assert_eq!(s.bodies[0].position, [1.0, 2.5, -3.0]);
+    }
+
+    #[test]
+    fn numbers_beyond_f32_are_reported_as_written() {
+        let e = error("[[body]]\nname = \"a\"\nposition = [1e39, 0, 0]\n");
+        assert!(
+            e.contains("`position`: 1e39 is beyond the f32 range (max 3.4e38)")
+                && !e.contains("inf"),
+            "{e}"
+        );
+        let e = error("[[body]]\nname = \"a\"\nmass = -2.5e40\n");
+        assert!(e.contains("`mass`: -2.5e40 is beyond the f32 range"), "{e}");
+        // The largest f32 itself is still a number.
+        let s = Scene::from_toml_str("[world]\nduration = 3.4e38\n", "s.toml").unwrap();
+        assert_eq!(s.world.duration, Some(3.4e38));
+    }
+
+    #[test]
+    fn joints_can_name_generated_bodies() {
+        let text = format!(
+            "{BOB}position = [0.6, 0.0, 0.0]\n\
+             [[chain]]\nname = \"c\"\nlinks = 5\n\
+             [[grid]]\nname = \"g\"\nrows = 3\ncols = 2\norigin = [0, -1, 0]\n\
+             [[joint]]\nname = \"tip\"\nkind = \"spherical\"\nbody_a = \"c.link4\"\nbody_b = \"bob\"\n\
+             [[joint]]\nname = \"net\"\nkind = \"spherical\"\nbody_a = \"bob\"\nbody_b = \"g.r2c1\"\n"
+        );
+        let world = Scene::from_toml_str(&text, "s.toml")
+            .unwrap()
+            .build()
+            .unwrap();
+        // Bodies: bob, the chain's anchor and 5 links, the grid's 6; joints: the two named
+        // ones first, then the chain's 5 and the grid's (rows - 1)(2 cols - 1) = 6.
+        assert_eq!((world.body_count(), world.joint_count()), (13, 2 + 5 + 6));
+        let names = world.bodies().names();
+        assert_eq!((names[0].as_str(), names[6].as_str()), ("bob", "c.link4"));
+        assert_eq!(names[12], "g.r2c1");
+        let joints = world.joints().names();
+        assert_eq!((joints[0].as_str(), joints[1].as_str()), ("tip", "net"));
+        assert_eq!(joints[2], "c.joint0");
+
+        let e = error(&text.replace("\"c.link4\"", "\"c.link5\""));
+        assert!(
+            e.contains("`c.link5`")
+                && e.contains(
+                    "defined bodies: bob, c.anchor, c.link0 .. c.link4 (chain), \
+                     g.r0c0 .. g.r2c1 (grid) (13 in all)"
+                ),
+            "{e}"
+        );
+        // A long list is cut short.
+        let many: String = (0..20)
+            .map(|i| format!("[[body]]\nname = \"b{i}\"\n"))
+            .collect();
+        let e = error(&format!(
+            "{many}[[joint]]\nname = \"j\"\nkind = \"fixed\"\nbody_a = \"b0\"\nbody_b = \"x\"\n"
+        ));
+        assert!(
+            e.contains("defined bodies: b0, b1, b2, b3, b4, b5, b6, b7, ... (20 [[body]] tables) (20 in all)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn contradictory_or_invalid_values_are_refused() {
+        let cases: [(String, &[&str]); 12] = [
+            (
+                format!("{BOB}box = [0, 0, 0]\n"),
+                &["`box` [0.0, 0.0, 0.0] m", "> 0 m"],
+            ),
+            (
+                format!("{BOB}box = [0.1, -0.1, 0.1]\n"),
+                &["`box` [0.1, -0.1, 0.1] m"],
+            ),
+            (
+                "[[grid]]\nname = \"g\"\nrows = 2\ncols = 2\nspacing = 0.0\n".into(),
+                &["grid `g`", "spacing = 0", "> 0 m"],
+            ),
+            (
+                "[[grid]]\nname = \"g\"\nrows = 2\ncols = 2\nspacing = -0.1\n".into(),
+                &["spacing = -0.1"],
+            ),
+            (
+                "[[grid]]\nname = \"g\"\nrows = 2\ncols = 2\nspacing = nan\n".into(),
+                &["spacing = NaN"],
+            ),
+            (
+                "[[grid]]\nname = \"g\"\nrows = 2\ncols = 2\nspacing = inf\n".into(),
+                &["spacing = inf"],
+            ),
+            (
+                format!("{BOB}[[body]]\nname = \"w\"\nkind = \"static\"\nmass = 2.0\n"),
+                &[
+                    "invalid body `w`",
+                    "static body",
+                    "`mass`",
+                    "make the body dynamic",
+                ],
+            ),
+            (
+                format!("{BOB}[[body]]\nname = \"w\"\nkind = \"kinematic\"\nmass = -1.0\n"),
+                &["kinematic body", "`mass`"],
+            ),
+            (
+                "[world]\nmax_substep = 1e-9\n".into(),
+                &["`max_substep`", "1666", "100000", "at least 1.7e-7 s"],
+            ),
+            (
+                joint(
+                    "revolute",
+                    "axis = [0, 0, 1]\naxis_a = [0, 0, 1]\naxis_b = [0, 0, 1]",
+                ),
+                &["either `axis`", "not both"],
+            ),
+            (
+                joint("revolute", "axis_a = [0, 0, 1]"),
+                &["`axis_a` is given without `axis_b`"],
+            ),
+            (
+                joint("spherical", "axis = [0, 0, 1]"),
+                &["a spherical joint has no axis", "remove `axis`"],
+            ),
+        ];
+        for (text, parts) in cases {
+            let e = error(&text);
+            assert!(parts.iter().all(|p| e.contains(p)), "{parts:?} in {e}");
+        }
+        assert!(error(&joint("prismatic", "axis_b = [1, 0, 0]"))
+            .contains("`axis_b` is given without `axis_a`"));
+        assert!(error(&joint("fixed", "axis_b = [1, 0, 0]")).contains("a fixed joint has no axis"));
+        // The substep cap it suggests is enough: 98039 substeps a frame.
+        let s = Scene::from_toml_str("[world]\nmax_substep = 1.7e-7\n", "s.toml").unwrap();
+        assert_eq!(
+            s.build().unwrap().settings().substeps_for(s.frame_dt()),
+            98039
+        );
+        // Both axes given separately are taken, normalised.
+        let world = Scene::from_toml_str(
+            &joint("revolute", "axis_a = [0, 0, 2]\naxis_b = [0, 1, 0]"),
+            "s.toml",
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+        assert_eq!(world.joints().axis_a[0], Vec3::Z);
+        assert_eq!(world.joints().axis_b[0], Vec3::Y);
+    }
+
+    /// A joint of `kind` from a static `ground` to `bob`, with the extra `fields`.
+    fn joint(kind: &str, fields: &str) -> String {
+        format!(
+            "{BOB}[[body]]\nname = \"ground\"\nkind = \"static\"\n[[joint]]\nname = \"j\"\n\
+             kind = \"{kind}\"\nbody_a = \"ground\"\nbody_b = \"bob\"\n{fields}\n"
+        )
+    }
+
+    #[test]
+    fn oversized_generators_are_refused_before_anything_is_allocated() {
+        let e = error("[[grid]]\nname = \"g\"\nrows = 100000\ncols = 100000\n");
+        assert!(
+            e.contains("grid `g`")
+                && e.contains("100000 x 100000 would generate 10000000000 bodies")
+                && e.contains("50000000"),
+            "{e}"
+        );
+        let e = error("[[chain]]\nname = \"c\"\nlinks = 4294967295\n");
+        assert!(
+            e.contains("chain `c`") && e.contains("4294967296 bodies and 4294967295 joints"),
+            "{e}"
+        );
+        // Each grid is within the limit, the four together are not.
+        let grids: String = (0..4)
+            .map(|i| format!("[[grid]]\nname = \"g{i}\"\nrows = 4000\ncols = 4000\n"))
+            .collect();
+        let e = error(&grids);
+        assert!(
+            e.starts_with("scene size: 64000000 bodies and 127952004 joints"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_body_and_the_setting() {
+        let e = error(&format!(
+            "{BOB}[[joint]]\nname = \"j\"\nkind = \"spherical\"\nbody_a = \"bob\"\nbody_b = \"bob\"\n"
+        ));
+        assert!(e.contains("it connects body `bob` to itself"), "{e}");
+        let e = error("[world]\nvelocity_iterations = 100000\n");
+        assert!(
+            e.contains("`velocity_iterations` = 100000") && !e.contains("position_iterations"),
+            "{e}"
+        );
+        let e = error("[world]\nposition_iterations = 100000\n");
+        assert!(e.contains("`position_iterations` = 100000"), "{e}");
+    }
 }

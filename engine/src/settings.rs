@@ -4,6 +4,9 @@ use crate::error::{EngineError, Result};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
+/// The most substeps one frame may run ([`Settings::check_substeps`]).
+pub const MAX_SUBSTEPS_PER_FRAME: u32 = 100_000;
+
 /// The world's solver and physics settings. Units are SI.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -135,11 +138,18 @@ impl Settings {
                 "at least one velocity pass is needed; the default is 8",
             ));
         }
-        if self.velocity_iterations > 10_000 || self.position_iterations > 10_000 {
+        if self.velocity_iterations > 10_000 {
             return Err(bad(
-                "velocity_iterations/position_iterations",
-                self.velocity_iterations.max(self.position_iterations),
-                "must be at most 10000",
+                "velocity_iterations",
+                self.velocity_iterations,
+                "must be at most 10000; the default is 8",
+            ));
+        }
+        if self.position_iterations > 10_000 {
+            return Err(bad(
+                "position_iterations",
+                self.position_iterations,
+                "must be at most 10000; the default is 2",
             ));
         }
         if let Some(n) = self
@@ -211,9 +221,33 @@ impl Settings {
     /// A relative tolerance of 1e-5 absorbs rounding, so that 1/120 s with a 1/240 s cap is
     /// two substeps and not three.
     pub fn substeps_for(&self, dt: f32) -> u32 {
+        self.substeps_exact(dt).max(1.0) as u32
+    }
+
+    /// `ceil(dt / max_substep)` with the tolerance of [`Settings::substeps_for`], unclamped.
+    fn substeps_exact(&self, dt: f32) -> f64 {
         let ratio = f64::from(dt) / f64::from(self.max_substep);
-        let n = (ratio * (1.0 - 1e-5)).ceil();
-        n.max(1.0) as u32
+        (ratio * (1.0 - 1e-5)).ceil()
+    }
+
+    /// Checks that a frame of `dt` seconds runs at most [`MAX_SUBSTEPS_PER_FRAME`] substeps.
+    pub fn check_substeps(&self, dt: f32) -> Result<()> {
+        let n = self.substeps_exact(dt);
+        if n <= f64::from(MAX_SUBSTEPS_PER_FRAME) {
+            return Ok(());
+        }
+        // dt / limit, rounded up to two significant digits.
+        let least = f64::from(dt) / f64::from(MAX_SUBSTEPS_PER_FRAME);
+        let exponent = least.log10().floor() as i32;
+        let digits = (least / 10f64.powi(exponent - 1)).ceil();
+        let suggested = format!("{}e{exponent}", digits / 10.0);
+        Err(EngineError::TooManySubsteps {
+            max_substep: self.max_substep,
+            dt,
+            substeps: n,
+            limit: MAX_SUBSTEPS_PER_FRAME,
+            suggested,
+        })
     }
 }
 

@@ -226,6 +226,15 @@ impl World {
             }
         }
         let (a, b) = (desc.body_a.index(), desc.body_b.index());
+        if a == b {
+            return Err(EngineError::InvalidJoint {
+                joint: desc.name.clone(),
+                reason: format!(
+                    "it connects body `{}` to itself: a joint needs two different bodies",
+                    self.bodies.name[a]
+                ),
+            });
+        }
         if self.bodies.kind[a] != BodyKind::Dynamic && self.bodies.kind[b] != BodyKind::Dynamic {
             return Err(EngineError::InvalidJoint {
                 joint: desc.name.clone(),

@@ -670,12 +670,6 @@ impl Joints {
                 "another joint already has this name; names must be unique".into(),
             ));
         }
-        if desc.body_a == desc.body_b {
-            return Err(bad(format!(
-                "it connects body {} to itself: a joint needs two different bodies",
-                desc.body_a.0
-            )));
-        }
         for (what, v) in [("anchor_a", desc.anchor_a), ("anchor_b", desc.anchor_b)] {
             if !v.is_finite() {
                 return Err(bad(format!("{what} {:?} is not finite", v.to_array())));

@@ -75,16 +75,22 @@ pub struct Args {
     json: bool,
 }
 
-/// Loads a scene by shipped name or path.
-pub fn load_scene(name: Option<&str>) -> anyhow::Result<Scene> {
+/// Loads a scene by shipped name or path; returns it with the file it comes from. As in the
+/// Python `Sim`, the argument is a path when it names a file, else a shipped scene's name,
+/// else a path if it looks like one (a `/` or `\` in it, or a `.toml` ending).
+pub fn load_scene(name: Option<&str>) -> anyhow::Result<(Scene, String)> {
     let name = name.unwrap_or("chain");
     let path = Path::new(name);
-    if path.exists() || name.ends_with(".toml") {
-        Ok(Scene::load(path)?)
-    } else {
-        Scene::builtin(name).with_context(|| {
+    let from_file = || -> anyhow::Result<_> { Ok((Scene::load(path)?, name.to_string())) };
+    if path.is_file() {
+        return from_file();
+    }
+    match Scene::builtin(name) {
+        Ok(scene) => Ok((scene, format!("data/scenes/{name}.toml"))),
+        Err(_) if name.contains(['/', '\\']) || name.ends_with(".toml") => from_file(),
+        Err(e) => Err(e).with_context(|| {
             format!("`{name}` is neither a file nor a shipped scene (see `lavender scenes`)")
-        })
+        }),
     }
 }
 
@@ -94,7 +100,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let scene_file = args.scene.as_deref().map(Path::new);
         crate::paths::check_record_path(path, scene_file.as_slice())?;
     }
-    let scene = load_scene(args.scene.as_deref())?;
+    let (scene, file) = load_scene(args.scene.as_deref())?;
     let mut settings = scene.settings();
     if let Some(n) = args.velocity_iterations {
         settings.velocity_iterations = n;
@@ -120,10 +126,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if args.scalar {
         settings.solver_path = SolverPath::Scalar;
     }
+    if let Some(dt) = scene.world.dt.filter(|dt| !(dt.is_finite() && *dt > 0.0)) {
+        bail!(
+            "the scene file {file} sets `[world] dt = {dt}`, which is not a positive number of \
+             seconds: set it to e.g. 0.016666667 (1/60 s), or remove it for that default"
+        );
+    }
     let dt = args.dt.unwrap_or_else(|| scene.frame_dt());
     if !(dt.is_finite() && dt > 0.0) {
-        bail!("--dt {dt} is not a positive number of seconds");
+        bail!("--dt {dt} is not a positive number of seconds: give e.g. --dt 0.016666667 (1/60 s)");
     }
+    settings.validate()?;
+    settings.check_substeps(dt)?;
     let steps = match (args.steps, args.duration) {
         (Some(n), _) => n,
         (None, Some(d)) if d.is_finite() && d >= 0.0 => (d / dt).round() as u64,

@@ -142,6 +142,74 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
 }
 
 #[test]
+fn scene_settings_errors_name_their_source() {
+    let dir = std::env::temp_dir().join(format!("lavender-cli-scene-dt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for dt in ["0", "-0.01", "nan"] {
+        let file = dir.join("zero-dt.toml");
+        std::fs::write(&file, format!("[world]\ndt = {dt}\n")).unwrap();
+        let out = lavender(&["run", file.to_str().unwrap(), "--steps", "1"]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(&format!(
+                "the scene file {} sets `[world] dt = ",
+                file.display()
+            )) && !err.contains("--dt"),
+            "{err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let out = lavender(&["run", "pendulum", "--dt", "0"]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--dt 0 is not a positive number"), "{err}");
+    let out = lavender(&["run", "pendulum", "--velocity-iterations", "100000"]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("`velocity_iterations` = 100000") && !err.contains("position_iterations"),
+        "{err}"
+    );
+    // A frame of --dt 1000 s at the 1/240 s cap is 240000 substeps (239998 with the
+    // tolerance that absorbs rounding), more than a frame may run.
+    let out = lavender(&["run", "pendulum", "--dt", "1000", "--steps", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("239998 substeps") && err.contains("max_substep"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_directory_named_like_a_shipped_scene_does_not_hide_it() {
+    let dir = std::env::temp_dir().join(format!("lavender-cli-grid-dir-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("grid")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .args(["run", "grid", "--steps", "1", "--json"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["bodies"].as_u64(), v["joints"].as_u64()),
+        (Some(400), Some(741))
+    );
+    // A file of that name is still read as the scene.
+    std::fs::remove_dir(dir.join("grid")).unwrap();
+    std::fs::write(dir.join("grid"), "[[chain]]\nname = \"c\"\nlinks = 3\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .args(["run", "grid", "--steps", "1", "--json"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["bodies"], 4);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn help_explains_with_examples() {
     for cmd in [
         vec!["--help"],

@@ -152,12 +152,21 @@ pub fn column_index(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
         })
 }
 
+/// The plural of `kind`: "body" -> "bodies", "joint" -> "joints".
+fn plural(kind: &str) -> String {
+    match kind.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{kind}s"),
+    }
+}
+
 /// An index into `names` given as an int (negative counts from the end) or a name.
 pub fn select(obj: &Bound<'_, PyAny>, names: &[String], kind: &str) -> PyResult<usize> {
+    let kinds = plural(kind);
     if let Ok(name) = obj.extract::<String>() {
         return names.iter().position(|n| *n == name).ok_or_else(|| {
             errors::value(format!(
-                "no {kind} named {name:?} ({} {kind}s)",
+                "no {kind} named {name:?} ({} {kinds})",
                 names.len()
             ))
         });
@@ -174,7 +183,7 @@ pub fn select(obj: &Bound<'_, PyAny>, names: &[String], kind: &str) -> PyResult<
         Ok(i as usize)
     } else {
         Err(errors::value(format!(
-            "{kind} index {index} is out of range: there are {n} {kind}s"
+            "{kind} index {index} is out of range: there are {n} {kinds}"
         )))
     }
 }
@@ -218,4 +227,15 @@ pub unsafe fn view1<'py>(values: &[f32], owner: Bound<'py, PyAny>) -> Bound<'py,
     let array = unsafe { PyArray1::borrow_from_array(&view, owner) };
     array.readwrite().make_nonwriteable();
     array
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plural;
+
+    #[test]
+    fn plurals_are_english() {
+        assert_eq!(plural("body"), "bodies");
+        assert_eq!(plural("joint"), "joints");
+    }
 }
