@@ -66,7 +66,7 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
         atol: args.atol,
         rtol: args.rtol,
     };
-    // Frames whose state hashes agree are skipped unread; the bar counts frames paired.
+    // Frames whose hashes agree are only checksummed; the bar counts frames paired.
     let bar = progress(a.len().min(b.len()) as u64, "comparing frames");
     let extent = if args.overlap {
         Extent::Overlap

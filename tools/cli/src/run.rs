@@ -141,7 +141,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let steps = match (args.steps, args.duration) {
         (Some(n), _) => n,
         (None, Some(d)) if d.is_finite() && d >= 0.0 => (d / dt).round() as u64,
-        (None, Some(d)) => bail!("--duration {d} is not a non-negative number of seconds"),
+        (None, Some(d)) => bail!(
+            "--duration {d} is not a finite, non-negative number of seconds (single precision: \
+             at most 3.4e38)"
+        ),
         (None, None) => (scene.duration() / dt).round() as u64,
     };
     if steps == 0 {
