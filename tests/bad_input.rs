@@ -88,10 +88,24 @@ fn bad_joints_are_refused() {
 #[test]
 fn bad_time_steps_are_refused() {
     let (mut w, _, _) = world_with_two_bodies();
-    for dt in [0.0, -0.01, f32::NAN, f32::INFINITY] {
+    // A dt below the smallest normal f32 would be read as 0 by the flush-to-zero solver.
+    for dt in [
+        0.0,
+        -0.01,
+        f32::NAN,
+        f32::INFINITY,
+        1e-39,
+        f32::from_bits(1),
+    ] {
         let m = message(w.step(dt));
-        assert!(m.contains("dt"), "{m}");
+        assert!(m.contains("invalid time step"), "{m}");
     }
+    // A frame may run at most 100000 substeps (the 1/240 s cap: 1000 s is 239998 of them).
+    let m = message(w.step(1000.0));
+    assert!(
+        m.contains("239998 substeps") && m.contains("max_substep"),
+        "{m}"
+    );
     assert_eq!(w.substeps_done(), 0);
 }
 

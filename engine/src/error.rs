@@ -17,9 +17,10 @@ pub enum EngineError {
     },
     /// A frame would run more substeps than [`crate::settings::MAX_SUBSTEPS_PER_FRAME`].
     #[error(
-        "invalid setting `max_substep` = {max_substep}: a frame of dt = {dt} s would run \
-         {substeps:.0} substeps, more than the {limit} a frame may run; raise max_substep to at \
-         least {suggested} s (the default is 1/240 = 0.0041667 s) or lower dt"
+        "invalid setting `max_substep` = {max_substep:e} s: a frame of dt = {dt} s would run \
+         {} substeps, more than the {limit} a frame may run; raise max_substep to at least \
+         {suggested} s (the default is 1/240 = 0.0041667 s) or lower dt",
+        count(*.substeps)
     )]
     TooManySubsteps {
         /// The substep cap, s.
@@ -61,7 +62,10 @@ pub enum EngineError {
         name: String,
     },
     /// The frame time step is not a positive finite number.
-    #[error("invalid time step dt = {0}: it must be a finite number of seconds greater than zero")]
+    #[error(
+        "invalid time step dt = {0:e}: it must be a finite number of seconds of at least \
+         1.2e-38 (the smallest normal f32; the solver flushes smaller ones to zero)"
+    )]
     InvalidTimeStep(f32),
     /// The solver produced a non-finite value; the world was restored to its
     /// state before the step.
@@ -93,3 +97,12 @@ pub enum EngineError {
 
 /// Result alias for engine operations.
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+/// A count for a message: in full up to a billion, in scientific notation beyond.
+fn count(n: f64) -> String {
+    if n < 1e9 {
+        format!("{n:.0}")
+    } else {
+        format!("{n:.3e}")
+    }
+}

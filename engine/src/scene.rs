@@ -302,6 +302,14 @@ mod checked {
                     "`{field}`: {v:e} is beyond the f32 range (max 3.4e38); give a smaller number"
                 )));
             }
+            // Below the smallest normal f32 a value would be flushed to 0 by the solver (or
+            // rounded to 0 here): refused as written.
+            if v != 0.0 && v.abs() < f64::from(f32::MIN_POSITIVE) {
+                return Err(E::custom(format!(
+                    "`{field}`: {v:e} is below the f32 range (smallest 1.2e-38); give 0 or a \
+                     larger number"
+                )));
+            }
             Ok(v as f32)
         }
     }
@@ -648,6 +656,18 @@ impl SceneBody {
                 )));
             }
         }
+        if self.kind == BodyKind::Static {
+            let moving = [
+                ("linear_velocity", self.linear_velocity),
+                ("angular_velocity", self.angular_velocity),
+            ];
+            if let Some((field, _)) = moving.into_iter().find(|(_, v)| *v != [0.0; 3]) {
+                return Err(bad(format!(
+                    "a static body never moves, so its `{field}` would be ignored: remove \
+                     `{field}`, or make the body kinematic (it moves with its velocity)"
+                )));
+            }
+        }
         if let Some(h) = self.box_half_extents {
             if !(vec3(h).is_finite() && vec3(h).min_element() > 0.0) {
                 return Err(bad(format!(
@@ -698,6 +718,13 @@ impl SceneJoint {
                  `{field}`",
                 self.kind.name()
             )));
+        }
+        if self.kind == JointKind::Spherical && self.reference_rotation.is_some() {
+            return Err(bad(
+                "a spherical joint has no angle to measure from a reference, so its \
+                 `reference_rotation` would be ignored: remove it"
+                    .into(),
+            ));
         }
         match (self.axis, self.axis_a, self.axis_b) {
             (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
@@ -1219,6 +1246,20 @@ mod tests {
         assert!(error(&joint("prismatic", "axis_b = [1, 0, 0]"))
             .contains("`axis_b` is given without `axis_a`"));
         assert!(error(&joint("fixed", "axis_b = [1, 0, 0]")).contains("a fixed joint has no axis"));
+        // Fields the kind ignores, and numbers single precision cannot hold.
+        assert!(
+            error(&joint("spherical", "reference_rotation = [0, 0, 0, 1]"))
+                .contains("`reference_rotation` would be ignored")
+        );
+        let e = error(&format!(
+            "{BOB}[[body]]\nname = \"w\"\nkind = \"static\"\nangular_velocity = [0, 0, 3]\n"
+        ));
+        assert!(
+            e.contains("a static body never moves") && e.contains("`angular_velocity`"),
+            "{e}"
+        );
+        let e = error(&format!("{BOB}mass = 1e-50\n"));
+        assert!(e.contains("`mass`: 1e-50 is below the f32 range"), "{e}");
         // The substep cap it suggests is enough: 98039 substeps a frame.
         let s = Scene::from_toml_str("[world]\nmax_substep = 1.7e-7\n", "s.toml").unwrap();
         assert_eq!(

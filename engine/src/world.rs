@@ -928,9 +928,11 @@ impl World {
     }
 
     fn run_substeps(&mut self, dt: f32, mut observer: Option<&mut Observer>) -> Result<StepReport> {
-        if !(dt.is_finite() && dt > 0.0) {
+        // Below the smallest normal f32 the solver's flush-to-zero mode would read dt as 0.
+        if !(dt.is_finite() && dt >= f32::MIN_POSITIVE) {
             return Err(EngineError::InvalidTimeStep(dt));
         }
+        self.settings.check_substeps(dt)?;
         let _span = tracing::debug_span!("step", dt).entered();
         self.ensure_solver();
         let n = self.settings.substeps_for(dt);

@@ -65,12 +65,16 @@ pub enum ReplayError {
 
     /// A frame failed its checksum or archive validation when it was first read.
     #[error(
-        "frame {index} (at byte {offset}) is corrupt: {detail}; the file was damaged or modified \
-         after recording; frames before it are still readable"
+        "{path}: frame {index} (substep {substep}, at byte {offset}) is corrupt: {detail}; the \
+         file was damaged or modified after recording; the other frames are still readable"
     )]
     CorruptFrame {
+        /// The file involved.
+        path: PathBuf,
         /// Frame index.
         index: usize,
+        /// The substep the index lists for it.
+        substep: u64,
         /// Byte offset of the frame record in the file.
         offset: u64,
         /// What check failed.

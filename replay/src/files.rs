@@ -4,21 +4,129 @@
 use crate::error::{ReplayError, Result};
 use std::path::Path;
 
-/// Unlinks `path` if it is an existing regular file, so that the file about to be created
-/// gets a new inode. A reader that still maps the old file (a `LogReader`, a `lavender.Log`
-/// in Python, `scrub --follow` in another process) keeps reading its contents; truncating in
-/// place would make its mapped pages vanish and kill it with SIGBUS. Directories, devices and
-/// pipes are left for `open` to judge.
-pub(crate) fn unlink_existing(path: &Path) -> Result<()> {
-    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-    if regular {
-        std::fs::remove_file(path).map_err(|source| ReplayError::Io {
+fn io_error(
+    action: &'static str,
+    path: &Path,
+    kind: std::io::ErrorKind,
+    what: &str,
+) -> ReplayError {
+    ReplayError::Io {
+        action,
+        path: path.to_path_buf(),
+        source: std::io::Error::new(kind, what.to_string()),
+    }
+}
+
+/// The file a write to `path` lands in: the target of a symbolic link (resolved, so that
+/// replacing it keeps the link), `path` itself otherwise.
+pub fn output_target(path: &Path) -> std::path::PathBuf {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    match is_link.then(|| std::fs::canonicalize(path)) {
+        Some(Ok(target)) => target,
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Checks that a new file can be written at `path` before any work is done (not a
+/// directory, its directory exists, an existing file there is not write-protected), then
+/// unlinks an existing regular file there (through a symbolic link: its target), so that the
+/// file about to be created gets a new inode. A reader that still maps the old file (a
+/// `LogReader`, a `lavender.Log` in Python, `scrub --follow` in another process) keeps
+/// reading its contents; truncating in place would make its mapped pages vanish and kill it
+/// with SIGBUS. Devices and pipes are left for `open` to judge.
+pub fn prepare_output(path: &Path) -> Result<()> {
+    check_output(path)?;
+    let target = output_target(path);
+    if std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_file()) {
+        std::fs::remove_file(&target).map_err(|source| ReplayError::Io {
             action: "replacing",
             path: path.to_path_buf(),
             source,
         })?;
     }
     Ok(())
+}
+
+/// The checks of [`prepare_output`], without touching anything.
+pub fn check_output(path: &Path) -> Result<()> {
+    use std::io::ErrorKind as K;
+    let target = output_target(path);
+    if target.is_dir() {
+        return Err(io_error(
+            "writing",
+            path,
+            K::IsADirectory,
+            "it is a directory",
+        ));
+    }
+    if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(io_error(
+                "writing",
+                path,
+                K::NotFound,
+                &format!("the directory {} does not exist", dir.display()),
+            ));
+        }
+    }
+    if let Ok(m) = std::fs::metadata(&target) {
+        if m.is_file() && m.permissions().readonly() {
+            return Err(io_error(
+                "replacing",
+                path,
+                K::PermissionDenied,
+                "the existing file is write-protected; make it writable to replace it, or \
+                 choose another path",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Extensions of the formats a recording can be written in: a Lavender log, or HDF5.
+pub const RECORD_EXTENSIONS: [&str; 4] = ["lvlog", "h5", "hdf5", "he5"];
+/// Extensions of HDF5 files.
+pub const HDF5_EXTENSIONS: [&str; 3] = ["h5", "hdf5", "he5"];
+
+/// An error unless `path` ends in one of `extensions` (any case); `what` says what is
+/// written and `advice` what to name it.
+pub fn check_extension(path: &Path, extensions: &[&str], what: &str, advice: &str) -> Result<()> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if ext.as_deref().is_some_and(|e| extensions.contains(&e)) {
+        return Ok(());
+    }
+    Err(ReplayError::InvalidArgument(format!(
+        "cannot write {what} to {}: {}; {advice}",
+        path.display(),
+        match ext {
+            Some(e) => format!("the extension `.{e}` names no format Lavender writes there"),
+            None => "the name has no extension to choose the format by".into(),
+        }
+    )))
+}
+
+/// A recording's path: `.lvlog` (a Lavender log) or `.h5`/`.hdf5`/`.he5` (HDF5).
+pub fn check_record_extension(path: &Path) -> Result<()> {
+    check_extension(
+        path,
+        &RECORD_EXTENSIONS,
+        "a recording",
+        "name it NAME.lvlog for a Lavender log (what scrub, diff and resume read) or NAME.h5 \
+         for HDF5",
+    )
+}
+
+/// An HDF5 export's path: `.h5`, `.hdf5` or `.he5`.
+pub fn check_hdf5_extension(path: &Path) -> Result<()> {
+    check_extension(
+        path,
+        &HDF5_EXTENSIONS,
+        "an HDF5 export",
+        "name it NAME.h5 (or .hdf5)",
+    )
 }
 
 /// True when `a` and `b` name the same existing file: the same device and inode on Unix (so
@@ -88,15 +196,68 @@ mod tests {
         let p = dir.path().join("run.lvlog");
         std::fs::write(&p, b"old contents").unwrap();
         let held = std::fs::File::open(&p).unwrap();
-        unlink_existing(&p).unwrap();
+        prepare_output(&p).unwrap();
         std::fs::write(&p, b"new").unwrap();
         let mut old = String::new();
         std::io::Read::read_to_string(&mut &held, &mut old).unwrap();
         assert_eq!(old, "old contents");
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
-        // Nothing there, or a directory: left alone.
-        unlink_existing(&dir.path().join("none")).unwrap();
-        unlink_existing(dir.path()).unwrap();
-        assert!(dir.path().is_dir());
+        // Nothing there: fine. A directory, a missing directory, a write-protected file:
+        // refused, and left alone.
+        prepare_output(&dir.path().join("none")).unwrap();
+        let err = prepare_output(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("it is a directory"), "{err}");
+        let err = prepare_output(&dir.path().join("no/x.lvlog"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("does not exist"), "{err}");
+        let locked = dir.path().join("locked.lvlog");
+        std::fs::write(&locked, b"golden").unwrap();
+        let mut perms = std::fs::metadata(&locked).unwrap().permissions();
+        perms.set_readonly(true);
+        std::fs::set_permissions(&locked, perms).unwrap();
+        let err = prepare_output(&locked).unwrap_err().to_string();
+        assert!(err.contains("write-protected"), "{err}");
+        assert_eq!(std::fs::read(&locked).unwrap(), b"golden");
+    }
+
+    /// Through a symbolic link the target is replaced by a new file and the link kept: a
+    /// reader of the old target keeps its bytes.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_keeps_pointing_at_a_new_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.lvlog");
+        std::fs::write(&target, b"old contents").unwrap();
+        let link = dir.path().join("link.lvlog");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let held = std::fs::File::open(&target).unwrap();
+        prepare_output(&link).unwrap();
+        assert!(!target.exists());
+        std::fs::write(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        let mut old = String::new();
+        std::io::Read::read_to_string(&mut &held, &mut old).unwrap();
+        assert_eq!(old, "old contents");
+        assert_eq!(output_target(&link), target.canonicalize().unwrap());
+    }
+
+    #[test]
+    fn extensions_choose_the_format_or_are_refused() {
+        for ok in ["a.lvlog", "a.H5", "a.hdf5"] {
+            check_record_extension(Path::new(ok)).unwrap();
+        }
+        for bad in ["a.hdf", "a", "a.toml"] {
+            let err = check_record_extension(Path::new(bad))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("NAME.lvlog"), "{err}");
+        }
+        check_hdf5_extension(Path::new("x.h5")).unwrap();
+        assert!(check_hdf5_extension(Path::new("x.lvlog")).is_err());
     }
 }

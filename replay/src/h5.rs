@@ -210,7 +210,7 @@ impl Hdf5Writer {
     pub fn create(path: impl AsRef<Path>, header: &Header) -> Result<Hdf5Writer> {
         let path = path.as_ref();
         header.validate().map_err(ReplayError::InvalidHeader)?;
-        crate::files::unlink_existing(path)?;
+        crate::files::prepare_output(path)?;
         Self::create_inner(path, header).map_err(h5err("creating", path))
     }
 
@@ -441,10 +441,13 @@ pub fn export(
             },
         ));
     }
-    let partial = partial_path(path);
+    // Through a symbolic link, the link's target is replaced (the link is kept).
+    crate::files::check_output(path)?;
+    let target = crate::files::output_target(path);
+    let partial = partial_path(&target);
     let result = write_frames(reader, &partial, start..end, range.every, progress).and_then(
         |mut summary| {
-            std::fs::rename(&partial, path).map_err(|source| ReplayError::Io {
+            std::fs::rename(&partial, &target).map_err(|source| ReplayError::Io {
                 action: "renaming the finished export to",
                 path: path.to_path_buf(),
                 source,
@@ -460,12 +463,16 @@ pub fn export(
     result
 }
 
-/// `dir/.name.partial`: where [`export`] writes before renaming.
+/// `dir/.name.PID-N.partial`: where [`export`] writes before renaming, a name of its own for
+/// every export (two exports to one path, from two processes or two threads, each rename
+/// their own file).
 fn partial_path(path: &Path) -> std::path::PathBuf {
+    static EXPORTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = EXPORTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = path
         .file_name()
         .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.partial"))
+    path.with_file_name(format!(".{name}.{}-{n}.partial", std::process::id()))
 }
 
 /// Writes frames `frames` (indices into the log), every `every`-th, to a new file at `path`.

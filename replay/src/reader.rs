@@ -798,7 +798,9 @@ impl LogReader {
                 }
                 self.checked[i].store(INVALID, Ordering::Release);
                 Err(ReplayError::CorruptFrame {
+                    path: self.path.clone(),
                     index: i,
+                    substep: self.frames[i].summary.substep,
                     offset,
                     detail,
                 })

@@ -163,14 +163,27 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
     }
     let f = reader.frame(target)?;
     if world_state_hash(&world) != f.state_hash() {
+        let (version, features) = (&header.engine_version, &header.target_features);
+        let this = (lavender_engine::VERSION, lavender_engine::target_features());
+        let cause = if (version.as_str(), features.as_str()) != (this.0, this.1.as_str()) {
+            format!(
+                "the log was recorded by a different engine build ({version} {features}, this \
+                 is {} {})",
+                this.0, this.1
+            )
+        } else if keyframe_substep.is_none() {
+            "the run did not start from the scene's initial state (a body was moved or set \
+             moving before recording), and no keyframe at or before it holds the state to \
+             restore; record with keyframes (the default) to resume such a run"
+                .into()
+        } else {
+            "the same engine build re-ran them differently, which should not happen; please \
+             report it with the log"
+                .into()
+        };
         return Err(ReplayError::Resume(format!(
             "re-running substeps {start_substep}..={from_substep} did not reproduce the \
-             recorded state hash of substep {from_substep}; the log was recorded by a \
-             different engine build ({} {}, this is {} {})",
-            reader.header().engine_version,
-            reader.header().target_features,
-            lavender_engine::VERSION,
-            lavender_engine::target_features()
+             recorded state hash of substep {from_substep}: {cause}"
         )));
     }
     Ok(Resumed {

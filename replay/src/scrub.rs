@@ -69,13 +69,13 @@ impl SpikeParams {
     pub fn validate(&self) -> Result<(), String> {
         if !(self.k.is_finite() && self.k >= 0.0) {
             return Err(format!(
-                "k = {} must be a finite number >= 0 (default 8)",
+                "the spike score k = {} must be a finite number >= 0 (default 8)",
                 self.k
             ));
         }
         if !(self.abs_threshold.is_finite() && self.abs_threshold >= 0.0) {
             return Err(format!(
-                "threshold = {} must be a finite number >= 0 (m or rad; default 1e-3)",
+                "the spike threshold {} must be a finite number >= 0 (m or rad; default 1e-3)",
                 self.abs_threshold
             ));
         }
@@ -88,8 +88,8 @@ impl SpikeParams {
         }
         if self.min_history == 0 || self.window < self.min_history {
             return Err(format!(
-                "window = {} must be at least {} substeps (the history a value is judged \
-                 against; default 32)",
+                "the spike window of {} substeps must be at least {} (the history a value is \
+                 judged against; default 32)",
                 self.window,
                 self.min_history.max(1)
             ));
@@ -1158,21 +1158,21 @@ mod tests {
                     abs_threshold: f32::NAN,
                     ..SpikeParams::default()
                 },
-                "threshold = NaN",
+                "threshold NaN",
             ),
             (
                 SpikeParams {
                     window: 0,
                     ..SpikeParams::default()
                 },
-                "window = 0",
+                "window of 0",
             ),
             (
                 SpikeParams {
                     window: 1,
                     ..SpikeParams::default()
                 },
-                "window = 1",
+                "window of 1",
             ),
         ];
         for (params, says) in bad {

@@ -158,7 +158,7 @@ impl LogWriter {
         bytes.extend_from_slice(&body);
         bytes.resize(align16(bytes.len()), 0);
 
-        crate::files::unlink_existing(path)?;
+        crate::files::prepare_output(path)?;
         // Readable too: the direct appender reads back the header's last partial block.
         let mut file = std::fs::OpenOptions::new()
             .read(true)

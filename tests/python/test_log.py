@@ -315,18 +315,43 @@ def test_hdf5_export_and_recording_match_the_log(tmp_path):
         np.testing.assert_array_equal(f["substep"][:], [10, 13, 16, 19])
 
 
-def test_recording_to_a_device_never_unlinks_it():
+def test_recording_to_a_device_never_unlinks_it(tmp_path):
     import os
     import stat
 
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
+    # A recording needs a .lvlog or .h5 name: reach the device through a link of that name.
+    link = tmp_path / "full.lvlog"
+    link.symlink_to("/dev/full")
     sim = lavender.Sim("pendulum")
-    with pytest.raises(OSError, match="/dev/full"):
-        sim.record("/dev/full")
+    with pytest.raises(OSError, match="full.lvlog"):
+        sim.record(link)
         sim.run(1.0)
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    assert link.is_symlink()
     assert sim.recording is None
+
+
+def test_record_and_export_need_their_extensions_and_never_replace_the_scene(tmp_path):
+    import pathlib
+
+    scene = tmp_path / "scene.toml"
+    shipped = pathlib.Path(__file__).resolve().parents[2] / "data" / "scenes" / "pendulum.toml"
+    scene.write_text(shipped.read_text())
+    link = tmp_path / "scene.lvlog"
+    link.symlink_to(scene)
+    with pytest.raises(ValueError, match="is the file being read"):
+        lavender.Sim(scene).record(link)
+    assert scene.read_text() == shipped.read_text()
+    sim = lavender.Sim("pendulum")
+    for bad in ("r.txt", "r", "r.hdf"):
+        with pytest.raises(ValueError, match="NAME.lvlog"):
+            sim.record(tmp_path / bad)
+    path = tmp_path / "run.lvlog"
+    record_substeps(sim, path, 4)
+    with pytest.raises(ValueError, match="NAME.h5"):
+        lavender.Log(path).export_hdf5(tmp_path / "x.txt")
 
 
 def test_a_failed_step_ends_the_recording_with_a_readable_log(tmp_path):
@@ -375,8 +400,12 @@ def test_an_export_never_replaces_its_log_and_an_empty_range_is_an_error(tmp_pat
     record_substeps(lavender.Sim("pendulum"), path, 12)
     before = path.read_bytes()
     log = lavender.Log(path)
-    with pytest.raises(ValueError, match="is the file being read"):
+    with pytest.raises(ValueError, match="NAME.h5"):
         log.export_hdf5(path)
+    same = tmp_path / "same.h5"
+    same.symlink_to(path)
+    with pytest.raises(ValueError, match="is the file being read"):
+        log.export_hdf5(same)
     with pytest.raises(ValueError, match="no frame to export from substep 100"):
         log.export_hdf5(tmp_path / "late.h5", from_substep=100)
     assert path.read_bytes() == before

@@ -1,47 +1,42 @@
-//! Checks on output paths before any work: a known format for the extension, and never the
-//! file a command reads.
+//! Checks on output paths before any work: a known format for the extension, a place a file
+//! can be written, and never the file a command reads.
 
-use anyhow::bail;
-use lavender_replay::files::refuse_to_overwrite_input;
+use lavender_replay::files::{
+    check_hdf5_extension, check_output, check_record_extension, refuse_to_overwrite_input,
+};
 use std::path::Path;
 
-/// What a file name's extension says it holds.
-fn extension(path: &Path) -> Option<String> {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-}
-
-/// A recording's path: `.lvlog` (a Lavender log) or `.h5`/`.hdf5`/`.he5` (HDF5), and none of
-/// `inputs` (the scene file, the log being resumed), which recording would replace.
+/// A recording's path: `.lvlog` (a Lavender log) or `.h5`/`.hdf5`/`.he5` (HDF5), writable,
+/// and none of `inputs` (the scene file, the log being resumed), which recording would
+/// replace.
 pub fn check_record_path(path: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
-    match extension(path).as_deref() {
-        Some("lvlog" | "h5" | "hdf5" | "he5") => {}
-        other => bail!(
-            "cannot record to {}: {}; name it NAME.lvlog for a Lavender log (what scrub, diff \
-             and resume read) or NAME.h5 for HDF5",
-            path.display(),
-            match other {
-                Some(e) => format!("the extension `.{e}` names no format Lavender writes"),
-                None => "the name has no extension to choose the format by".into(),
-            }
-        ),
-    }
+    check_record_extension(path)?;
     for input in inputs {
         refuse_to_overwrite_input(input, path)?;
     }
+    check_output(path)?;
     Ok(())
 }
 
-/// An HDF5 export's path: `.h5`, `.hdf5` or `.he5`, and not the log being exported.
+/// An HDF5 export's path: `.h5`, `.hdf5` or `.he5`, writable, and not the log being
+/// exported.
 pub fn check_export_path(path: &Path, log: &Path) -> anyhow::Result<()> {
-    if !matches!(extension(path).as_deref(), Some("h5" | "hdf5" | "he5")) {
-        bail!(
-            "cannot export to {}: export writes HDF5; name the output NAME.h5 (or .hdf5)",
-            path.display()
-        );
-    }
+    check_hdf5_extension(path)?;
     refuse_to_overwrite_input(log, path)?;
+    check_output(path)?;
+    Ok(())
+}
+
+/// A plot's path: `.png` or `.svg`, writable, and not the log being drawn.
+pub fn check_plot_path(path: &Path, log: &Path) -> anyhow::Result<()> {
+    lavender_replay::files::check_extension(
+        path,
+        &["png", "svg"],
+        "a plot",
+        "name it NAME.png or NAME.svg",
+    )?;
+    refuse_to_overwrite_input(log, path)?;
+    check_output(path)?;
     Ok(())
 }
 
@@ -74,5 +69,11 @@ mod tests {
         let h5link = dir.path().join("same.h5");
         std::os::unix::fs::symlink(&log, &h5link).unwrap();
         assert!(check_export_path(&h5link, &log).is_err());
+        // A plot is no different: never over the log it draws.
+        let svg = dir.path().join("log.svg");
+        std::fs::copy(&log, &svg).unwrap();
+        assert!(check_plot_path(&svg, &svg).is_err());
+        assert!(check_plot_path(&dir.path().join("t"), &log).is_err());
+        check_plot_path(&dir.path().join("t.png"), &log).unwrap();
     }
 }

@@ -44,8 +44,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("resuming {} from substep {}", args.log.display(), args.from))?;
     for k in &resumed.corrupt_keyframes {
         eprintln!(
-            "note: the keyframe at substep {k} is corrupt; restored from an earlier one and \
-             re-ran the substeps in between"
+            "note: the keyframe at substep {k} is corrupt; restored from an earlier keyframe \
+             (or the scene's start) and re-ran the substeps in between"
         );
     }
     let n = u64::from(resumed.substeps_per_frame);
@@ -105,12 +105,20 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         }));
     }
     let mut out = format!(
-        "resumed {} after substep {} (restored from the keyframe at substep {}{}), ran {} substeps \
-         in {:.3} s; now at substep {}, t = {:.6} s\n",
+        "resumed {} after substep {} (restored from {}{}), ran {} substeps in {:.3} s; now at \
+         substep {}, t = {:.6} s\n",
         args.log.display(),
         args.from,
-        resumed.keyframe_substep.map_or("none (scene start)".into(), |k| k.to_string()),
-        if resumed.replayed > 0 { format!(", {} substeps re-run", resumed.replayed) } else { String::new() },
+        resumed
+            .keyframe_substep
+            .map_or("the scene's initial state".into(), |k| {
+                format!("the keyframe at substep {k}")
+            }),
+        if resumed.replayed > 0 {
+            format!(", {} substeps re-run", resumed.replayed)
+        } else {
+            String::new()
+        },
         substeps,
         wall,
         world.substeps_done().saturating_sub(1),

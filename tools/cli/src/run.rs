@@ -76,18 +76,20 @@ pub struct Args {
 }
 
 /// Loads a scene by shipped name or path; returns it with the file it comes from. As in the
-/// Python `Sim`, the argument is a path when it names a file, else a shipped scene's name,
-/// else a path if it looks like one (a `/` or `\` in it, or a `.toml` ending).
+/// Python `Sim`, an argument that looks like a path (a `/` or `\` in it, or a `.toml` ending)
+/// is one; otherwise a shipped scene's name wins (a file of that name in the working
+/// directory, such as the output of `lavender run chain > chain`, does not hide it; `./name`
+/// reads the file), and a file is read when no shipped scene has the name.
 pub fn load_scene(name: Option<&str>) -> anyhow::Result<(Scene, String)> {
     let name = name.unwrap_or("chain");
     let path = Path::new(name);
     let from_file = || -> anyhow::Result<_> { Ok((Scene::load(path)?, name.to_string())) };
-    if path.is_file() {
+    if name.contains(['/', '\\']) || name.ends_with(".toml") {
         return from_file();
     }
     match Scene::builtin(name) {
         Ok(scene) => Ok((scene, format!("data/scenes/{name}.toml"))),
-        Err(_) if name.contains(['/', '\\']) || name.ends_with(".toml") => from_file(),
+        Err(_) if path.is_file() => from_file(),
         Err(e) => Err(e).with_context(|| {
             format!("`{name}` is neither a file nor a shipped scene (see `lavender scenes`)")
         }),
@@ -148,16 +150,21 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         (None, None) => (scene.duration() / dt).round() as u64,
     };
     if steps == 0 {
-        eprintln!(
-            "note: 0 frames to run ({}); pass --steps N or --duration S",
-            match (args.steps, args.duration) {
-                (Some(_), _) => "--steps 0".to_string(),
-                (None, d) => format!(
-                    "a duration of {} s is less than half a frame of {dt} s",
-                    d.unwrap_or_else(|| scene.duration())
-                ),
-            }
-        );
+        let why = match (args.steps, args.duration) {
+            (Some(_), _) => "--steps 0".to_string(),
+            (None, d) => format!(
+                "a duration of {} s is less than half a frame of {dt} s",
+                d.unwrap_or_else(|| scene.duration())
+            ),
+        };
+        // A recording of nothing would still replace an existing file.
+        if let Some(path) = &args.record {
+            bail!(
+                "nothing to record to {}: 0 frames to run ({why}); pass --steps N or --duration S",
+                path.display()
+            );
+        }
+        eprintln!("note: 0 frames to run ({why}); pass --steps N or --duration S");
     }
     let mut world = scene.build_with(settings)?;
     let name = args.scene.clone().unwrap_or_else(|| "chain".into());

@@ -4,7 +4,9 @@
 use crate::output::{emit, emit_json, progress};
 use anyhow::{bail, Context};
 use lavender_engine::COLUMN_UNITS;
-use lavender_replay::format::DIAGNOSTIC_COLUMNS;
+use lavender_replay::format::{
+    COL_ANCHOR_ERROR, COL_ANGULAR_ERROR, COL_LIMIT_VIOLATION, DIAGNOSTIC_COLUMNS,
+};
 use lavender_replay::scrub::{self, Spike, SpikeParams, TimelinePoint};
 use lavender_replay::LogReader;
 use std::fmt::Write as _;
@@ -23,11 +25,20 @@ pub struct Args {
     /// The run log (written by `lavender run --record`; may still be being written).
     log: PathBuf,
     /// Print the diagnostics of the frame recording this substep, sorted by residual.
-    #[arg(long, conflicts_with_all = ["time", "spikes", "plot"], value_name = "SUBSTEP")]
+    #[arg(
+        long,
+        conflicts_with_all = ["time", "spikes", "plot", "k", "threshold", "window"],
+        value_name = "SUBSTEP"
+    )]
     at: Option<u64>,
     /// Print the diagnostics of the last frame at or before this time (s; a frame whose
     /// time differs from it only by float rounding counts as at it).
-    #[arg(long, conflicts_with_all = ["spikes", "plot"], value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        conflicts_with_all = ["spikes", "plot", "k", "threshold", "window"],
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     time: Option<f64>,
     /// Rows of the frame table and of the worst-joints list.
     #[arg(long, default_value_t = 10, value_name = "N")]
@@ -104,7 +115,9 @@ fn params(args: &Args) -> anyhow::Result<SpikeParams> {
         window: args.window,
         ..SpikeParams::default()
     };
-    params.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
+    params
+        .validate()
+        .map_err(|e| anyhow::anyhow!("{e}; set it with --k, --threshold or --window"))?;
     Ok(params)
 }
 
@@ -118,30 +131,6 @@ fn for_frames(params: &SpikeParams, frames: usize) -> SpikeParams {
     }
 }
 
-/// An image file the plotting backends write: `.png` or `.svg`, in an existing directory.
-fn check_plot_path(path: &Path) -> anyhow::Result<()> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    if !matches!(ext.as_deref(), Some("png" | "svg")) {
-        bail!(
-            "cannot draw to {}: name the plot NAME.png or NAME.svg",
-            path.display()
-        );
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            bail!(
-                "cannot draw to {}: the directory {} does not exist",
-                path.display(),
-                dir.display()
-            );
-        }
-    }
-    Ok(())
-}
-
 pub fn main(args: Args) -> anyhow::Result<()> {
     let params = params(&args)?;
     if let Some(t) = args.time {
@@ -150,7 +139,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         }
     }
     if let Some(plot) = &args.plot {
-        check_plot_path(plot)?;
+        crate::paths::check_plot_path(plot, &args.log)?;
     }
     if args.follow {
         return follow(&args, &params);
@@ -181,6 +170,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     };
     let timeline = scrub::timeline(&reader);
     if let Some(plot) = &args.plot {
+        // A new file, never the old one truncated in place (another process may read it).
+        lavender_replay::files::prepare_output(plot)?;
         draw(plot, &reader, &timeline, &spikes)?;
         eprintln!("plot written to {}", plot.display());
     }
@@ -557,10 +548,34 @@ fn open_when_started(path: &Path) -> anyhow::Result<LogReader> {
     }
 }
 
+/// How long a follower that finds a finished log waits for a new recording to replace it
+/// (`run --record live.lvlog & scrub live.lvlog --follow`, run again: the follower may
+/// start before the new run has replaced the old log).
+const FOLLOW_REPLACEMENT_WAIT: Duration = Duration::from_secs(2);
+
 fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
     let path = args.log.as_path();
     let mut reader = open_when_started(path)?;
-    let identity = file_identity(path);
+    let mut identity = file_identity(path);
+    if reader.is_finished() {
+        let start = std::time::Instant::now();
+        while start.elapsed() < FOLLOW_REPLACEMENT_WAIT && file_identity(path) == identity {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if file_identity(path) != identity {
+            // A new recording replaced the finished log: follow that one.
+            reader = open_when_started(path)?;
+            identity = file_identity(path);
+        }
+        if reader.is_finished() {
+            eprintln!(
+                "note: {} is a finished recording ({} frames; no writer is adding to it): its \
+                 spikes follow, then the command ends",
+                path.display(),
+                reader.len()
+            );
+        }
+    }
     let mut finder = scrub::SpikeFinder::new(&reader, params)?;
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut found = Vec::new();
@@ -606,24 +621,24 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
             }
             return Ok(());
         }
-        if last_growth.elapsed() >= FOLLOW_IDLE_NOTICE {
-            if file_identity(path) != identity {
-                bail!(
-                    "{} was replaced by a new file while it was followed (a new recording to \
-                     the same path); run `lavender scrub {} --follow` again to follow it",
-                    path.display(),
-                    path.display()
-                );
-            }
-            if !idle_said {
-                eprintln!(
-                    "{}no new frames for {} s and no footer: the writer is slow, paused or was \
-                     stopped (a killed writer leaves no footer); still waiting, Ctrl-C to stop",
-                    if terminal { "\n" } else { "" },
-                    FOLLOW_IDLE_NOTICE.as_secs()
-                );
-                idle_said = true;
-            }
+        // Checked at every poll: a new recording to the same path unlinks the followed
+        // file, which then never grows again.
+        if file_identity(path) != identity {
+            bail!(
+                "{} was replaced by a new file while it was followed (a new recording to the \
+                 same path); run `lavender scrub {} --follow` again to follow it",
+                path.display(),
+                path.display()
+            );
+        }
+        if last_growth.elapsed() >= FOLLOW_IDLE_NOTICE && !idle_said {
+            eprintln!(
+                "{}no new frames for {} s and no footer: the writer is slow, paused or was \
+                 stopped (a killed writer leaves no footer); still waiting, Ctrl-C to stop",
+                if terminal { "\n" } else { "" },
+                FOLLOW_IDLE_NOTICE.as_secs()
+            );
+            idle_said = true;
         }
         std::thread::sleep(Duration::from_millis(200));
         reader.refresh()?;
@@ -651,28 +666,44 @@ fn draw(
             ]
         })
         .filter(|v| v.is_finite());
-    let y_hi = finite.clone().map(lg).fold(-9.0f64, f64::max).ceil() + 0.5;
-    // Zeros cannot be shown on a log axis: they sit at the floor, which is only lowered as far
-    // as the smallest positive value needs (at most to 1e-9).
-    let y_lo = finite
-        .filter(|&v| v > 0.0)
-        .map(lg)
-        .fold(0.0f64, f64::min)
-        .floor()
-        .max(-9.0);
+    // Zeros cannot be shown on a log axis: they sit at the floor, which is lowered only as
+    // far as the smallest positive value needs (at most to 1e-9); with no positive value at
+    // all the axis spans 1e-9 to 1.
+    let positive = finite.filter(|&v| v > 0.0).map(lg);
+    let (lo, hi) = positive.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    let (y_lo, y_hi) = if lo.is_finite() {
+        let y_lo = lo.floor().max(-9.0);
+        (y_lo, (hi.ceil() + 0.5).max(y_lo + 1.0))
+    } else {
+        (-9.0, 0.0)
+    };
     let (t0, t1) = (
         timeline[0].time,
         timeline[timeline.len() - 1]
             .time
             .max(timeline[0].time + 1e-9),
     );
+    // A long file name is cut in the middle so that the title fits.
+    let name = reader
+        .path()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let chars: Vec<char> = name.chars().collect();
+    let name = if chars.len() > 60 {
+        let (head, tail) = (&chars[..28], &chars[chars.len() - 28..]);
+        format!(
+            "{}...{}",
+            head.iter().collect::<String>(),
+            tail.iter().collect::<String>()
+        )
+    } else {
+        name
+    };
     let title = format!(
-        "{}: per-substep max residuals, {} spike(s) marked",
-        reader
-            .path()
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        "{name}: per-substep max residuals, {} spike(s) marked",
         spikes.len()
     );
     let chart = Chart {
@@ -732,13 +763,16 @@ impl Chart<'_> {
                 lavender_tutorial::plot::color(1),
             ),
             (
-                "max limit violation",
+                "max limit violation (rad or m)",
                 |p| p.max_limit_violation,
                 lavender_tutorial::plot::color(2),
             ),
         ];
         root.fill(&WHITE).map_err(|e| err(&e))?;
-        let mut chart = ChartBuilder::on(&root)
+        // The legend gets a panel of its own to the right, so that it never covers data.
+        let (width, _) = root.dim_in_pixel();
+        let (plot_area, legend_area) = root.split_horizontally(width.saturating_sub(270));
+        let mut chart = ChartBuilder::on(&plot_area)
             .caption(self.title.as_str(), ("sans-serif", 20))
             .margin(12)
             .x_label_area_size(40)
@@ -754,6 +788,8 @@ impl Chart<'_> {
             .y_label_formatter(&|v| format!("{:.1e}", 10f64.powf(*v)))
             .draw()
             .map_err(|e| err(&e))?;
+        // Legend entries, drawn in the panel: a line (or a marker) and its text.
+        let mut entries: Vec<(String, RGBColor, bool)> = Vec::new();
         for (name, get, color) in series {
             // A residual that is zero throughout (no limit crossed) has no line on a log axis.
             let zero = self.timeline.iter().all(|p| get(p) == 0.0);
@@ -764,34 +800,61 @@ impl Chart<'_> {
                 .map(|p| (p.time, lg(get(p))));
             chart
                 .draw_series(LineSeries::new(points, color.stroke_width(1)))
-                .map_err(|e| err(&e))?
-                .label(if zero {
-                    format!("{name}: zero throughout")
-                } else {
-                    name.to_string()
-                })
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+                .map_err(|e| err(&e))?;
+            entries.push((name.to_string(), color, false));
+            if zero {
+                entries.push(("zero throughout (not drawn)".into(), WHITE, true));
+            }
         }
-        let red = RGBColor(200, 0, 0);
+        // A spike marks the joint's own value (below the curve of the maximum over all
+        // joints when another joint's residual is larger then), in its column's colour.
         let top = self.y.1 - 0.25;
-        chart
-            .draw_series(self.spikes.iter().map(|s| {
-                let y = if s.value.is_finite() {
-                    lg(s.value)
-                } else {
-                    top
-                };
-                Circle::new((s.time, y), 4, red.stroke_width(2))
-            }))
-            .map_err(|e| err(&e))?
-            .label("spike onset")
-            .legend(move |(x, y)| Circle::new((x + 8, y), 4, red.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| err(&e))?;
+        for (k, column) in [COL_ANCHOR_ERROR, COL_ANGULAR_ERROR, COL_LIMIT_VIOLATION]
+            .into_iter()
+            .enumerate()
+        {
+            let color = series[k].2;
+            let marks = self.spikes.iter().filter(|s| s.column as usize == column);
+            chart
+                .draw_series(marks.map(|s| {
+                    let y = if s.value.is_finite() {
+                        lg(s.value)
+                    } else {
+                        top
+                    };
+                    Circle::new((s.time, y), 5, color.stroke_width(2))
+                }))
+                .map_err(|e| err(&e))?;
+        }
+        if !self.spikes.is_empty() {
+            entries.push((
+                "spike onset: the joint's value,".into(),
+                lavender_tutorial::plot::color(0),
+                true,
+            ));
+            entries.push(("in its column's colour".into(), WHITE, true));
+        }
+        let style = ("sans-serif", 14).into_font().color(&BLACK);
+        for (row, (text, color, marker)) in entries.iter().enumerate() {
+            let y = 60 + 24 * row as i32;
+            if *marker {
+                if *color != WHITE {
+                    legend_area
+                        .draw(&Circle::new((18, y), 5, color.stroke_width(2)))
+                        .map_err(|e| err(&e))?;
+                }
+            } else {
+                legend_area
+                    .draw(&PathElement::new(
+                        vec![(8, y), (30, y)],
+                        color.stroke_width(2),
+                    ))
+                    .map_err(|e| err(&e))?;
+            }
+            legend_area
+                .draw(&Text::new(text.clone(), (38, y - 8), style.clone()))
+                .map_err(|e| err(&e))?;
+        }
         root.present().map_err(|e| err(&e))?;
         Ok(())
     }

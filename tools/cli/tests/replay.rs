@@ -362,7 +362,7 @@ fn an_output_never_replaces_the_input() {
     let scene_link = dir.join("scene.lvlog");
     std::os::unix::fs::symlink(&scene, &scene_link).unwrap();
     for (args, says) in [
-        (vec!["export", s(&log), s(&log)], "export writes HDF5"),
+        (vec!["export", s(&log), s(&log)], "NAME.h5"),
         (vec!["export", s(&log), s(&link)], "is the file being read"),
         (
             vec!["resume", s(&log), "--from", "15", "--record", s(&log)],
@@ -508,5 +508,65 @@ fn an_hdf5_recording_given_to_scrub_says_what_to_do() {
         err.contains("is an HDF5 file") && err.contains("--record run.lvlog"),
         "{err}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn outputs_through_links_protected_files_and_empty_runs() {
+    let dir = scratch("outputs");
+    let log = dir.join("run.lvlog");
+    ok(&["run", "pendulum", "--steps", "2", "--record", s(&log)]);
+    // Through a link: the target is replaced by a new file, the link kept.
+    let target = dir.join("target.lvlog");
+    std::fs::copy(&log, &target).unwrap();
+    let link = dir.join("link.lvlog");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let held = std::fs::read(&target).unwrap();
+    let reader = std::fs::File::open(&target).unwrap();
+    ok(&["run", "fixed-stack", "--steps", "1", "--record", s(&link)]);
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_ne!(std::fs::read(&target).unwrap(), held);
+    // Whoever had the old file open still reads it whole (it was not truncated in place).
+    let mut old = Vec::new();
+    std::io::Read::read_to_end(&mut &reader, &mut old).unwrap();
+    assert_eq!(old, held, "the old file is intact for its reader");
+    // A plot never goes over the log it draws; a write-protected file is not replaced;
+    // a run with nothing to run records nothing (and leaves an existing log alone).
+    let svg = dir.join("run.svg");
+    std::fs::copy(&log, &svg).unwrap();
+    let locked = dir.join("locked.lvlog");
+    std::fs::copy(&log, &locked).unwrap();
+    let mut perms = std::fs::metadata(&locked).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&locked, perms).unwrap();
+    let before = std::fs::read(&log).unwrap();
+    for (args, says) in [
+        (
+            vec!["scrub", s(&svg), "--plot", s(&svg)],
+            "is the file being read",
+        ),
+        (
+            vec!["run", "pendulum", "--steps", "1", "--record", s(&locked)],
+            "write-protected",
+        ),
+        (
+            vec!["run", "pendulum", "--steps", "0", "--record", s(&log)],
+            "nothing to record",
+        ),
+    ] {
+        let out = lavender(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read(&log).unwrap(), before);
+    // Following a finished log says so.
+    let out = lavender(&["scrub", s(&log), "--follow"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is a finished recording"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

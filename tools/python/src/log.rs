@@ -19,7 +19,7 @@ use crate::sim::Sim;
 
 /// A recorded run, opened read-only through a memory map.
 ///
-/// ``Log(path)`` opens a log written by ``Sim.record`` or ``lavender record``; a log whose
+/// ``Log(path)`` opens a log written by ``Sim.record`` or ``lavender run --record``; a log whose
 /// writer was killed opens too (``recovery`` says what was dropped). Frames are one per
 /// substep::
 ///
@@ -299,6 +299,13 @@ fn diff_dict<'py>(py: Python<'py>, r: &DiffReport) -> PyResult<Bound<'py, PyDict
     max.set_item("location", location(py, &r.max_deviation.location)?)?;
     d.set_item("max_deviation", max)?;
     d.set_item("frames_compared", r.frames_compared)?;
+    d.set_item(
+        "extent",
+        match r.extent {
+            diff::Extent::Whole => "whole",
+            diff::Extent::Overlap => "overlap",
+        },
+    )?;
     d.set_item("first_common_substep", r.first_common_substep)?;
     d.set_item("last_common_substep", r.last_common_substep)?;
     d.set_item("frames_a", r.frames_a)?;
@@ -383,6 +390,9 @@ impl Log {
     /// The last frame at or before ``time`` seconds (ValueError if ``time`` precedes the
     /// first frame or is NaN).
     fn frame_at_time(slf: &Bound<'_, Self>, time: f64) -> PyResult<Frame> {
+        if time.is_nan() {
+            return Err(errors::value("time = nan: give a number of seconds"));
+        }
         let r = slf.get().reader();
         let i = r.index_at_time(time).ok_or_else(|| {
             let first = r
@@ -699,6 +709,7 @@ impl Log {
             return Err(errors::value("every must be at least 1"));
         }
         let path = path_arg(path)?;
+        lavender_replay::files::check_hdf5_extension(&path).map_err(errors::replay)?;
         let range = h5::ExportRange {
             from: from_substep,
             to: to_substep.unwrap_or(u64::MAX),

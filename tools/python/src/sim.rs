@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use lavender_engine::{BodyId, Scene, Settings, SolverPath, World};
-use lavender_replay::files::refuse_to_overwrite_input;
+use lavender_replay::files::{check_record_extension, refuse_to_overwrite_input};
 use lavender_replay::recorder::{header_for, RecordOptions, Recorder};
 use lavender_replay::resume::Resumed;
 use numpy::{PyArray1, PyArray2};
@@ -57,6 +57,8 @@ pub struct Sim {
     recording: Option<Recording>,
     /// Where a Sim resumed from a log came from.
     origin: Option<Origin>,
+    /// The scene file the Sim was built from, if any (a recording may not replace it).
+    scene_file: Option<PathBuf>,
 }
 
 /// The run a resumed Sim continues: its recordings keep that run's scene hash (so that
@@ -225,7 +227,7 @@ impl Overrides {
 /// A frame time step, checked as the engine checks it.
 fn frame_dt(dt: f64) -> PyResult<f32> {
     let dt32 = dt as f32;
-    if dt32.is_finite() && dt32 > 0.0 {
+    if dt32.is_finite() && dt32 >= f32::MIN_POSITIVE {
         Ok(dt32)
     } else {
         Err(errors::engine(
@@ -246,14 +248,20 @@ fn load_scene_file(path: &Path) -> PyResult<Scene> {
     Scene::from_toml_str(&text, &origin).map_err(errors::engine)
 }
 
-/// The scene described by the constructor's first argument.
-fn scene_from(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Scene> {
+/// The scene described by the constructor's first argument, and the file it came from.
+///
+/// A str without a path separator and not ending in `.toml` names a shipped scene when there
+/// is one of that name (a file of the same name in the working directory does not hide it:
+/// `./name` reads the file), else a file; anything else is a path.
+fn scene_from(obj: Option<&Bound<'_, PyAny>>) -> PyResult<(Scene, Option<PathBuf>)> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
-        return Ok(Scene::default());
+        return Ok((Scene::default(), None));
     };
     if let Ok(dict) = obj.cast::<PyDict>() {
         let json = convert::to_json(dict.as_any(), "scene")?;
-        return serde_json::from_value(json).map_err(|e| errors::value(format!("scene dict: {e}")));
+        return serde_json::from_value(json)
+            .map(|scene| (scene, None))
+            .map_err(|e| errors::value(format!("scene dict: {e}")));
     }
     if obj.hasattr("to_dict")? && !obj.is_instance_of::<PyString>() {
         return scene_from(Some(&obj.call_method0("to_dict")?));
@@ -270,12 +278,14 @@ fn scene_from(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Scene> {
             ))
         })?;
     let path = Path::new(&text);
-    if !is_str || path.is_file() {
-        return load_scene_file(path);
+    let from_file = || load_scene_file(path).map(|scene| (scene, Some(path.to_path_buf())));
+    let path_like = !is_str || text.contains(['/', '\\']) || text.ends_with(".toml");
+    if path_like {
+        return from_file();
     }
     match Scene::builtin(&text) {
-        Ok(scene) => Ok(scene),
-        Err(_) if text.contains(['/', '\\']) || text.ends_with(".toml") => load_scene_file(path),
+        Ok(scene) => Ok((scene, None)),
+        Err(_) if path.is_file() => from_file(),
         Err(e) => Err(errors::value(format!(
             "{e}; no file of that name exists either"
         ))),
@@ -296,10 +306,14 @@ impl Sim {
                 scene_hash: r.header.scene_hash,
                 log: r.source,
             }),
+            scene_file: None,
         }
     }
 
-    fn build(scene: Scene, overrides: &Overrides) -> PyResult<Sim> {
+    fn build(
+        (scene, scene_file): (Scene, Option<PathBuf>),
+        overrides: &Overrides,
+    ) -> PyResult<Sim> {
         let settings = overrides.apply(scene.settings());
         let frame_dt = frame_dt(f64::from(overrides.dt.unwrap_or(scene.frame_dt())))?;
         let world = scene.build_with(settings).map_err(errors::engine)?;
@@ -309,6 +323,7 @@ impl Sim {
             frame_dt,
             recording: None,
             origin: None,
+            scene_file,
         })
     }
 
@@ -477,7 +492,7 @@ impl Sim {
     fn from_toml(text: &str, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Sim> {
         let overrides = Overrides::parse(settings)?;
         let scene = Scene::from_toml_str(text, "<string>").map_err(errors::engine)?;
-        Sim::build(scene, &overrides)
+        Sim::build((scene, None), &overrides)
     }
 
     /// Advances the world by ``dt`` seconds (default: the scene's frame dt) and refreshes the
@@ -797,6 +812,10 @@ impl Sim {
         };
         // The writer unlinks an existing file rather than truncating it, so a `Log` still
         // mapping it keeps reading the old contents.
+        check_record_extension(&path).map_err(errors::replay)?;
+        if let Some(file) = &self.scene_file {
+            refuse_to_overwrite_input(file, &path).map_err(errors::replay)?;
+        }
         let mut header = header_for(&self.scene, &self.world, self.frame_dt);
         if let Some(origin) = &self.origin {
             refuse_to_overwrite_input(&origin.log, &path).map_err(errors::replay)?;

@@ -3,7 +3,7 @@
 * ``Sim`` builds a world from a scene (file path, shipped scene name, dict or
   ``SceneBuilder``), steps it, and exposes the per-joint diagnostics as a ``(joints, 8)``
   float32 array, copied or as a read-only zero-copy view (``constraint_data(copy=False)``).
-* ``Log`` opens a run recorded with ``Sim.record`` or ``lavender record``: frames by index,
+* ``Log`` opens a run recorded with ``Sim.record`` or ``lavender run --record``: frames by index,
   substep or time, a joint's column over time, per-frame summaries, ``spikes`` and ``diff``
   with the command line's semantics.
 * ``COLUMN_NAMES`` / ``COLUMN_UNITS`` name the eight diagnostic columns.
