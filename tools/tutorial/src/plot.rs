@@ -103,7 +103,8 @@ pub struct LineChart {
     pub series: Vec<Series>,
     /// Log y axis with this floor (values at or below it are drawn at it); `None` for linear.
     pub log_floor: Option<f64>,
-    /// Where the legend goes.
+    /// Where the legend goes if that corner covers no more data than any other (the corner
+    /// covering the fewest points is chosen otherwise).
     pub legend: Corner,
 }
 
@@ -123,6 +124,45 @@ pub enum Corner {
 }
 
 impl Corner {
+    /// The legend's corner: of the four corners and the middle of the right edge, the one
+    /// whose legend box (`box_w` x `box_h` as fractions of the plotting area) covers the fewest
+    /// of `points` (fractions of the area from the lower left), `self` on a tie. A legend over
+    /// a series' extreme values (the deepest troughs, the end of a run) hides what the plot is
+    /// for.
+    fn least_covering(self, points: &[(f64, f64)], box_w: f64, box_h: f64) -> Corner {
+        let region = |c: Corner| -> (f64, f64, f64, f64) {
+            let (x0, x1) = match c {
+                Corner::UpperLeft | Corner::LowerLeft => (0.0, box_w),
+                _ => (1.0 - box_w, 1.0),
+            };
+            let (y0, y1) = match c {
+                Corner::UpperLeft | Corner::UpperRight => (1.0 - box_h, 1.0),
+                Corner::LowerLeft | Corner::LowerRight => (0.0, box_h),
+                Corner::MiddleRight => (0.5 - box_h / 2.0, 0.5 + box_h / 2.0),
+            };
+            (x0, x1, y0, y1)
+        };
+        let covered = |c: Corner| {
+            let (x0, x1, y0, y1) = region(c);
+            points
+                .iter()
+                .filter(|&&(x, y)| x >= x0 && x <= x1 && y >= y0 && y <= y1)
+                .count()
+        };
+        let candidates = [
+            self,
+            Corner::UpperRight,
+            Corner::UpperLeft,
+            Corner::LowerRight,
+            Corner::LowerLeft,
+            Corner::MiddleRight,
+        ];
+        candidates
+            .into_iter()
+            .min_by_key(|&c| covered(c))
+            .unwrap_or(self)
+    }
+
     fn position(self) -> SeriesLabelPosition {
         match self {
             Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
@@ -356,6 +396,8 @@ fn draw_line_panel<DB: DrawingBackend>(
             .y_label_formatter(&decade_label);
     }
     mesh.draw().map_err(err)?;
+    // Every drawn point as a fraction of the plotting area, for the legend's placement.
+    let mut drawn: Vec<(f64, f64)> = Vec::new();
     for s in &spec.series {
         let pts: Vec<(f64, f64)> = s
             .points
@@ -363,6 +405,10 @@ fn draw_line_panel<DB: DrawingBackend>(
             .map(|&(x, y)| (x, transform(y)))
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
+        drawn.extend(
+            pts.iter()
+                .map(|&(x, y)| ((x - x0) / (x1 - x0), (y - y0) / (y1 - y0))),
+        );
         // Thick polylines are drawn with mitred joins, which turn rounding noise (zig-zags of a few
         // pixels) into long spikes; dense series are therefore drawn one pixel wide.
         let style = s.color.stroke_width(if pts.len() > 300 { 1 } else { 2 });
@@ -380,9 +426,16 @@ fn draw_line_panel<DB: DrawingBackend>(
             PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
         });
     }
+    // The legend box: about 8 px a character of the longest name plus the line sample, and
+    // 20 px a row, with the margin plotters leaves from the edges.
+    let (plot_w, plot_h) = chart.plotting_area().dim_in_pixel();
+    let longest = spec.series.iter().map(|s| s.name.chars().count()).max();
+    let box_w = (longest.unwrap_or(0) as f64 * 8.0 + 60.0) / f64::from(plot_w.max(1));
+    let box_h = (spec.series.len() as f64 * 20.0 + 30.0) / f64::from(plot_h.max(1));
+    let corner = spec.legend.least_covering(&drawn, box_w, box_h);
     chart
         .configure_series_labels()
-        .position(spec.legend.position())
+        .position(corner.position())
         .label_font(("sans-serif", 15))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
