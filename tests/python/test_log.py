@@ -411,3 +411,20 @@ def test_an_export_never_replaces_its_log_and_an_empty_range_is_an_error(tmp_pat
     assert path.read_bytes() == before
     assert not (tmp_path / "late.h5").exists()
     assert len(log) == 12 and log[11].substep == 11
+
+
+def test_negative_substeps_and_counts_are_value_errors(tmp_path):
+    path = tmp_path / "run.lvlog"
+    record_substeps(lavender.Sim("pendulum"), path, 4)
+    log = lavender.Log(path)
+    for call, name in [
+        (lambda: log.frame_at_substep(-1), "substep"),
+        (lambda: log.resume(-1), "substep"),
+        (lambda: log.worst_joints(-1), "n"),
+        (lambda: log.spikes(window=-1), "window"),
+        (lambda: log.export_hdf5(tmp_path / "x.h5", every=-2), "every"),
+    ]:
+        with pytest.raises(ValueError, match=f"{name} = -"):
+            call()
+    with pytest.raises(ValueError, match="time = nan"):
+        log.frame_at_time(float("nan"))

@@ -281,6 +281,12 @@ fn location<'py>(py: Python<'py>, loc: &Option<Location>) -> PyResult<Option<Bou
     Ok(Some(d))
 }
 
+/// A substep or count from Python: a ValueError naming it when negative (instead of the
+/// OverflowError of an unsigned conversion).
+fn non_negative(name: &str, v: i64) -> PyResult<u64> {
+    u64::try_from(v).map_err(|_| errors::value(format!("{name} = {v}: must be >= 0")))
+}
+
 fn diff_dict<'py>(py: Python<'py>, r: &DiffReport) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("identical", r.identical)?;
@@ -370,7 +376,8 @@ impl Log {
     }
 
     /// The frame recording global substep ``substep`` (ValueError if the log has none).
-    fn frame_at_substep(slf: &Bound<'_, Self>, substep: u64) -> PyResult<Frame> {
+    fn frame_at_substep(slf: &Bound<'_, Self>, substep: i64) -> PyResult<Frame> {
+        let substep = non_negative("substep", substep)?;
         let r = slf.get().reader();
         let i = r.index_of_substep(substep).ok_or_else(|| {
             let range = match (r.index().first(), r.index().last()) {
@@ -560,13 +567,15 @@ impl Log {
         &self,
         py: Python<'py>,
         columns: Option<Vec<Bound<'py, PyAny>>>,
-        window: usize,
-        min_history: usize,
+        window: i64,
+        min_history: i64,
         k: f32,
         abs_threshold: f32,
         rel_floor: f32,
         abs_floor: f32,
     ) -> PyResult<Bound<'py, PyList>> {
+        let window = non_negative("window", window)? as usize;
+        let min_history = non_negative("min_history", min_history)? as usize;
         let defaults = SpikeParams::default();
         let columns = match columns {
             None => defaults.columns,
@@ -614,7 +623,8 @@ impl Log {
     /// ``angular_error_substep``, ``peak_limit_violation``, ``limit_violation_substep``,
     /// ``first_non_finite_substep``.
     #[pyo3(signature = (n = 10))]
-    fn worst_joints<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
+    fn worst_joints<'py>(&self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
+        let n = non_negative("n", n)? as usize;
         let reader = &*self.reader();
         let worst = py
             .detach(|| scrub::worst_joints(reader, n))
@@ -701,10 +711,15 @@ impl Log {
         &self,
         py: Python<'py>,
         path: &Bound<'py, PyAny>,
-        from_substep: u64,
-        to_substep: Option<u64>,
-        every: u64,
+        from_substep: i64,
+        to_substep: Option<i64>,
+        every: i64,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let from_substep = non_negative("from_substep", from_substep)?;
+        let to_substep = to_substep
+            .map(|t| non_negative("to_substep", t))
+            .transpose()?;
+        let every = non_negative("every", every)?;
         if every == 0 {
             return Err(errors::value("every must be at least 1"));
         }
@@ -733,7 +748,8 @@ impl Log {
     /// run resumed mid-frame first needs ``sim.step(sim.frame_dt / n)`` for the substeps
     /// left in that frame) reproduces the recorded frames bit for bit. ValueError when the
     /// run cannot be resumed there.
-    fn resume(&self, py: Python<'_>, substep: u64) -> PyResult<Sim> {
+    fn resume(&self, py: Python<'_>, substep: i64) -> PyResult<Sim> {
+        let substep = non_negative("substep", substep)?;
         let reader = &*self.reader();
         let resumed = py
             .detach(|| resume::resume(reader, substep))
