@@ -125,6 +125,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         for plot in &report.plots {
             text += &format!("wrote {}\n", plot.display());
         }
+        if report.plots.is_empty() {
+            text += "no plots: the scaling plot needs the scaling series (without --no-scaling), \
+                     the accuracy-versus-cost plot needs --peer\n";
+        }
         emit(&text)?;
     }
     Ok(())

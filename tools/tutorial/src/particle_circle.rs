@@ -10,7 +10,7 @@
 //!   10 s (> 32);
 //! - multiplier: the path bends, but the integrator's error accumulates on the position level, and
 //!   |C| grows roughly linearly (0.024 m^2 at 5 s, 0.047 m^2 at 10 s): the path spirals inward
-//!   to |x| = 0.952 m while the central force conserves angular momentum, so the particle speeds
+//!   to |x| = 0.951 m while the central force conserves angular momentum, so the particle speeds
 //!   up (+0.052 J);
 //! - Baumgarte: |C| is bounded at about 0.003 m^2. With semi-implicit Euler the measured `Cdot`
 //!   carries a bias of about `v.v dt / 2` = 0.005 m^2/s (the velocity is half a step ahead of
