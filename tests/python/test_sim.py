@@ -56,6 +56,24 @@ def test_every_way_to_name_a_scene_builds_the_same_world():
         assert lavender.Sim(name).body_count > 0
 
 
+def test_a_shipped_name_wins_over_a_file_of_that_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "chain").write_text('[[chain]]\nname = "c"\nlinks = 3\n')
+    assert lavender.Sim("chain").body_count == 101
+    assert lavender.Sim("./chain").body_count == 4
+
+
+def test_generator_counts_must_be_whole_numbers():
+    for call in (
+        lambda: lavender.SceneBuilder().chain("c", 2.5),
+        lambda: lavender.SceneBuilder().grid("g", 3, "4"),
+        lambda: lavender.SceneBuilder().grid("g", True, 3),
+    ):
+        with pytest.raises(ValueError, match="must be a whole number"):
+            call()
+    assert lavender.SceneBuilder().chain("c", 3.0).build().body_count == 4
+
+
 def test_settings_are_keyword_arguments():
     sim = lavender.Sim(
         "pendulum",

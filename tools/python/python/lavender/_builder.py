@@ -23,6 +23,13 @@ def _clean(table: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in table.items() if v is not None}
 
 
+def _count(name: str, value: Any) -> int:
+    """A whole number of links, rows or columns (``int(2.5)`` would silently drop a half)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise ValueError(f"{name} = {value!r} must be a whole number")
+    return int(value)
+
+
 class SceneBuilder:
     """Builds a scene in code; the same fields as a scene TOML file.
 
@@ -154,13 +161,17 @@ class SceneBuilder:
         """A ``[[chain]]`` generator: ``links`` boxes hinged in a row to a static anchor
         (fields: ``joint``, ``origin``, ``direction``, ``axis``, ``link_length``,
         ``link_half_width``, ``link_mass``, ``limit``)."""
-        self._chains.append(_clean({"name": name, "links": int(links), **fields}))
+        self._chains.append(_clean({"name": name, "links": _count("links", links), **fields}))
         return self
 
     def grid(self, name: str, rows: int, cols: int, **fields: Any) -> "SceneBuilder":
         """A ``[[grid]]`` generator: ``rows x cols`` bodies linked right and down (fields:
         ``spacing``, ``origin``, ``mass``, ``joint``)."""
-        self._grids.append(_clean({"name": name, "rows": int(rows), "cols": int(cols), **fields}))
+        self._grids.append(
+            _clean(
+                {"name": name, "rows": _count("rows", rows), "cols": _count("cols", cols), **fields}
+            )
+        )
         return self
 
     def to_dict(self) -> Dict[str, Any]:
