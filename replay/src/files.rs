@@ -17,14 +17,23 @@ fn io_error(
     }
 }
 
-/// The file a write to `path` lands in: the target of a symbolic link (resolved, so that
-/// replacing it keeps the link), `path` itself otherwise.
+/// The file a write to `path` lands in: the target of a symbolic link, followed through
+/// chains of links and to a target that does not exist yet (so that replacing or creating it
+/// keeps the link), `path` itself otherwise.
 pub fn output_target(path: &Path) -> std::path::PathBuf {
-    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    match is_link.then(|| std::fs::canonicalize(path)) {
-        Some(Ok(target)) => target,
-        _ => path.to_path_buf(),
+    let mut target = path.to_path_buf();
+    // As many links as the kernel follows before it gives up on a loop.
+    for _ in 0..40 {
+        let is_link = std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink());
+        let Some(next) = is_link.then(|| std::fs::read_link(&target).ok()).flatten() else {
+            return target;
+        };
+        target = match target.parent() {
+            Some(dir) if next.is_relative() => dir.join(next),
+            _ => next,
+        };
     }
+    target
 }
 
 /// Checks that a new file can be written at `path` before any work is done (not a
@@ -243,7 +252,13 @@ mod tests {
         let mut old = String::new();
         std::io::Read::read_to_string(&mut &held, &mut old).unwrap();
         assert_eq!(old, "old contents");
-        assert_eq!(output_target(&link), target.canonicalize().unwrap());
+        assert_eq!(output_target(&link), target);
+        // A link to a file not there yet, relative and through another link: its target.
+        let dangling = dir.path().join("dangling.h5");
+        std::os::unix::fs::symlink("sub/new.h5", &dangling).unwrap();
+        let second = dir.path().join("second.h5");
+        std::os::unix::fs::symlink(&dangling, &second).unwrap();
+        assert_eq!(output_target(&second), dir.path().join("sub/new.h5"));
     }
 
     #[test]

@@ -275,3 +275,18 @@ def test_the_build_names_its_features_and_lane_count():
     assert lavender.SIMD_LANES in (8, 16)
     if "avx512f" not in lavender.TARGET_FEATURES:
         assert lavender.SIMD_LANES == 8
+
+
+def test_a_frame_step_is_checked_when_the_sim_is_built_and_when_settings_change():
+    with pytest.raises(ValueError, match="239998 substeps"):
+        lavender.Sim("pendulum", dt=1000.0)
+    with pytest.raises(ValueError, match="dt = 1e-300"):
+        lavender.Sim("pendulum", dt=1e-300)
+    sim = lavender.Sim("pendulum")
+    with pytest.raises(ValueError, match="substeps"):
+        sim.set_settings(max_substep=1e-9)
+    assert sim.settings["max_substep"] > 1e-3
+    with pytest.raises(ValueError, match="keyframe_every = -1"):
+        sim.record("k.lvlog", keyframe_every=-1)
+    with pytest.raises(ValueError, match="must be at least 1"):
+        lavender.SceneBuilder().chain("c", -1)

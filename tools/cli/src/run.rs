@@ -27,7 +27,7 @@ pub struct Args {
     /// Frame time step in seconds (default: the scene's `dt`, else 1/60); each frame runs
     /// ceil(dt / max_substep) substeps.
     #[arg(long)]
-    dt: Option<f32>,
+    dt: Option<f64>,
     /// Sequential-impulse velocity passes per substep (default 8).
     #[arg(long)]
     velocity_iterations: Option<u32>,
@@ -134,10 +134,22 @@ pub fn main(args: Args) -> anyhow::Result<()> {
              seconds: set it to e.g. 0.016666667 (1/60 s), or remove it for that default"
         );
     }
-    let dt = args.dt.unwrap_or_else(|| scene.frame_dt());
-    if !(dt.is_finite() && dt > 0.0) {
-        bail!("--dt {dt} is not a positive number of seconds: give e.g. --dt 0.016666667 (1/60 s)");
+    // Checked as given (f64), then as the engine will use it (f32, a normal number).
+    if let Some(given) = args.dt {
+        let single = given as f32;
+        if !(given.is_finite() && single.is_finite() && single >= f32::MIN_POSITIVE) {
+            let shown = if given != 0.0 && !(1e-4..1e9).contains(&given.abs()) {
+                format!("{given:e}")
+            } else {
+                given.to_string()
+            };
+            bail!(
+                "--dt {shown} is not a positive number of seconds within single precision \
+                 (1.2e-38 to 3.4e38): give e.g. --dt 0.016666667 (1/60 s)"
+            );
+        }
     }
+    let dt = args.dt.map_or_else(|| scene.frame_dt(), |d| d as f32);
     settings.validate()?;
     settings.check_substeps(dt)?;
     let steps = match (args.steps, args.duration) {

@@ -162,7 +162,17 @@ fn scene_settings_errors_name_their_source() {
     std::fs::remove_dir_all(&dir).unwrap();
     let out = lavender(&["run", "pendulum", "--dt", "0"]);
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("--dt 0 is not a positive number"), "{err}");
+    assert!(
+        err.contains("--dt 0 is not a positive number of seconds"),
+        "{err}"
+    );
+    // A positive dt single precision cannot hold is quoted as given, not as 0.
+    let out = lavender(&["run", "pendulum", "--dt", "1e-300"]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("--dt 1e-300 is not") && err.contains("1.2e-38"),
+        "{err}"
+    );
     let out = lavender(&["run", "pendulum", "--velocity-iterations", "100000"]);
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(

@@ -283,7 +283,7 @@ fn location<'py>(py: Python<'py>, loc: &Option<Location>) -> PyResult<Option<Bou
 
 /// A substep or count from Python: a ValueError naming it when negative (instead of the
 /// OverflowError of an unsigned conversion).
-fn non_negative(name: &str, v: i64) -> PyResult<u64> {
+pub(crate) fn non_negative(name: &str, v: i64) -> PyResult<u64> {
     u64::try_from(v).map_err(|_| errors::value(format!("{name} = {v}: must be >= 0")))
 }
 

@@ -25,8 +25,9 @@ struct Recording {
 
 /// A simulation: a world built from a scene, stepped from Python.
 ///
-/// Construct it from a scene file path (``str`` or ``os.PathLike``; a string names a file
-/// when one exists there, otherwise a shipped scene), a shipped scene name (see
+/// Construct it from a scene file path (``os.PathLike``, or a ``str`` with a ``/`` or a
+/// ``.toml`` ending; a bare name is a shipped scene if there is one, else a file), a shipped
+/// scene name (see
 /// ``lavender.shipped_scenes()``), a scene dict with the scene file's structure, a
 /// ``lavender.SceneBuilder``, or nothing (an empty world). Keyword arguments override the
 /// scene's ``[world]`` settings (``dt`` is the default frame step of ``step()``)::
@@ -118,11 +119,14 @@ fn bad_setting(name: &'static str, value: &Bound<'_, PyAny>, reason: &'static st
     })
 }
 
-fn setting_f32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<f32> {
-    let v: f64 = value
+fn setting_f64(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    value
         .extract()
-        .map_err(|_| bad_setting(name, value, "must be a number"))?;
-    Ok(v as f32)
+        .map_err(|_| bad_setting(name, value, "must be a number"))
+}
+
+fn setting_f32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<f32> {
+    Ok(setting_f64(name, value)? as f32)
 }
 
 fn setting_bool(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -152,7 +156,7 @@ impl Overrides {
             }
             let v = &value;
             match key.as_str() {
-                "dt" => o.dt = Some(frame_dt(f64::from(setting_f32("dt", v)?))?),
+                "dt" => o.dt = Some(frame_dt(setting_f64("dt", v)?)?),
                 "gravity" => o.gravity = Some(convert::vec3(v, "gravity")?),
                 "max_substep" => o.max_substep = Some(setting_f32("max_substep", v)?),
                 "velocity_iterations" => {
@@ -229,6 +233,12 @@ fn frame_dt(dt: f64) -> PyResult<f32> {
     let dt32 = dt as f32;
     if dt32.is_finite() && dt32 >= f32::MIN_POSITIVE {
         Ok(dt32)
+    } else if dt.is_finite() && dt > 0.0 {
+        // Positive, but not a normal f32: say what was given, not what it rounds to.
+        Err(errors::value(format!(
+            "invalid time step dt = {dt:e}: it must be a finite number of seconds from 1.2e-38 \
+             (the smallest normal f32) to 3.4e38"
+        )))
     } else {
         Err(errors::engine(
             lavender_engine::EngineError::InvalidTimeStep(dt32),
@@ -316,6 +326,7 @@ impl Sim {
     ) -> PyResult<Sim> {
         let settings = overrides.apply(scene.settings());
         let frame_dt = frame_dt(f64::from(overrides.dt.unwrap_or(scene.frame_dt())))?;
+        settings.check_substeps(frame_dt).map_err(errors::engine)?;
         let world = scene.build_with(settings).map_err(errors::engine)?;
         Ok(Sim {
             world,
@@ -742,6 +753,10 @@ impl Sim {
         }
         let overrides = Overrides::parse(settings)?;
         let settings = overrides.apply(*self.world.settings());
+        // The frame step must fit the substep limit under the new settings.
+        settings
+            .check_substeps(overrides.dt.unwrap_or(self.frame_dt))
+            .map_err(errors::engine)?;
         self.world.set_settings(settings).map_err(errors::engine)?;
         if let Some(dt) = overrides.dt {
             self.frame_dt = dt;
@@ -793,7 +808,8 @@ impl Sim {
     /// The recording ends with
     /// ``stop_recording()`` or when the Sim is garbage-collected; both write the footer.
     #[pyo3(signature = (path, keyframe_every = 16))]
-    fn record(&mut self, path: &Bound<'_, PyAny>, keyframe_every: u64) -> PyResult<()> {
+    fn record(&mut self, path: &Bound<'_, PyAny>, keyframe_every: i64) -> PyResult<()> {
+        let keyframe_every = crate::log::non_negative("keyframe_every", keyframe_every)?;
         if let Some(r) = &self.recording {
             return Err(errors::value(format!(
                 "already recording to {}: call stop_recording() first",

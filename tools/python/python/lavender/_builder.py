@@ -27,6 +27,8 @@ def _count(name: str, value: Any) -> int:
     """A whole number of links, rows or columns (``int(2.5)`` would silently drop a half)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
         raise ValueError(f"{name} = {value!r} must be a whole number")
+    if value < 1:
+        raise ValueError(f"{name} = {value!r} must be at least 1")
     return int(value)
 
 
