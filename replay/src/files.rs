@@ -44,8 +44,8 @@ pub fn output_target(path: &Path) -> std::path::PathBuf {
 /// reading its contents; truncating in place would make its mapped pages vanish and kill it
 /// with SIGBUS. Devices and pipes are left for `open` to judge.
 pub fn prepare_output(path: &Path) -> Result<()> {
-    check_output(path)?;
     let target = output_target(path);
+    check_target(path, &target)?;
     if std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_file()) {
         std::fs::remove_file(&target).map_err(|source| ReplayError::Io {
             action: "replacing",
@@ -58,8 +58,12 @@ pub fn prepare_output(path: &Path) -> Result<()> {
 
 /// The checks of [`prepare_output`], without touching anything.
 pub fn check_output(path: &Path) -> Result<()> {
+    check_target(path, &output_target(path))
+}
+
+/// [`check_output`] of `path`, whose writes land in `target`.
+fn check_target(path: &Path, target: &Path) -> Result<()> {
     use std::io::ErrorKind as K;
-    let target = output_target(path);
     if target.is_dir() {
         return Err(io_error(
             "writing",
@@ -78,7 +82,7 @@ pub fn check_output(path: &Path) -> Result<()> {
             ));
         }
     }
-    if let Ok(m) = std::fs::metadata(&target) {
+    if let Ok(m) = std::fs::metadata(target) {
         if m.is_file() && m.permissions().readonly() {
             return Err(io_error(
                 "replacing",
@@ -97,13 +101,17 @@ pub const RECORD_EXTENSIONS: [&str; 4] = ["lvlog", "h5", "hdf5", "he5"];
 /// Extensions of HDF5 files.
 pub const HDF5_EXTENSIONS: [&str; 3] = ["h5", "hdf5", "he5"];
 
+/// A file name's extension, lower case (what chooses a format).
+pub fn extension(path: &Path) -> Option<String> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+}
+
 /// An error unless `path` ends in one of `extensions` (any case); `what` says what is
 /// written and `advice` what to name it.
 pub fn check_extension(path: &Path, extensions: &[&str], what: &str, advice: &str) -> Result<()> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let ext = extension(path);
     if ext.as_deref().is_some_and(|e| extensions.contains(&e)) {
         return Ok(());
     }
@@ -136,6 +144,19 @@ pub fn check_hdf5_extension(path: &Path) -> Result<()> {
         "an HDF5 export",
         "name it NAME.h5 (or .hdf5)",
     )
+}
+
+/// Everything a recording's path must pass before the run starts: a `.lvlog` or HDF5
+/// extension, none of `inputs` (the scene file, the log a run was resumed from), which
+/// recording would replace, and [`check_output`]. What `lavender run --record`, `resume
+/// --record` and Python's `Sim.record` check; [`crate::recorder::Recorder`] itself takes any
+/// path.
+pub fn check_record_output(path: &Path, inputs: &[&Path]) -> Result<()> {
+    check_record_extension(path)?;
+    for input in inputs {
+        refuse_to_overwrite_input(input, path)?;
+    }
+    check_output(path)
 }
 
 /// True when `a` and `b` name the same existing file: the same device and inode on Unix (so
@@ -259,6 +280,28 @@ mod tests {
         let second = dir.path().join("second.h5");
         std::os::unix::fs::symlink(&dangling, &second).unwrap();
         assert_eq!(output_target(&second), dir.path().join("sub/new.h5"));
+    }
+
+    #[test]
+    fn a_recording_needs_a_known_extension_and_never_replaces_an_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = dir.path().join("scene.toml");
+        std::fs::write(&scene, "").unwrap();
+        for ok in ["run.lvlog", "run.h5", "RUN.HDF5"] {
+            check_record_output(&dir.path().join(ok), &[&scene]).unwrap();
+        }
+        for bad in ["run.hdf", "run", "run.txt"] {
+            let err = check_record_output(&dir.path().join(bad), &[]).unwrap_err();
+            assert!(err.to_string().contains("NAME.lvlog"), "{err}");
+        }
+        // The scene file has an extension of its own, but a link to it need not.
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("scene.lvlog");
+            std::os::unix::fs::symlink(&scene, &link).unwrap();
+            let err = check_record_output(&link, &[&scene]).unwrap_err();
+            assert!(err.to_string().contains("is the file being read"), "{err}");
+        }
     }
 
     #[test]

@@ -407,8 +407,9 @@ impl Default for ExportRange {
 ///
 /// The file is written under a temporary name next to `path` and renamed to `path` only when
 /// complete, so a failed export (a corrupt frame, a full disk) leaves an existing file at
-/// `path` as it was and no partial file behind. Refuses a `path` that is the log itself, and
-/// a range that holds no frame of the log.
+/// `path` as it was and no partial file behind. Refuses, before any work, a `path` without an
+/// HDF5 extension, one that is the log itself or cannot be written, and a range that holds no
+/// frame of the log.
 pub fn export(
     reader: &LogReader,
     path: impl AsRef<Path>,
@@ -421,7 +422,11 @@ pub fn export(
             "--every must be at least 1".into(),
         ));
     }
+    crate::files::check_hdf5_extension(path)?;
     crate::files::refuse_to_overwrite_input(reader.path(), path)?;
+    // Through a symbolic link, the link's target is replaced (the link is kept).
+    let target = crate::files::output_target(path);
+    crate::files::check_output(path)?;
     let index = reader.index();
     let start = index.partition_point(|m| m.summary.substep < range.from);
     let end = index.partition_point(|m| m.summary.substep <= range.to);
@@ -441,9 +446,6 @@ pub fn export(
             },
         ));
     }
-    // Through a symbolic link, the link's target is replaced (the link is kept).
-    crate::files::check_output(path)?;
-    let target = crate::files::output_target(path);
     let partial = partial_path(&target);
     let result = write_frames(reader, &partial, start..end, range.every, progress).and_then(
         |mut summary| {
@@ -510,6 +512,43 @@ fn write_frames(
 mod tests {
     use super::*;
     use crate::testutil;
+
+    /// An export's path is checked before any work: an HDF5 name, and never the log.
+    #[cfg(unix)]
+    #[test]
+    fn export_needs_an_hdf5_name_and_never_writes_over_its_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("run.lvlog");
+        testutil::write(
+            &log,
+            &testutil::header(3, 2),
+            &testutil::frames(3, 2, 5, 0),
+            true,
+        );
+        let before = std::fs::read(&log).unwrap();
+        // SAFETY: a private temporary file, not modified while read.
+        let reader = unsafe { LogReader::open(&log) }.unwrap();
+        let same = dir.path().join("same.h5");
+        std::os::unix::fs::symlink(&log, &same).unwrap();
+        for (out, says) in [
+            (dir.path().join("out.lvlog"), "NAME.h5"),
+            (log.clone(), "NAME.h5"),
+            (same, "is the file being read"),
+        ] {
+            let err = export(&reader, &out, ExportRange::default(), |_| {})
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{}: {err}", out.display());
+        }
+        assert_eq!(std::fs::read(&log).unwrap(), before);
+        export(
+            &reader,
+            dir.path().join("ok.h5"),
+            ExportRange::default(),
+            |_| {},
+        )
+        .unwrap();
+    }
 
     #[test]
     fn export_writes_the_layout_and_values() {

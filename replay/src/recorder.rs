@@ -88,13 +88,8 @@ pub enum OutputKind {
 impl OutputKind {
     /// The kind for a path: HDF5 for `.h5`, `.hdf5` and `.he5`, the log format otherwise.
     pub fn of(path: &Path) -> OutputKind {
-        match path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            Some("h5" | "hdf5" | "he5") => OutputKind::Hdf5,
+        match crate::files::extension(path) {
+            Some(e) if crate::files::HDF5_EXTENSIONS.contains(&e.as_str()) => OutputKind::Hdf5,
             _ => OutputKind::Log,
         }
     }

@@ -41,7 +41,6 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if to < args.from {
         bail!("--to {to} is before --from {}", args.from);
     }
-    crate::paths::check_export_path(&args.output, &args.log)?;
     let reader = crate::scrub::open_log(&args.log)?;
     let bar = progress(reader.len() as u64, "exporting");
     let range = ExportRange {

@@ -37,7 +37,7 @@ pub struct Args {
 
 pub fn main(args: Args) -> anyhow::Result<()> {
     if let Some(path) = &args.record {
-        crate::paths::check_record_path(path, &[&args.log])?;
+        lavender_replay::files::check_record_output(path, &[&args.log])?;
     }
     let reader = open_log(&args.log)?;
     let mut resumed = resume(&reader, args.from)

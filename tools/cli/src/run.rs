@@ -100,7 +100,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if let Some(path) = &args.record {
         // The scene file, if one was named, must survive the run.
         let scene_file = args.scene.as_deref().map(Path::new);
-        crate::paths::check_record_path(path, scene_file.as_slice())?;
+        lavender_replay::files::check_record_output(path, scene_file.as_slice())?;
     }
     let (scene, file) = load_scene(args.scene.as_deref())?;
     let mut settings = scene.settings();

@@ -724,7 +724,6 @@ impl Log {
             return Err(errors::value("every must be at least 1"));
         }
         let path = path_arg(path)?;
-        lavender_replay::files::check_hdf5_extension(&path).map_err(errors::replay)?;
         let range = h5::ExportRange {
             from: from_substep,
             to: to_substep.unwrap_or(u64::MAX),

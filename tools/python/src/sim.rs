@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use lavender_engine::{BodyId, Scene, Settings, SolverPath, World};
-use lavender_replay::files::{check_record_extension, refuse_to_overwrite_input};
+use lavender_replay::files::check_record_output;
 use lavender_replay::recorder::{header_for, RecordOptions, Recorder};
 use lavender_replay::resume::Resumed;
 use numpy::{PyArray1, PyArray2};
@@ -828,13 +828,16 @@ impl Sim {
         };
         // The writer unlinks an existing file rather than truncating it, so a `Log` still
         // mapping it keeps reading the old contents.
-        check_record_extension(&path).map_err(errors::replay)?;
-        if let Some(file) = &self.scene_file {
-            refuse_to_overwrite_input(file, &path).map_err(errors::replay)?;
-        }
+        // Never over the scene file or the log the Sim was resumed from.
+        let inputs: Vec<&Path> = self
+            .scene_file
+            .iter()
+            .chain(self.origin.as_ref().map(|o| &o.log))
+            .map(PathBuf::as_path)
+            .collect();
+        check_record_output(&path, &inputs).map_err(errors::replay)?;
         let mut header = header_for(&self.scene, &self.world, self.frame_dt);
         if let Some(origin) = &self.origin {
-            refuse_to_overwrite_input(&origin.log, &path).map_err(errors::replay)?;
             header.scene_hash = origin.scene_hash;
         }
         let recorder = Recorder::create_with_header(&path, &header, &self.world, options)
