@@ -1134,10 +1134,11 @@ impl<L: Lane> Solver<L> {
             }),
             JointBatch::row_count,
         );
+        // A projection group's lanes compute their rows with lane 0's joint type, so every
+        // lane's joint at one step must have the same type and limit presence.
         let signature = |j: u32| {
             let j = j as usize;
-            slot_masks(joints.kind[j], joints.limit[j].is_some()).0
-                | (u8::from(joints.limit[j].is_some()) << 7)
+            crate::schedule::signature(joints.kind[j], joints.limit[j].is_some())
         };
         let mut serial_steps = Vec::new();
         let mut serial = GroupBuilder::<L>::new(&mut serial_steps);
@@ -1206,6 +1207,11 @@ impl<L: Lane> Solver<L> {
             assert_eq!(g.steps.start, projection_params.len());
             for ids in &projection_steps[g.steps.clone()] {
                 let ids = &ids.as_ref()[..g.lanes];
+                let sig = |j: &u32| signature(*j);
+                assert!(
+                    ids.iter().all(|j| sig(j) == sig(&ids[0])),
+                    "a projection step mixes joint signatures: {ids:?}"
+                );
                 projection_params.push(param_lanes(joints.kind[ids[0] as usize], ids, joints));
             }
         }

@@ -199,8 +199,10 @@ pub struct Schedule {
 /// (19,701 joints) above it.
 pub const SERIAL_PROJECTION_MAX_JOINTS: usize = 4096;
 
-/// The row signature that separates batches: joint type, then whether a limit exists.
-fn signature(kind: JointKind, limited: bool) -> u8 {
+/// The row signature that separates batches and the lanes of a projection group: joint type,
+/// then whether a limit exists. (Not the row slots alone: a revolute and a prismatic joint
+/// use the same slots but compute different rows.)
+pub(crate) fn signature(kind: JointKind, limited: bool) -> u8 {
     let k = match kind {
         JointKind::Revolute => 0,
         JointKind::Spherical => 1,
