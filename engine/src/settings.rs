@@ -7,6 +7,13 @@ use serde::{Deserialize, Serialize};
 /// The most substeps one frame may run ([`Settings::check_substeps`]).
 pub const MAX_SUBSTEPS_PER_FRAME: u32 = 100_000;
 
+/// The most worker threads a world's own pool may have ([`Settings::threads`]).
+pub const MAX_THREADS: u32 = 1024;
+const _: () = assert!(
+    MAX_THREADS == 1024,
+    "update the threads message in `validate`"
+);
+
 /// The world's solver and physics settings. Units are SI.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -163,10 +170,11 @@ impl Settings {
                  leave it unset for one per velocity pass",
             ));
         }
-        if self.threads > 1024 {
+        if self.threads > MAX_THREADS {
             return Err(bad(
                 "threads",
                 self.threads,
+                // The literal is `MAX_THREADS` (checked below: the reason is a static str).
                 "must be at most 1024; 0 uses rayon's global pool",
             ));
         }

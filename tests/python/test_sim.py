@@ -290,3 +290,24 @@ def test_a_frame_step_is_checked_when_the_sim_is_built_and_when_settings_change(
         sim.record("k.lvlog", keyframe_every=-1)
     with pytest.raises(ValueError, match="must be at least 1"):
         lavender.SceneBuilder().chain("c", -1)
+
+
+def test_numbers_beyond_single_precision_are_refused_as_given_not_as_inf():
+    sim = lavender.Sim("pendulum")
+    with pytest.raises(ValueError, match=r"position\[0\] = 1e39 is beyond single precision"):
+        sim.set_body_pose(1, [1e39, 0.0, 0.0])
+    with pytest.raises(ValueError, match=r"\[1\] = -2e40 is beyond single precision"):
+        sim.set_body_velocity(1, [0.0, -2e40, 0.0])
+    # Still refused as not finite when the value given is not finite.
+    with pytest.raises(ValueError, match="not finite"):
+        sim.set_body_pose(1, [float("inf"), 0.0, 0.0])
+    # NaN is the setting's error, not "NaN substeps" from the frame-step check.
+    with pytest.raises(ValueError, match="max_substep") as error:
+        sim.set_settings(max_substep=float("nan"))
+    assert "substeps" not in str(error.value), str(error.value)
+    with pytest.raises(ValueError, match="max_substep") as error:
+        lavender.Sim("pendulum", max_substep=float("nan"))
+    assert "substeps" not in str(error.value), str(error.value)
+    with pytest.raises(ValueError, match="gravity|error_reduction.*beyond single precision"):
+        sim.set_settings(error_reduction=1e39)
+    assert sim.time == 0.0

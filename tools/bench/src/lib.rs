@@ -31,7 +31,7 @@ pub enum BenchError {
     #[error(transparent)]
     Engine(#[from] lavender_engine::EngineError),
     /// No benchmark scene has this name.
-    #[error("no benchmark scene is named `{0}`; scenes: chain, grid, fixed-stack, mixed")]
+    #[error("no benchmark scene is named `{0}`; scenes: chain, grid, fixed-stack, mixed, hubs")]
     UnknownScene(String),
     /// A plot could not be written.
     #[error("cannot write the plot: {0}")]

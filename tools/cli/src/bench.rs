@@ -4,6 +4,7 @@ use crate::output::{build_identity, emit, emit_json};
 use anyhow::Context;
 use lavender_bench::scenes::BenchScene;
 use lavender_bench::suite::{run_suite, SuiteOptions};
+use lavender_engine::MAX_THREADS;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -32,10 +33,10 @@ pub struct Args {
     #[arg(long, default_value_t = 2)]
     threads: u32,
     /// A short run: 5 frames per row, scaling at 1k and 10k joints.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "full")]
     quick: bool,
     /// Add the 1M-joint chain to the scaling series (slow: minutes, about 1 GB).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_scaling")]
     full: bool,
     /// Timed frames per row (default 30, --quick 5).
     #[arg(long)]
@@ -82,14 +83,20 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             .map(|name| BenchScene::by_name(name))
             .collect::<Result<_, _>>()?;
     }
-    if args.threads == 0 {
-        anyhow::bail!("--threads must be at least 1");
+    if !(1..=MAX_THREADS).contains(&args.threads) {
+        anyhow::bail!(
+            "--threads {} is out of range: the multi-threaded rows take 1 to {MAX_THREADS} threads",
+            args.threads
+        );
     }
     options.threads = args.threads;
     if args.rounds == 0 {
         anyhow::bail!("--rounds must be at least 1 (1 runs each row once)");
     }
     options.rounds = args.rounds;
+    if args.frames == Some(0) {
+        anyhow::bail!("--frames must be at least 1: a row times that many 60 Hz frames");
+    }
     options.frames = args.frames.unwrap_or(options.frames);
     options.peer = args.peer;
     options.scaling = !args.no_scaling;
@@ -98,6 +105,15 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     options.plot_dir = args.plot_dir;
     if args.peer && !lavender_bench::PEER_BUILT {
         return Err(lavender_bench::BenchError::PeerNotBuilt.into());
+    }
+    if options.scaling || options.peer {
+        // Before minutes of timing, not after: the plots go here.
+        std::fs::create_dir_all(&options.plot_dir).with_context(|| {
+            format!(
+                "cannot create the plot directory {}; pass --plot-dir DIR",
+                options.plot_dir.display()
+            )
+        })?;
     }
     let verbose = std::io::stderr().is_terminal();
     let json = args.json;

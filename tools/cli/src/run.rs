@@ -12,7 +12,7 @@ use std::time::Instant;
 /// joint that held the worst anchor error.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run chain --scalar               the scalar reference path (same bits, slower)\n  lavender run hub                          a light hub among heavy parts, solved directly\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
+    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n                                            a scene file (this one: from the repository's root)\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run chain --scalar               the scalar reference path (same bits, slower)\n  lavender run hub                          a light hub among heavy parts, solved directly\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
 )]
 pub struct Args {
     /// A shipped scene's name (see `lavender scenes`) or a path to a scene TOML file.
@@ -370,7 +370,7 @@ impl Summary {
         format!(
             "scene              {}\n\
              bodies, joints     {}, {}\n\
-             steps              {} of {:.6} s ({} substeps)\n\
+             steps              {} of {} s ({} substeps)\n\
              wall time          {:.3} s\n\
              max anchor error   {:.3e} m (worst joint: {})\n\
              final anchor error {:.3e} m\n\

@@ -51,6 +51,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             "name an experiment, or pass --list to see them: lavender tutorial constraints --list"
         );
     };
+    if let Some(out) = args.out.as_deref().filter(|o| o.exists() && !o.is_dir()) {
+        bail!(
+            "--out {} is a file; --out names a directory for the plots (created if missing)",
+            out.display()
+        );
+    }
     let opts = Options {
         quick: args.quick,
         out_dir: args.out,

@@ -447,3 +447,60 @@ fn bench_rounds_report_the_median_run_with_every_round() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--rounds must be at least 1"), "{err}");
 }
+
+/// Bench arguments that would time nothing, contradict each other or fail only after minutes
+/// of timing are refused at once, each with what to do.
+#[test]
+fn bench_refuses_arguments_that_would_time_nothing_or_contradict() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "x").unwrap();
+    let plot_dir = file.join("plots");
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["bench", "chain", "--frames", "0"],
+            "--frames must be at least 1",
+        ),
+        (&["bench", "--quick", "--full"], "cannot be used with"),
+        (&["bench", "--full", "--no-scaling"], "cannot be used with"),
+        (
+            &["bench", "chain", "--threads", "100000"],
+            "1 to 1024 threads",
+        ),
+        (
+            &["bench", "hub"],
+            "scenes: chain, grid, fixed-stack, mixed, hubs",
+        ),
+        (
+            &[
+                "bench",
+                "chain",
+                "--json",
+                "--plot-dir",
+                plot_dir.to_str().unwrap(),
+            ],
+            "cannot create the plot directory",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = lavender(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+        // Refused before timing anything: `--json` prints each row as it is measured.
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?} measured rows before refusing"
+        );
+    }
+    let out = lavender(&[
+        "tutorial",
+        "constraints",
+        "diagnostics",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is a file; --out names a directory"), "{err}");
+}

@@ -23,6 +23,15 @@ pub fn floats<const N: usize>(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[f
             values.len()
         ))
     })?;
+    // A finite number beyond f32 would reach the engine as inf and be reported as one.
+    if let Some((i, v)) =
+        (array.iter().enumerate()).find(|(_, v)| v.is_finite() && v.abs() > f64::from(f32::MAX))
+    {
+        return Err(errors::value(format!(
+            "{what}[{i}] = {v:e} is beyond single precision (the engine's f32: at most 3.4e38 in \
+             magnitude)"
+        )));
+    }
     Ok(array.map(|v| v as f32))
 }
 

@@ -125,8 +125,18 @@ fn setting_f64(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
         .map_err(|_| bad_setting(name, value, "must be a number"))
 }
 
+/// A number within `f32`'s range (a finite 1e39 reached the engine as inf and was reported as
+/// one; NaN and inf go on to the engine's check, which says what the setting needs).
 fn setting_f32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<f32> {
-    Ok(setting_f64(name, value)? as f32)
+    let v = setting_f64(name, value)?;
+    if v.is_finite() && v.abs() > f64::from(f32::MAX) {
+        return Err(bad_setting(
+            name,
+            value,
+            "is beyond single precision (the engine's f32: at most 3.4e38 in magnitude)",
+        ));
+    }
+    Ok(v as f32)
 }
 
 fn setting_bool(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -326,6 +336,8 @@ impl Sim {
     ) -> PyResult<Sim> {
         let settings = overrides.apply(scene.settings());
         let frame_dt = frame_dt(f64::from(overrides.dt.unwrap_or(scene.frame_dt())))?;
+        // Each setting's own message first (a NaN max_substep is not "NaN substeps").
+        settings.validate().map_err(errors::engine)?;
         settings.check_substeps(frame_dt).map_err(errors::engine)?;
         let world = scene.build_with(settings).map_err(errors::engine)?;
         Ok(Sim {
@@ -753,7 +765,9 @@ impl Sim {
         }
         let overrides = Overrides::parse(settings)?;
         let settings = overrides.apply(*self.world.settings());
-        // The frame step must fit the substep limit under the new settings.
+        // Each setting's own message first, then the frame step must fit the substep limit
+        // under the new settings.
+        settings.validate().map_err(errors::engine)?;
         settings
             .check_substeps(overrides.dt.unwrap_or(self.frame_dt))
             .map_err(errors::engine)?;
