@@ -7,6 +7,7 @@ fn readme_sections_match_their_source_files() {
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     for section in [
         "tools/python/README-section.md",
+        "tools/tutorial/README-section.md",
         "replay/README-section.md",
         "benches/README-section.md",
     ] {

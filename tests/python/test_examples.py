@@ -15,6 +15,7 @@ EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "tools" / "python" / "e
     [
         ("particle_circle.py", ["particle_circle.png", "particle_circle.json"]),
         ("lavendersim_constraint_sweep.py", ["sweep.png", "sweep.json"]),
+        ("anchor_overlay.py", ["anchor_overlay.html", "anchor_overlay.json"]),
     ],
 )
 def test_example_runs_quick(tmp_path, script, outputs):
@@ -46,4 +47,7 @@ def test_module_docstring_example():
 
     import lavender
 
+    import lavender.overlay
+
     assert doctest.testmod(lavender).failed == 0
+    assert doctest.testmod(lavender.overlay).failed == 0

@@ -616,6 +616,38 @@ impl Sim {
         vec3_array(py, b.positions().iter().map(|v| v.to_array()))
     }
 
+    /// Each joint's two bodies, ``(a, b)`` body indices, in joint order.
+    #[getter]
+    fn joint_bodies(&self) -> Vec<(usize, usize)> {
+        let joints = self.world.joints();
+        (0..joints.len())
+            .map(|j| {
+                let (a, b) = joints.bodies_of(j);
+                (a.index(), b.index())
+            })
+            .collect()
+    }
+
+    /// Where each joint's anchors are, in world coordinates (m): ``(on_a, on_b)``, two
+    /// ``(joints, 3)`` float32 arrays, the anchor on body A and on body B at the current poses.
+    /// ``on_b - on_a`` is the anchor error of ``constraint_data()``'s columns 0 to 2.
+    fn joint_anchors<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<f32>>)> {
+        let joints = self.world.joints();
+        let (mut on_a, mut on_b) = (Vec::new(), Vec::new());
+        for j in 0..joints.len() {
+            let (a, b) = joints.bodies_of(j);
+            let (local_a, local_b) = joints.anchors_of(j);
+            let (pa, qa) = self.world.body_pose(a).map_err(errors::engine)?;
+            let (pb, qb) = self.world.body_pose(b).map_err(errors::engine)?;
+            on_a.push((pa + qa * local_a).to_array());
+            on_b.push((pb + qb * local_b).to_array());
+        }
+        Ok((copy2(py, &on_a), copy2(py, &on_b)))
+    }
+
     /// Body orientations, a ``(bodies, 4)`` float32 array of unit quaternions ``[x, y, z, w]``.
     fn rotations<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
         let rows: Vec<[f32; 4]> = self

@@ -148,6 +148,9 @@ class Sim:
         """Constraint forces and torques over the last substep, ``(joints, 3)`` each."""
     def positions(self) -> _F32Array:
         """``(bodies, 3)`` positions, m."""
+    def joint_anchors(self) -> Tuple[_F32Array, _F32Array]:
+        """``(on_a, on_b)``: each joint's anchor on body A and on body B in world coordinates,
+        ``(joints, 3)`` each, m; ``on_b - on_a`` is the anchor error."""
     def rotations(self) -> _F32Array:
         """``(bodies, 4)`` quaternions ``[x, y, z, w]``."""
     def linear_velocities(self) -> _F32Array:
@@ -227,6 +230,9 @@ class Sim:
     @property
     def joint_kinds(self) -> List[str]:
         """Joint kinds in index order."""
+    @property
+    def joint_bodies(self) -> List[Tuple[int, int]]:
+        """Each joint's ``(a, b)`` body indices, in joint order."""
     @property
     def body_count(self) -> int:
         """Number of bodies."""

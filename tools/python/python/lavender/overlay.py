@@ -1,0 +1,253 @@
+"""Browser overlays of joint diagnostics, defined in Python.
+
+The chapter's last paw-check: publish anchor-error vectors as overlays a browser draws. An
+:class:`Overlay` captures a :class:`lavender.Sim` frame by frame (bodies, joint anchors, the
+eight diagnostic columns) and evaluates its layers in Python at each capture: a layer is a
+name, a colour and a function from one captured frame to arrows (start point and vector, in
+metres, and the joint they belong to). :meth:`Overlay.write_html` writes one self-contained
+HTML page (no server, no network, no dependencies) that draws the bodies, the joints and every
+layer's arrows in SVG, with a frame slider and a play button.
+
+>>> import lavender
+>>> from lavender.overlay import Overlay, anchor_errors
+>>> sim = lavender.Sim("pendulum")
+>>> overlay = Overlay(sim, [anchor_errors(scale=1e4)])
+>>> for _ in range(3):
+...     _ = sim.step()
+...     overlay.capture()
+>>> len(overlay.frames)
+3
+"""
+
+import html
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+__all__ = ["Arrow", "Layer", "Overlay", "anchor_errors", "PLANES"]
+
+#: The drawing planes: which two world axes go right and up on the page.
+PLANES = {"xy": (0, 1), "xz": (0, 2), "zy": (2, 1)}
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """One arrow of a layer: from ``start`` (m, world) along ``vector`` (m, already scaled),
+    for joint ``joint`` (index, or -1 for none)."""
+
+    start: Tuple[float, float, float]
+    vector: Tuple[float, float, float]
+    joint: int = -1
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A named set of arrows, drawn in ``colour`` (any CSS colour). ``arrows`` maps one captured
+    frame (a dict: ``time``, ``positions`` (bodies, 3), ``anchors_a`` and ``anchors_b``
+    (joints, 3), ``diagnostics`` (joints, 8), ``joint_names``) to the arrows to draw."""
+
+    name: str
+    arrows: Callable[[Dict[str, Any]], Sequence[Arrow]]
+    colour: str = "crimson"
+    description: str = ""
+
+
+def anchor_errors(
+    scale: float = 10.0,
+    joints: Optional[Sequence[int]] = None,
+    min_norm: float = 0.0,
+    colour: str = "crimson",
+) -> Layer:
+    """The anchor-error vectors (columns 0 to 2) as arrows from each joint's anchor on body A,
+    ``scale`` times their length, for ``joints`` (default: all) whose anchor error norm
+    (column 3) is at least ``min_norm`` m."""
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale = {scale}: must be a finite number > 0")
+    if not (math.isfinite(min_norm) and min_norm >= 0):
+        raise ValueError(f"min_norm = {min_norm}: must be a finite number >= 0")
+
+    def arrows(frame: Dict[str, Any]) -> List[Arrow]:
+        diagnostics, starts = frame["diagnostics"], frame["anchors_a"]
+        chosen = range(len(diagnostics)) if joints is None else joints
+        out = []
+        for j in chosen:
+            if diagnostics[j, 3] >= min_norm:
+                error = diagnostics[j, 0:3].astype(np.float64) * scale
+                out.append(Arrow(tuple(map(float, starts[j])), tuple(map(float, error)), int(j)))
+        return out
+
+    return Layer(
+        name="anchor error",
+        arrows=arrows,
+        colour=colour,
+        description=f"anchor error x {scale:g} (columns 0 to 2, from the anchor on body A)",
+    )
+
+
+class Overlay:
+    """Frames of a run with the arrows of ``layers``, for a browser page.
+
+    ``plane`` is the page's plane (``"xy"``, ``"xz"`` or ``"zy"``). Call :meth:`capture` after
+    the steps to show (each capture evaluates every layer on the Sim's current state), then
+    :meth:`write_html`."""
+
+    def __init__(self, sim, layers: Sequence[Layer], plane: str = "xy"):
+        if plane not in PLANES:
+            raise ValueError(f"plane = {plane!r}: one of {', '.join(PLANES)}")
+        if not layers:
+            raise ValueError("an overlay needs at least one layer")
+        names = [layer.name for layer in layers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"layer names must differ: {names}")
+        self.sim = sim
+        self.layers = list(layers)
+        self.plane = plane
+        self.frames: List[Dict[str, Any]] = []
+
+    def capture(self) -> Dict[str, Any]:
+        """Captures the Sim's current state and evaluates every layer on it; returns the
+        captured frame (with ``arrows``: layer name -> list of :class:`Arrow`)."""
+        sim = self.sim
+        anchors_a, anchors_b = sim.joint_anchors()
+        frame = {
+            "time": sim.time,
+            "substep": sim.substeps_done,
+            "positions": sim.positions(),
+            "anchors_a": anchors_a,
+            "anchors_b": anchors_b,
+            "diagnostics": sim.constraint_data(),
+            "joint_names": sim.joint_names,
+        }
+        arrows = {}
+        for layer in self.layers:
+            drawn = list(layer.arrows(frame))
+            for arrow in drawn:
+                if not isinstance(arrow, Arrow):
+                    raise TypeError(f"layer {layer.name!r} returned {arrow!r}, not an Arrow")
+                values = arrow.start + arrow.vector
+                if len(values) != 6 or not all(math.isfinite(v) for v in values):
+                    raise ValueError(
+                        f"layer {layer.name!r} at t = {frame['time']:.6g} s: arrow of joint "
+                        f"{arrow.joint} is not two finite 3-vectors: {arrow}"
+                    )
+            arrows[layer.name] = drawn
+        frame["arrows"] = arrows
+        self.frames.append(frame)
+        return frame
+
+    def to_json(self) -> Dict[str, Any]:
+        """What the page draws: the plane's two coordinates of every point, per frame."""
+        if not self.frames:
+            raise ValueError("nothing captured: call capture() after the steps to show")
+        u, v = PLANES[self.plane]
+
+        def xy(p):
+            return [round(float(p[u]), 7), round(float(p[v]), 7)]
+
+        return {
+            "plane": self.plane,
+            "joint_names": list(self.sim.joint_names),
+            "joint_bodies": [list(pair) for pair in self.sim.joint_bodies],
+            "layers": [
+                {"name": l.name, "colour": l.colour, "description": l.description}
+                for l in self.layers
+            ],
+            "frames": [
+                {
+                    "time": f["time"],
+                    "substep": f["substep"],
+                    "bodies": [xy(p) for p in f["positions"]],
+                    "anchors": [xy(p) for p in f["anchors_a"]],
+                    "arrows": {
+                        name: [
+                            [*xy(a.start), round(a.vector[u], 9), round(a.vector[v], 9), a.joint]
+                            for a in drawn
+                        ]
+                        for name, drawn in f["arrows"].items()
+                    },
+                }
+                for f in self.frames
+            ],
+        }
+
+    def write_html(self, path: Union[str, "os.PathLike[str]"], title: str = "Lavender overlay") -> str:
+        """Writes the page to ``path`` (``.html``); returns the path written."""
+        path = os.fspath(path)
+        if not path.lower().endswith((".html", ".htm")):
+            raise ValueError(f"{path}: an overlay page is written to a .html file")
+        data = json.dumps(self.to_json(), separators=(",", ":"))
+        # `</` would end the script element early.
+        data = data.replace("</", "<\\/")
+        page = _PAGE.replace("{{TITLE}}", html.escape(title)).replace("{{DATA}}", data)
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(page)
+        return path
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{{TITLE}}</title>
+<style>
+body{font:14px sans-serif;margin:1em}svg{border:1px solid #ccc;background:#fff}
+#legend span{display:inline-block;width:1.5em;height:.3em;margin:0 .3em .2em 1em;vertical-align:middle}
+</style></head><body>
+<h3>{{TITLE}}</h3>
+<div><button id="play">play</button> <input id="frame" type="range" min="0" value="0" style="width:60%">
+<span id="label"></span></div>
+<div id="legend"></div>
+<svg id="view" width="900" height="600"></svg>
+<script>
+const data = {{DATA}};
+const svg = document.getElementById("view"), slider = document.getElementById("frame");
+const NS = "http://www.w3.org/2000/svg";
+slider.max = data.frames.length - 1;
+// One view box for the whole run: every body and arrow end of every frame fits.
+let lo = [Infinity, Infinity], hi = [-Infinity, -Infinity];
+const grow = (x, y) => { lo = [Math.min(lo[0], x), Math.min(lo[1], y)]; hi = [Math.max(hi[0], x), Math.max(hi[1], y)]; };
+for (const f of data.frames) {
+  for (const p of f.bodies) grow(p[0], p[1]);
+  for (const name in f.arrows) for (const a of f.arrows[name]) { grow(a[0], a[1]); grow(a[0] + a[2], a[1] + a[3]); }
+}
+const pad = 0.05 * Math.max(hi[0] - lo[0], hi[1] - lo[1], 1e-3);
+const w = hi[0] - lo[0] + 2 * pad, h = hi[1] - lo[1] + 2 * pad;
+// World y (or the plane's second axis) up: flip it.
+svg.setAttribute("viewBox", `${lo[0] - pad} ${-hi[1] - pad} ${w} ${h}`);
+const stroke = 0.004 * Math.max(w, h);
+const legend = document.getElementById("legend");
+for (const l of data.layers) {
+  legend.insertAdjacentHTML("beforeend", `<span style="background:${l.colour}"></span>${l.name}: ${l.description}`);
+}
+function el(tag, attrs) { const e = document.createElementNS(NS, tag); for (const k in attrs) e.setAttribute(k, attrs[k]); return e; }
+function draw(i) {
+  const f = data.frames[i];
+  svg.replaceChildren();
+  data.joint_bodies.forEach(([a, b], j) => {
+    const p = f.anchors[j];
+    for (const body of [a, b]) {
+      const q = f.bodies[body];
+      svg.appendChild(el("line", {x1: q[0], y1: -q[1], x2: p[0], y2: -p[1], stroke: "#999", "stroke-width": stroke}));
+    }
+  });
+  for (const q of f.bodies) svg.appendChild(el("circle", {cx: q[0], cy: -q[1], r: 1.5 * stroke, fill: "#333"}));
+  for (const l of data.layers) {
+    for (const a of f.arrows[l.name]) {
+      const line = el("line", {x1: a[0], y1: -a[1], x2: a[0] + a[2], y2: -(a[1] + a[3]), stroke: l.colour, "stroke-width": stroke});
+      const name = a[4] >= 0 ? data.joint_names[a[4]] : "";
+      line.appendChild(el("title", {})).textContent = `${l.name} ${name}: (${a[2].toExponential(3)}, ${a[3].toExponential(3)})`;
+      svg.appendChild(line);
+    }
+  }
+  document.getElementById("label").textContent = `frame ${i + 1} of ${data.frames.length}, t = ${f.time.toFixed(4)} s, substep ${f.substep}`;
+}
+slider.oninput = () => draw(+slider.value);
+let timer = null;
+document.getElementById("play").onclick = () => {
+  if (timer) { clearInterval(timer); timer = null; return; }
+  timer = setInterval(() => { slider.value = (+slider.value + 1) % data.frames.length; draw(+slider.value); }, 1000 / 30);
+};
+draw(0);
+</script></body></html>
+"""
