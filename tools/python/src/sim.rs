@@ -473,6 +473,9 @@ fn replay_failure(e: &lavender_replay::ReplayError) -> (PyErrKind, String, bool)
     }
 }
 
+/// Two arrays returned together, a Python tuple.
+type ArrayPair<'py> = (Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<f32>>);
+
 fn vec3_array<'py>(
     py: Python<'py>,
     v: impl ExactSizeIterator<Item = [f32; 3]>,
@@ -634,7 +637,7 @@ impl Sim {
     fn joint_anchors<'py>(
         &self,
         py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<f32>>)> {
+    ) -> PyResult<ArrayPair<'py>> {
         let joints = self.world.joints();
         let (mut on_a, mut on_b) = (Vec::new(), Vec::new());
         for j in 0..joints.len() {

@@ -14,7 +14,7 @@ layer's arrows in SVG, with a frame slider and a play button.
 >>> overlay = Overlay(sim, [anchor_errors(scale=1e4)])
 >>> for _ in range(3):
 ...     _ = sim.step()
-...     overlay.capture()
+...     _ = overlay.capture()
 >>> len(overlay.frames)
 3
 """
