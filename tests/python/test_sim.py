@@ -311,3 +311,14 @@ def test_numbers_beyond_single_precision_are_refused_as_given_not_as_inf():
     with pytest.raises(ValueError, match="gravity|error_reduction.*beyond single precision"):
         sim.set_settings(error_reduction=1e39)
     assert sim.time == 0.0
+
+
+def test_bodies_are_names_or_indices_negative_from_the_end_never_bools():
+    sim = lavender.Sim("pendulum")
+    last = sim.body_count - 1
+    assert np.array_equal(sim.body_pose(-1)[0], sim.body_pose(last)[0])
+    assert np.array_equal(sim.body_pose(sim.body_names[-1])[0], sim.body_pose(last)[0])
+    with pytest.raises(ValueError, match="index or a name, got True"):
+        sim.set_body_pose(True, [0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="out of range"):
+        sim.body_pose(-sim.body_count - 1)

@@ -145,6 +145,13 @@ pub fn column_index(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
                 ))
             });
     }
+    // A bool is an int to Python (`True == 1`), but never meant as an index here.
+    if obj.is_instance_of::<PyBool>() {
+        return Err(errors::value(format!(
+            "a column is an index 0-7 or a name such as \"anchor_error_norm\", got {}",
+            describe(obj)
+        )));
+    }
     let index: i64 = obj.extract().map_err(|_| {
         errors::value(format!(
             "a column is an index 0-7 or a name such as \"anchor_error_norm\", got {}",
@@ -179,6 +186,13 @@ pub fn select(obj: &Bound<'_, PyAny>, names: &[String], kind: &str) -> PyResult<
                 names.len()
             ))
         });
+    }
+    // A bool is an int to Python (`True == 1`), but never meant as an index here.
+    if obj.is_instance_of::<PyBool>() {
+        return Err(errors::value(format!(
+            "a {kind} is an index or a name, got {}",
+            describe(obj)
+        )));
     }
     let index: i64 = obj.extract().map_err(|_| {
         errors::value(format!(
