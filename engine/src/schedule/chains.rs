@@ -22,9 +22,11 @@
 //! order or in parallel. Joints that touch a chain's bodies from outside it are solved by the
 //! colours, after the chains, in the same velocity pass (block Gauss-Seidel).
 //!
-//! Eligible joints: every joint without a limit between a dynamic body and any body. A limit
-//! row is unilateral (an inequality), which a direct solve cannot clamp; limited joints stay
-//! with the colours. Chains shorter than [`MIN_CHAIN_JOINTS`] are left to the colours too.
+//! Eligible joints: every joint without a limit between a dynamic body and any body, except
+//! sliders. A limit row is unilateral (an inequality), which a direct solve cannot clamp;
+//! limited joints stay with the colours. Prismatic joints stay with the colours too: solved
+//! directly, chains through them came apart where Gauss-Seidel held them (see
+//! `Schedule::build_awake`). Chains shorter than [`MIN_CHAIN_JOINTS`] are left to the colours too.
 
 use crate::bodies::BodyKind;
 

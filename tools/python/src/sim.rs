@@ -634,10 +634,7 @@ impl Sim {
     /// Where each joint's anchors are, in world coordinates (m): ``(on_a, on_b)``, two
     /// ``(joints, 3)`` float32 arrays, the anchor on body A and on body B at the current poses.
     /// ``on_b - on_a`` is the anchor error of ``constraint_data()``'s columns 0 to 2.
-    fn joint_anchors<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<ArrayPair<'py>> {
+    fn joint_anchors<'py>(&self, py: Python<'py>) -> PyResult<ArrayPair<'py>> {
         let joints = self.world.joints();
         let (mut on_a, mut on_b) = (Vec::new(), Vec::new());
         for j in 0..joints.len() {
