@@ -64,7 +64,7 @@ impl BodyDesc {
             linear_velocity: Vec3::ZERO,
             angular_velocity: Vec3::ZERO,
             mass: 1.0,
-            inertia: box_inertia(1.0, Vec3::splat(0.05)),
+            inertia: box_inertia(1.0, Vec3::splat(crate::scene::DEFAULT_HALF_EXTENT)),
         }
     }
     /// A static body (infinite mass, never moves).

@@ -504,3 +504,34 @@ fn bench_refuses_arguments_that_would_time_nothing_or_contradict() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("is a file; --out names a directory"), "{err}");
 }
+
+/// A point-like bob on a long arm (m r^2 / I = 1e8) is more than f32 can hold: the run warns,
+/// naming the joint, the body and the ratio (QA: it fell freely without a word). A realistic
+/// body gets no warning.
+#[test]
+fn a_joint_f32_cannot_hold_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = |inertia: &str| {
+        format!(
+            "[[body]]\nname = \"pivot\"\nkind = \"static\"\n\n[[body]]\nname = \"bob\"\n\
+             position = [1.0, 0.0, 0.0]\nmass = 1.0\n{inertia}\n\n[[joint]]\nname = \"arm\"\n\
+             kind = \"revolute\"\nbody_a = \"pivot\"\nbody_b = \"bob\"\nanchor_b = [-1.0, 0.0, 0.0]\n\
+             axis = [0.0, 0.0, 1.0]\n"
+        )
+    };
+    let needle = dir.path().join("needle.toml");
+    std::fs::write(&needle, scene("inertia = [1e-8, 1e-8, 1e-8]")).unwrap();
+    let cube = dir.path().join("cube.toml");
+    std::fs::write(&cube, scene("box = [0.05, 0.05, 0.05]")).unwrap();
+    let out = lavender(&["run", needle.to_str().unwrap(), "--steps", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("joint `arm`: body `bob` has m r^2 / I = 1.0e8")
+            && err.contains("single precision cannot hold"),
+        "{err}"
+    );
+    let out = lavender(&["run", cube.to_str().unwrap(), "--steps", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("single precision"), "{err}");
+}
