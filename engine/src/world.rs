@@ -248,7 +248,9 @@ impl World {
         let id = self
             .joints
             .push(&desc, self.bodies.rotation[a], self.bodies.rotation[b])?;
-        self.warn_if_ill_conditioned(&desc);
+        if let Some(warning) = self.conditioning_warning(id.index()) {
+            tracing::warn!("{warning}");
+        }
         // A new joint touches its bodies: wake their islands before they merge.
         self.wake_touching(a);
         self.wake_touching(b);
@@ -501,14 +503,18 @@ impl World {
         }
     }
 
-    /// Warns (`tracing`) when a body of the joint is nearly a point mass at the end of a long
-    /// lever: its share of the joint's `K = J M^-1 J^T` has the scales `1 / m` and
-    /// `r^2 / I`, and at a ratio `m r^2 / I` beyond about 1e6 f32 keeps too few digits of the
-    /// smaller one to hold the anchor (QA: a 1 kg bob on a 1 m arm with `I = 1e-8 kg m^2`
-    /// fell freely, 4.5 m of anchor error in 1 s, with no error).
-    fn warn_if_ill_conditioned(&self, desc: &JointDesc) {
+    /// Why f32 cannot hold joint `joint`, if it cannot: a body of the joint that is nearly a
+    /// point mass at the end of a long lever. The body's share of the joint's
+    /// `K = J M^-1 J^T` has the scales `1 / m` and `r^2 / I`, and at a ratio `m r^2 / I`
+    /// beyond about 1e6 f32 keeps too few digits of the smaller one to hold the anchor (QA: a
+    /// 1 kg bob on a 1 m arm with `I = 1e-8 kg m^2` fell freely, 4.5 m of anchor error in 1
+    /// s, with no error). `add_joint` logs this as a `tracing` warning; the Python module
+    /// raises it as a `RuntimeWarning`.
+    pub fn conditioning_warning(&self, joint: usize) -> Option<String> {
         const MAX_RATIO: f32 = 1e6;
-        for (body, anchor) in [(desc.body_a, desc.anchor_a), (desc.body_b, desc.anchor_b)] {
+        let (a, b) = self.joints.bodies_of(joint);
+        let (anchor_a, anchor_b) = self.joints.anchors_of(joint);
+        for (body, anchor) in [(a, anchor_a), (b, anchor_b)] {
             let i = body.index();
             let inv_mass = self.bodies.inv_mass[i];
             if inv_mass <= 0.0 {
@@ -517,20 +523,21 @@ impl World {
             let largest_inv_inertia = self.bodies.inv_inertia_local[i].max_element();
             let ratio = anchor.length_squared() * largest_inv_inertia / inv_mass;
             if ratio > MAX_RATIO {
-                tracing::warn!(
+                return Some(format!(
                     "joint `{}`: body `{}` has m r^2 / I = {ratio:.1e} at this anchor (mass \
                      {:.3e} kg, anchor {:.3e} m from its centre, smallest moment of inertia \
                      {:.3e} kg m^2); beyond about {MAX_RATIO:.0e} single precision cannot hold \
                      the joint and it will drift. Give the body a realistic inertia (`box`) \
                      or put its centre nearer the anchor",
-                    desc.name,
+                    self.joints.names()[joint],
                     self.bodies.name[i],
                     1.0 / inv_mass,
                     anchor.length(),
                     1.0 / largest_inv_inertia,
-                );
+                ));
             }
         }
+        None
     }
 
     /// Bytes per joint and per body, with the solver storage of the last step's path (none

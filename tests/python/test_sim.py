@@ -322,3 +322,28 @@ def test_bodies_are_names_or_indices_negative_from_the_end_never_bools():
         sim.set_body_pose(True, [0.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="out of range"):
         sim.body_pose(-sim.body_count - 1)
+
+
+def test_a_joint_f32_cannot_hold_is_a_runtime_warning():
+    needle = (
+        lavender.SceneBuilder(gravity=[0, -9.81, 0])
+        .body("pivot", kind="static")
+        .body("bob", position=[1, 0, 0], mass=1.0, inertia=[1e-8, 1e-8, 1e-8])
+        .revolute("arm", "pivot", "bob", anchor_b=[-1, 0, 0])
+    )
+    with pytest.warns(RuntimeWarning, match=r"joint `arm`: body `bob` has m r\^2 / I = 1.0e8"):
+        needle.build()
+    # A body given only a mass is a 0.1 m cube of it: no warning, and the hinge holds.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim = (
+            lavender.SceneBuilder(gravity=[0, -9.81, 0])
+            .body("pivot", kind="static")
+            .body("bob", position=[1, 0, 0], mass=1e6)
+            .revolute("arm", "pivot", "bob", anchor_b=[-1, 0, 0])
+            .build()
+        )
+    sim.run(1.0)
+    assert sim.constraint_data()[0, 3] < 1e-4

@@ -340,6 +340,7 @@ impl Sim {
         settings.validate().map_err(errors::engine)?;
         settings.check_substeps(frame_dt).map_err(errors::engine)?;
         let world = scene.build_with(settings).map_err(errors::engine)?;
+        warn_ill_conditioned(&world)?;
         Ok(Sim {
             world,
             scene,
@@ -471,6 +472,22 @@ fn replay_failure(e: &lavender_replay::ReplayError) -> (PyErrKind, String, bool)
             true,
         ),
     }
+}
+
+/// A `RuntimeWarning` for each joint f32 cannot hold (`World::conditioning_warning`; the
+/// command line logs the same through `tracing`).
+fn warn_ill_conditioned(world: &World) -> PyResult<()> {
+    Python::attach(|py| {
+        for j in 0..world.joints().len() {
+            if let Some(warning) = world.conditioning_warning(j) {
+                let message = std::ffi::CString::new(warning)
+                    .map_err(|e| errors::value(format!("warning text: {e}")))?;
+                let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+                PyErr::warn(py, &category, &message, 1)?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// Two arrays returned together, a Python tuple.
