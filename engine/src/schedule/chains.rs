@@ -22,13 +22,23 @@
 //! order or in parallel. Joints that touch a chain's bodies from outside it are solved by the
 //! colours, after the chains, in the same velocity pass (block Gauss-Seidel).
 //!
-//! Eligible joints: every joint without a limit between a dynamic body and any body, except
-//! sliders. A limit row is unilateral (an inequality), which a direct solve cannot clamp;
-//! limited joints stay with the colours. Prismatic joints stay with the colours too: solved
-//! directly, chains through them came apart where Gauss-Seidel held them (see
-//! `Schedule::build_awake`). Chains shorter than [`MIN_CHAIN_JOINTS`] are left to the colours too.
+//! Eligible joints: every hinge or ball joint ([`CHAIN_KINDS`]) without a limit between a
+//! dynamic body and any body. A limit row is unilateral (an inequality), which a direct solve
+//! cannot clamp; limited joints stay with the colours, and so do welds and sliders, whose
+//! systems f32 cannot solve directly at length (see [`CHAIN_KINDS`]). Chains shorter than [`MIN_CHAIN_JOINTS`] are left to the colours too.
 
 use crate::bodies::BodyKind;
+use crate::joints::JointKind;
+
+/// The joint types a chain is made of: hinges and ball joints. A chain of them is a string,
+/// whose `K` has a condition number growing like `n^2`: the direct solve stays exact at a
+/// thousand links in f32. Welds and sliders stay with the colours. A welded beam's `K` grows
+/// like `n^4` (its bending) and a slider's block with the square of its extension; past a
+/// few tens of welded links, or a slider tens of metres out, f32 kept no digit of the direct
+/// solve, and QA (2026-12-04) sent welded beams of 30 to 100 links and chains through
+/// sliders to 1e6 to 4e13 m or non-finite, where Gauss-Seidel, which inverts nothing, held
+/// them to centimetres (a tried cap of ten welded joints per piece did not hold either).
+pub const CHAIN_KINDS: [JointKind; 2] = [JointKind::Revolute, JointKind::Spherical];
 
 /// Shortest chain solved directly; shorter ones gain nothing over a row-by-row pass.
 pub const MIN_CHAIN_JOINTS: usize = 2;

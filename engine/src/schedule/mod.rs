@@ -499,11 +499,9 @@ impl Schedule {
             direct[j as usize] = true;
         }
         let (chain_groups, chain_joints) = if options.chain_solve {
-            // Sliders stay with the colours: solved directly, chains through them drifted
-            // apart or went non-finite where Gauss-Seidel held them (an arm carrying a block
-            // 0.7 to 40 m out, a 13-joint chain of mixed types; QA, 2026-12-04).
+            // Only hinges and ball joints make chains (see `chains::CHAIN_KINDS`).
             let eligible: Vec<bool> = (0..joint_bodies.len())
-                .map(|j| eligible[j] && !direct[j] && joint_kinds[j] != JointKind::Prismatic)
+                .map(|j| eligible[j] && !direct[j] && chains::CHAIN_KINDS.contains(&joint_kinds[j]))
                 .collect();
             let found = chains::find(body_kinds, joint_bodies, &eligible);
             group_chains(width, found, joint_kinds)
