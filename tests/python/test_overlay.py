@@ -63,13 +63,13 @@ def test_the_anchor_error_layer_draws_the_hand_calculated_vector(tmp_path):
     assert "arm &lt;moved&gt;" in text
     data = json.loads(re.search(r"const data = (\{.*?\});\n", text).group(1))
     assert data["joint_names"] == ["hinge"] and data["joint_bodies"] == [[0, 1]]
-    x0, y0, dx, dy, joint = data["frames"][0]["arrows"]["anchor error"][0]
+    x0, y0, dx, dy, joint = data["frames"][0]["arrows"][0][0]
     assert (x0, y0, joint) == (0.0, 0.0, 0)
     assert dx == pytest.approx(0.2, rel=1e-6) and dy == pytest.approx(0.3, rel=1e-6)
     # The xz plane draws the x and z coordinates.
     side = Overlay(sim, [anchor_errors(scale=10.0)], plane="xz")
     side.capture()
-    assert side.to_json()["frames"][0]["arrows"]["anchor error"][0][3] == pytest.approx(0.0)
+    assert side.to_json()["frames"][0]["arrows"][0][0][3] == pytest.approx(0.0)
 
 
 def test_a_python_layer_sees_each_frame_and_bad_arrows_are_refused():
@@ -99,3 +99,57 @@ def test_a_python_layer_sees_each_frame_and_bad_arrows_are_refused():
         Overlay(sim, [anchor_errors()]).to_json()
     with pytest.raises(ValueError, match=r"\.html"):
         overlay.write_html("page.png")
+
+
+def test_names_from_a_scene_or_a_layer_cannot_break_the_page(tmp_path):
+    # A joint named `<!--<script>` once left the page's script unterminated; a layer named
+    # `__proto__` blanked the drawing; layer text went into the legend as HTML.
+    text = ARM.replace('name = "hinge"', 'name = "<!--<script>"')
+    sim = lavender.Sim.from_toml(text)
+    sim.set_body_pose("arm", [1.02, 0.03, 0.0])
+    layers = [
+        anchor_errors(scale=10.0),
+        Layer("__proto__", lambda f: [], colour='red"><b>', description="<img src=x onerror=alert(1)>"),
+    ]
+    overlay = Overlay(sim, layers)
+    overlay.capture()
+    page = open(overlay.write_html(tmp_path / "names.html"), encoding="utf-8").read()
+    script = page.split("<script>", 1)[1].rsplit("</script>", 1)[0]
+    assert "<" not in script.split("const data = ", 1)[1].split(";\n", 1)[0]
+    data = json.loads(re.search(r"const data = (\{.*?\});\n", page).group(1))
+    assert data["joint_names"] == ["<!--<script>"]
+    assert data["layers"][1]["name"] == "__proto__" and data["frames"][0]["arrows"][1] == []
+    assert "insertAdjacentHTML" not in page and "innerHTML" not in page
+
+
+def test_arrows_of_numpy_values_are_taken_and_bad_ones_refused_at_capture(tmp_path):
+    sim = moved_arm()
+
+    def numpy_arrow(frame):
+        return [Arrow(frame["anchors_a"][0], frame["diagnostics"][0, :3] * np.float32(2.0), np.int64(0))]
+
+    overlay = Overlay(sim, [Layer("numpy", numpy_arrow)])
+    (arrow,) = overlay.capture()["arrows"]["numpy"]
+    assert all(type(v) is float for v in arrow.start + arrow.vector) and type(arrow.joint) is int
+    overlay.write_html(tmp_path / "numpy.html")
+    for bad, match in [
+        (Arrow((0.0, 0.0), (1.0, 0.0, 0.0, 0.0), 0), "not two finite 3-vectors"),
+        (Arrow((0.0, 0.0, 0.0), (1.0, 0.0, 0.0), 99), "joint 99 is out of range"),
+        (Arrow((0.0, 0.0, 0.0), ("a", 0.0, 0.0), 0), "not two 3-vectors of numbers"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            Overlay(sim, [Layer("bad", lambda f, bad=bad: [bad])]).capture()
+    # -1 counts from the end, as in Python, and keeps the joint's index.
+    (arrow,) = Overlay(sim, [anchor_errors(joints=[-1])]).capture()["arrows"]["anchor error"]
+    assert arrow.joint == 0
+    with pytest.raises(TypeError, match="title must be a string"):
+        overlay.write_html(tmp_path / "t.html", title=None)
+    assert overlay.write_html(bytes(tmp_path / "b.html")).endswith("b.html")
+
+
+def test_a_scene_without_bodies_still_writes_a_page(tmp_path):
+    sim = lavender.Sim.from_toml("[world]\n")
+    overlay = Overlay(sim, [anchor_errors()])
+    overlay.capture()
+    page = open(overlay.write_html(tmp_path / "empty.html"), encoding="utf-8").read()
+    assert "a unit view around the origin" in page

@@ -72,7 +72,8 @@ def anchor_errors(
 
     def arrows(frame: Dict[str, Any]) -> List[Arrow]:
         diagnostics, starts = frame["diagnostics"], frame["anchors_a"]
-        chosen = range(len(diagnostics)) if joints is None else joints
+        count = len(diagnostics)
+        chosen = range(count) if joints is None else [j % count if j < 0 else j for j in joints]
         out = []
         for j in chosen:
             if diagnostics[j, 3] >= min_norm:
@@ -86,6 +87,25 @@ def anchor_errors(
         colour=colour,
         description=f"anchor error x {scale:g} (columns 0 to 2, from the anchor on body A)",
     )
+
+
+def _checked(layer: str, time: float, arrow: Any, joints: int) -> Arrow:
+    """``arrow`` with plain floats and int (NumPy scalars and arrays are taken), or an error
+    naming the layer, the time and what is wrong."""
+    where = f"layer {layer!r} at t = {time:.6g} s"
+    if not isinstance(arrow, Arrow):
+        raise TypeError(f"{where} returned {arrow!r}, not an Arrow")
+    try:
+        start = tuple(float(x) for x in arrow.start)
+        vector = tuple(float(x) for x in arrow.vector)
+        joint = int(arrow.joint)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{where}: {arrow} is not two 3-vectors of numbers and a joint index ({error})") from None
+    if len(start) != 3 or len(vector) != 3 or not all(math.isfinite(v) for v in start + vector):
+        raise ValueError(f"{where}: arrow of joint {joint} is not two finite 3-vectors: {arrow}")
+    if not -1 <= joint < joints:
+        raise ValueError(f"{where}: joint {joint} is out of range (0 to {joints - 1}, or -1 for none)")
+    return Arrow(start, vector, joint)
 
 
 class Overlay:
@@ -122,25 +142,20 @@ class Overlay:
             "diagnostics": sim.constraint_data(),
             "joint_names": sim.joint_names,
         }
+        joints = sim.joint_count
         arrows = {}
         for layer in self.layers:
-            drawn = list(layer.arrows(frame))
-            for arrow in drawn:
-                if not isinstance(arrow, Arrow):
-                    raise TypeError(f"layer {layer.name!r} returned {arrow!r}, not an Arrow")
-                values = arrow.start + arrow.vector
-                if len(values) != 6 or not all(math.isfinite(v) for v in values):
-                    raise ValueError(
-                        f"layer {layer.name!r} at t = {frame['time']:.6g} s: arrow of joint "
-                        f"{arrow.joint} is not two finite 3-vectors: {arrow}"
-                    )
-            arrows[layer.name] = drawn
+            arrows[layer.name] = [
+                _checked(layer.name, frame["time"], arrow, joints) for arrow in layer.arrows(frame)
+            ]
         frame["arrows"] = arrows
         self.frames.append(frame)
         return frame
 
     def to_json(self) -> Dict[str, Any]:
-        """What the page draws: the plane's two coordinates of every point, per frame."""
+        """What the page draws: the plane's two coordinates of every point, per frame; each
+        frame's ``arrows`` is one list per layer, in the order of ``layers``, of
+        ``[x, y, dx, dy, joint]``."""
         if not self.frames:
             raise ValueError("nothing captured: call capture() after the steps to show")
         u, v = PLANES[self.plane]
@@ -162,13 +177,15 @@ class Overlay:
                     "substep": f["substep"],
                     "bodies": [xy(p) for p in f["positions"]],
                     "anchors": [xy(p) for p in f["anchors_a"]],
-                    "arrows": {
-                        name: [
+                    # One list per layer, in the order of `layers` (not keyed by name: a layer
+                    # named `__proto__` would not survive as a JavaScript object key).
+                    "arrows": [
+                        [
                             [*xy(a.start), round(a.vector[u], 9), round(a.vector[v], 9), a.joint]
-                            for a in drawn
+                            for a in f["arrows"][layer.name]
                         ]
-                        for name, drawn in f["arrows"].items()
-                    },
+                        for layer in self.layers
+                    ],
                 }
                 for f in self.frames
             ],
@@ -176,12 +193,15 @@ class Overlay:
 
     def write_html(self, path: Union[str, "os.PathLike[str]"], title: str = "Lavender overlay") -> str:
         """Writes the page to ``path`` (``.html``); returns the path written."""
-        path = os.fspath(path)
+        path = os.fsdecode(os.fspath(path))
+        if not isinstance(title, str):
+            raise TypeError(f"title must be a string, got {title!r}")
         if not path.lower().endswith((".html", ".htm")):
             raise ValueError(f"{path}: an overlay page is written to a .html file")
         data = json.dumps(self.to_json(), separators=(",", ":"))
-        # `</` would end the script element early.
-        data = data.replace("</", "<\\/")
+        # No `<` at all inside the script element: `</script` would end it and `<!--` with
+        # `<script` would put the parser in a state where the real `</script>` does not.
+        data = data.replace("<", "\\u003c")
         page = _PAGE.replace("{{TITLE}}", html.escape(title)).replace("{{DATA}}", data)
         with open(path, "w", encoding="utf-8") as out:
             out.write(page)
@@ -209,8 +229,10 @@ let lo = [Infinity, Infinity], hi = [-Infinity, -Infinity];
 const grow = (x, y) => { lo = [Math.min(lo[0], x), Math.min(lo[1], y)]; hi = [Math.max(hi[0], x), Math.max(hi[1], y)]; };
 for (const f of data.frames) {
   for (const p of f.bodies) grow(p[0], p[1]);
-  for (const name in f.arrows) for (const a of f.arrows[name]) { grow(a[0], a[1]); grow(a[0] + a[2], a[1] + a[3]); }
+  for (const drawn of f.arrows) for (const a of drawn) { grow(a[0], a[1]); grow(a[0] + a[2], a[1] + a[3]); }
 }
+// Nothing to draw (no bodies, no arrows): a unit view around the origin.
+if (!(lo[0] <= hi[0])) { lo = [-1, -1]; hi = [1, 1]; }
 const pad = 0.05 * Math.max(hi[0] - lo[0], hi[1] - lo[1], 1e-3);
 const w = hi[0] - lo[0] + 2 * pad, h = hi[1] - lo[1] + 2 * pad;
 // World y (or the plane's second axis) up: flip it.
@@ -218,7 +240,11 @@ svg.setAttribute("viewBox", `${lo[0] - pad} ${-hi[1] - pad} ${w} ${h}`);
 const stroke = 0.004 * Math.max(w, h);
 const legend = document.getElementById("legend");
 for (const l of data.layers) {
-  legend.insertAdjacentHTML("beforeend", `<span style="background:${l.colour}"></span>${l.name}: ${l.description}`);
+  // Text and style set as data, never parsed as HTML.
+  const swatch = document.createElement("span");
+  swatch.style.background = l.colour;
+  legend.appendChild(swatch);
+  legend.appendChild(document.createTextNode(`${l.name}: ${l.description}`));
 }
 function el(tag, attrs) { const e = document.createElementNS(NS, tag); for (const k in attrs) e.setAttribute(k, attrs[k]); return e; }
 function draw(i) {
@@ -232,14 +258,14 @@ function draw(i) {
     }
   });
   for (const q of f.bodies) svg.appendChild(el("circle", {cx: q[0], cy: -q[1], r: 1.5 * stroke, fill: "#333"}));
-  for (const l of data.layers) {
-    for (const a of f.arrows[l.name]) {
+  data.layers.forEach((l, k) => {
+    for (const a of f.arrows[k]) {
       const line = el("line", {x1: a[0], y1: -a[1], x2: a[0] + a[2], y2: -(a[1] + a[3]), stroke: l.colour, "stroke-width": stroke});
       const name = a[4] >= 0 ? data.joint_names[a[4]] : "";
       line.appendChild(el("title", {})).textContent = `${l.name} ${name}: (${a[2].toExponential(3)}, ${a[3].toExponential(3)})`;
       svg.appendChild(line);
     }
-  }
+  });
   document.getElementById("label").textContent = `frame ${i + 1} of ${data.frames.length}, t = ${f.time.toFixed(4)} s, substep ${f.substep}`;
 }
 slider.oninput = () => draw(+slider.value);
