@@ -48,12 +48,13 @@ use std::path::Path;
 /// and `[[grid]]` tables generate.
 pub const MAX_SCENE_ITEMS: u64 = 50_000_000;
 
-/// Bytes a built and stepped world holds per body and per joint, at least: measured peaks of
-/// `lavender run` on one step of a 1,000,000-link chain (1.54 GB, about 1,540 bytes per body
-/// and revolute joint) and of a 1000 x 1000 spherical grid (2.33 GB: about 740 per body and
-/// 790 per joint), rounded down so the check refuses only what cannot fit.
-const MIN_BYTES_PER_BODY: u64 = 600;
-const MIN_BYTES_PER_JOINT: u64 = 700;
+/// Bytes a built and stepped world holds per body and per joint: measured peaks of `lavender
+/// run` on one step of a 1,000,000-link chain (1.54 to 1.55 GB, about 1,540 bytes per body and
+/// revolute joint), of a 1000 x 1000 spherical grid (2.33 GB: about 740 per body and 790 per
+/// joint) and of a 700 x 700 grid (1.16 GB), rounded down a little: a scene the check passes
+/// needs at most about 5 % more.
+const MIN_BYTES_PER_BODY: u64 = 730;
+const MIN_BYTES_PER_JOINT: u64 = 780;
 
 /// Refuses a scene of `bodies` and `joints` that needs more than `available` bytes (at the
 /// least per item above): building it would end in the kernel killing the process.
@@ -78,9 +79,8 @@ fn check_fits_in_memory(
 }
 
 /// Memory this process may still take, in bytes: the kernel's estimate of memory available
-/// without swapping (`MemAvailable`), plus free swap, and no more than the cgroup's limit
-/// leaves (a container's `memory.max` less its anonymous memory: its page cache can be
-/// reclaimed). `None` where the system does not say (not Linux).
+/// without swapping (`MemAvailable`), plus free swap, and no more than its memory cgroup's
+/// limit leaves ([`cgroup_room`]). `None` where the system does not say (not Linux).
 fn available_memory() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let field = |name: &str| -> Option<u64> {
@@ -94,24 +94,59 @@ fn available_memory() -> Option<u64> {
         Some(kib * 1024)
     };
     let mut available = field("MemAvailable:")?.saturating_add(field("SwapFree:").unwrap_or(0));
-    let cgroup = |file: &str| -> Option<u64> {
-        // `memory.max` reads "max" when unlimited: no number, no limit.
-        std::fs::read_to_string(format!("/sys/fs/cgroup/{file}"))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-    };
-    let anon = std::fs::read_to_string("/sys/fs/cgroup/memory.stat")
-        .ok()
-        .and_then(|stat| {
-            let line = stat.lines().find(|l| l.starts_with("anon "))?;
-            line["anon ".len()..].trim().parse::<u64>().ok()
-        });
-    if let (Some(max), Some(anon)) = (cgroup("memory.max"), anon) {
-        available = available.min(max.saturating_sub(anon));
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    if let Some(room) = cgroup_room(&own, |path| std::fs::read_to_string(path).ok()) {
+        available = available.min(room);
     }
     Some(available)
+}
+
+/// Room under the memory limit of the cgroup `self_cgroup` (the text of `/proc/self/cgroup`)
+/// names, bytes, reading files through `read`: cgroup v2 (`0::/path`; `memory.max` less the
+/// `anon` of `memory.stat`: page cache can be reclaimed) and v1 (`N:memory:/path`;
+/// `memory.limit_in_bytes` less `total_rss`). Both the process's own directory under the
+/// mount and the mount's root are read (inside a cgroup namespace or a container the own
+/// cgroup is the root); the smallest room wins. `None` without a limit.
+fn cgroup_room(self_cgroup: &str, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
+    let number = |path: &str| read(path)?.trim().parse::<u64>().ok();
+    let stat = |path: &str, key: &str| -> Option<u64> {
+        let text = read(path)?;
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    let mut room: Option<u64> = None;
+    for line in self_cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (mount, limit_file, used_key) = if controllers.is_empty() {
+            ("/sys/fs/cgroup", "memory.max", "anon")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (
+                "/sys/fs/cgroup/memory",
+                "memory.limit_in_bytes",
+                "total_rss",
+            )
+        } else {
+            continue;
+        };
+        for dir in [
+            format!("{mount}{}", path.trim_end_matches('/')),
+            mount.to_string(),
+        ] {
+            // "max" (v2, no limit) is not a number: no limit there.
+            if let Some(limit) = number(&format!("{dir}/{limit_file}")) {
+                let used = stat(&format!("{dir}/memory.stat"), used_key).unwrap_or(0);
+                let here = limit.saturating_sub(used);
+                room = Some(room.map_or(here, |r| r.min(here)));
+            }
+        }
+    }
+    room
 }
 
 /// A scene: world settings, run length, bodies, joints and generators.
@@ -1129,7 +1164,53 @@ pub fn builtin_scenes() -> Vec<(&'static str, &'static str)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{available_memory, check_fits_in_memory};
+    use super::{available_memory, cgroup_room, check_fits_in_memory};
+
+    /// The memory cgroup's room, v2 and v1, in the process's own directory or at the mount's
+    /// root (a container), the smallest winning; no limit, no room figure.
+    #[test]
+    fn the_cgroup_limit_is_read_for_v2_and_v1_in_the_own_cgroup_or_at_the_root() {
+        let files = |entries: &'static [(&'static str, &'static str)]| {
+            move |path: &str| {
+                (entries.iter())
+                    .find(|(p, _)| *p == path)
+                    .map(|(_, text)| text.to_string())
+            }
+        };
+        // v2, the limit in the process's own cgroup (no namespace): 2 GB less 0.5 GB of anon.
+        let v2 = files(&[
+            (
+                "/sys/fs/cgroup/user.slice/run.scope/memory.max",
+                "2000000000\n",
+            ),
+            (
+                "/sys/fs/cgroup/user.slice/run.scope/memory.stat",
+                "anon 500000000\nfile 900\n",
+            ),
+            ("/sys/fs/cgroup/memory.max", "max\n"),
+        ]);
+        assert_eq!(
+            cgroup_room("0::/user.slice/run.scope\n", v2),
+            Some(1_500_000_000)
+        );
+        // v1 in a container: its own path is not mounted, the root is its cgroup.
+        let v1 = files(&[
+            (
+                "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                "2147483648\n",
+            ),
+            (
+                "/sys/fs/cgroup/memory/memory.stat",
+                "rss 1\ntotal_rss 147483648\n",
+            ),
+        ]);
+        let own = "12:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n0::/\n";
+        assert_eq!(cgroup_room(own, v1), Some(2_000_000_000));
+        // Unlimited v2, or no memory controller at all: no figure.
+        let unlimited = files(&[("/sys/fs/cgroup/memory.max", "max\n")]);
+        assert_eq!(cgroup_room("0::/\n", unlimited), None);
+        assert_eq!(cgroup_room("3:cpu:/x\n", files(&[])), None);
+    }
 
     /// A body given only a mass is a 0.1 m cube of that mass, not a 1 kg cube's inertia on
     /// any mass: a 1e6 kg bob on a hinge then kept its anchor (QA: it fell 4.7 m in 1 s).
@@ -1165,13 +1246,13 @@ mod tests {
     fn a_scene_larger_than_the_available_memory_is_refused_before_building() {
         let message = check_fits_in_memory(40_000_001, 40_000_000, 24_000_000_000).unwrap_err();
         assert!(
-            message.contains("40000001 bodies and 40000000 joints need at least 52.0 GB")
+            message.contains("40000001 bodies and 40000000 joints need at least 60.4 GB")
                 && message.contains("24.0 GB of memory available"),
             "{message}"
         );
-        // 1,000 bodies and joints need 1.3 MB.
-        assert!(check_fits_in_memory(1_000, 1_000, 1_300_000).is_ok());
-        assert!(check_fits_in_memory(1_000, 1_000, 1_299_999).is_err());
+        // 1,000 bodies and joints need 1.51 MB.
+        assert!(check_fits_in_memory(1_000, 1_000, 1_510_000).is_ok());
+        assert!(check_fits_in_memory(1_000, 1_000, 1_509_999).is_err());
         assert!(check_fits_in_memory(u64::MAX, u64::MAX, u64::MAX - 1).is_err());
     }
 

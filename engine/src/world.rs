@@ -520,12 +520,19 @@ impl World {
             if inv_mass <= 0.0 {
                 continue;
             }
-            let largest_inv_inertia = self.bodies.inv_inertia_local[i].max_element();
-            let ratio = anchor.length_squared() * largest_inv_inertia / inv_mass;
+            // r^2 / I about the axes across the anchor: half the trace of
+            // [r]x I^-1 [r]x^T (body frame), sum_i (|r|^2 - r_i^2) / I_i. An anchor on a thin
+            // rod's own axis does not see the rod's small moment about that axis.
+            let inv_inertia = self.bodies.inv_inertia_local[i];
+            let r2 = anchor * anchor;
+            let across = (r2.y + r2.z) * inv_inertia.x
+                + (r2.x + r2.z) * inv_inertia.y
+                + (r2.x + r2.y) * inv_inertia.z;
+            let ratio = 0.5 * across / inv_mass;
             if ratio > MAX_RATIO {
                 return Some(format!(
                     "joint `{}`: body `{}` has m r^2 / I = {ratio:.1e} at this anchor (mass \
-                     {:.3e} kg, anchor {:.3e} m from its centre, smallest moment of inertia \
+                     {:.3e} kg, anchor {:.3e} m from its centre, moment of inertia across it \
                      {:.3e} kg m^2); beyond about {MAX_RATIO:.0e} single precision cannot hold \
                      the joint and it will drift. Give the body a realistic inertia (`box`) \
                      or put its centre nearer the anchor",
@@ -533,7 +540,7 @@ impl World {
                     self.bodies.name[i],
                     1.0 / inv_mass,
                     anchor.length(),
-                    1.0 / largest_inv_inertia,
+                    anchor.length_squared() / (0.5 * across),
                 ));
             }
         }
