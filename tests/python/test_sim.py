@@ -322,6 +322,11 @@ def test_bodies_are_names_or_indices_negative_from_the_end_never_bools():
         sim.set_body_pose(True, [0.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="out of range"):
         sim.body_pose(-sim.body_count - 1)
+    with pytest.raises(ValueError, match="out of range"):
+        sim.body_pose(2**70)
+    for setting in ({"dt": True}, {"velocity_iterations": True}, {"max_substep": False}):
+        with pytest.raises(ValueError, match="not True or False"):
+            lavender.Sim("pendulum", **setting)
 
 
 def test_a_joint_f32_cannot_hold_is_a_runtime_warning():

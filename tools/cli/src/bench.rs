@@ -81,7 +81,16 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             .scenes
             .iter()
             .map(|name| BenchScene::by_name(name))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
+        // Each scene once, in the order first named (`bench chain chain` ran it twice).
+        let mut seen = Vec::new();
+        options.scenes.retain(|scene| {
+            let new = !seen.contains(scene);
+            if new {
+                seen.push(*scene);
+            }
+            new
+        });
     }
     if !(1..=MAX_THREADS).contains(&args.threads) {
         anyhow::bail!(
@@ -110,7 +119,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         // Before minutes of timing, not after: the plots go here.
         std::fs::create_dir_all(&options.plot_dir).with_context(|| {
             format!(
-                "cannot create the plot directory {}; pass --plot-dir DIR",
+                "cannot create the plot directory {}; choose another with --plot-dir DIR",
                 options.plot_dir.display()
             )
         })?;

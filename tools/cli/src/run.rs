@@ -23,7 +23,7 @@ pub struct Args {
     steps: Option<u64>,
     /// Simulated seconds to run (default: the scene's `duration`).
     #[arg(long)]
-    duration: Option<f32>,
+    duration: Option<f64>,
     /// Frame time step in seconds (default: the scene's `dt`, else 1/60); each frame runs
     /// ceil(dt / max_substep) substeps.
     #[arg(long)]
@@ -154,9 +154,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     settings.check_substeps(dt)?;
     let steps = match (args.steps, args.duration) {
         (Some(n), _) => n,
-        (None, Some(d)) if d.is_finite() && d >= 0.0 => (d / dt).round() as u64,
+        // Checked as given (a 1e39 read as f32 would be reported as inf), then in f32.
+        (None, Some(d)) if d.is_finite() && (0.0..=f64::from(f32::MAX)).contains(&d) => {
+            (d as f32 / dt).round() as u64
+        }
         (None, Some(d)) => bail!(
-            "--duration {d} is not a finite, non-negative number of seconds (single precision: \
+            "--duration {d:?} is not a finite, non-negative number of seconds (single precision: \
              at most 3.4e38)"
         ),
         (None, None) => (scene.duration() / dt).round() as u64,
@@ -166,7 +169,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             (Some(_), _) => "--steps 0".to_string(),
             (None, d) => format!(
                 "a duration of {} s is less than half a frame of {dt} s",
-                d.unwrap_or_else(|| scene.duration())
+                d.map_or_else(|| scene.duration(), |d| d as f32)
             ),
         };
         // A recording of nothing would still replace an existing file.

@@ -493,6 +493,26 @@ fn bench_refuses_arguments_that_would_time_nothing_or_contradict() {
             "{args:?} measured rows before refusing"
         );
     }
+    // A scene named twice runs once.
+    let rows = json_lines(&[
+        "bench",
+        "mixed",
+        "mixed",
+        "--no-scaling",
+        "--frames",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(
+        rows.len(),
+        4,
+        "one row per configuration of one scene: {rows:?}"
+    );
+    // A duration beyond f32 is quoted as given, not as the inf it would become.
+    let out = lavender(&["run", "pendulum", "--duration", "1e39"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--duration 1e39 is not a finite"), "{err}");
     let out = lavender(&[
         "tutorial",
         "constraints",

@@ -195,10 +195,19 @@ pub fn select(obj: &Bound<'_, PyAny>, names: &[String], kind: &str) -> PyResult<
         )));
     }
     let index: i64 = obj.extract().map_err(|_| {
-        errors::value(format!(
-            "a {kind} is an index or a name, got {}",
-            describe(obj)
-        ))
+        if obj.is_instance_of::<PyInt>() {
+            // An int beyond i64: out of range whatever the count.
+            errors::value(format!(
+                "{kind} index {} is out of range: there are {} {kinds}",
+                describe(obj),
+                names.len()
+            ))
+        } else {
+            errors::value(format!(
+                "a {kind} is an index or a name, got {}",
+                describe(obj)
+            ))
+        }
     })?;
     let n = names.len() as i64;
     let i = if index < 0 { index + n } else { index };

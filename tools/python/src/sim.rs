@@ -120,6 +120,14 @@ fn bad_setting(name: &'static str, value: &Bound<'_, PyAny>, reason: &'static st
 }
 
 fn setting_f64(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    // A bool is an int to Python (`True == 1`), never meant as a number of seconds.
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(bad_setting(
+            name,
+            value,
+            "must be a number, not True or False",
+        ));
+    }
     value
         .extract()
         .map_err(|_| bad_setting(name, value, "must be a number"))
@@ -146,6 +154,13 @@ fn setting_bool(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<bool> 
 }
 
 fn setting_u32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(bad_setting(
+            name,
+            value,
+            "must be a whole number, not True or False",
+        ));
+    }
     let v: i64 = value
         .extract()
         .map_err(|_| bad_setting(name, value, "must be a whole number"))?;

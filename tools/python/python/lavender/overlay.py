@@ -111,6 +111,9 @@ def _checked(layer: str, time: float, arrow: Any, joints: int) -> Arrow:
 class Overlay:
     """Frames of a run with the arrows of ``layers``, for a browser page.
 
+    Each capture keeps copies of the Sim's positions, anchors and diagnostics (about 100
+    bytes per joint): for a long run of a large scene, capture every n-th frame.
+
     ``plane`` is the page's plane (``"xy"``, ``"xz"`` or ``"zy"``). Call :meth:`capture` after
     the steps to show (each capture evaluates every layer on the Sim's current state), then
     :meth:`write_html`."""
