@@ -24,6 +24,17 @@ fn bits(w: &World) -> Vec<u32> {
         .collect()
 }
 
+/// Whether `scene` with `settings` gives the same bits on the wide and the scalar path after
+/// `frames` frames.
+fn paths_agree(scene: &Scene, settings: Settings, frames: usize) -> bool {
+    let on = |solver_path| Settings {
+        solver_path,
+        ..settings
+    };
+    bits(&run(scene, on(SolverPath::Wide), frames))
+        == bits(&run(scene, on(SolverPath::Scalar), frames))
+}
+
 #[test]
 fn wide_and_scalar_paths_agree_bit_for_bit_on_every_shipped_scene() {
     for (name, _) in builtin_scenes() {
@@ -448,14 +459,8 @@ fn islands_of_every_signature_pair_project_as_on_the_scalar_path() {
                 }
             }
             let scene = Scene::from_toml_str(&text, "every signature").unwrap();
-            let path = |solver_path| Settings {
-                solver_path,
-                ..scene.settings()
-            };
-            let wide = run(&scene, path(SolverPath::Wide), 30);
-            let scalar = run(&scene, path(SolverPath::Scalar), 30);
             assert!(
-                bits(&wide) == bits(&scalar),
+                paths_agree(&scene, scene.settings(), 30),
                 "{n} joints per island, {copies} of each signature: states differ"
             );
         }
@@ -502,13 +507,7 @@ fn a_colour_projected_island_of_mixed_signatures_agrees_bit_for_bit() {
         parent = format!("b{k}");
     }
     let scene = Scene::from_toml_str(&text, "one long mixed chain").unwrap();
-    let path = |solver_path| Settings {
-        solver_path,
-        ..scene.settings()
-    };
-    let wide = run(&scene, path(SolverPath::Wide), 3);
-    let scalar = run(&scene, path(SolverPath::Scalar), 3);
-    assert!(bits(&wide) == bits(&scalar), "states differ");
+    assert!(paths_agree(&scene, scene.settings(), 3), "states differ");
 }
 
 mod random_scenes {
@@ -593,16 +592,13 @@ mod random_scenes {
             let text = scene_text(&islands);
             let scene = Scene::from_toml_str(&text, "random")
                 .unwrap_or_else(|e| panic!("{e}\n{text}"));
-            let path = |solver_path| Settings {
-                solver_path,
+            let settings = Settings {
                 velocity_iterations,
                 position_iterations,
                 chain_solve,
                 ..scene.settings()
             };
-            let wide = run(&scene, path(SolverPath::Wide), 10);
-            let scalar = run(&scene, path(SolverPath::Scalar), 10);
-            prop_assert!(bits(&wide) == bits(&scalar), "states differ:\n{text}");
+            prop_assert!(paths_agree(&scene, settings, 10), "states differ:\n{text}");
         }
     }
 }
