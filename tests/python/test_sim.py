@@ -324,6 +324,10 @@ def test_bodies_are_names_or_indices_negative_from_the_end_never_bools():
         sim.body_pose(-sim.body_count - 1)
     with pytest.raises(ValueError, match="out of range"):
         sim.body_pose(2**70)
+    with pytest.raises(ValueError, match="dt must be a number of seconds, got True"):
+        sim.step(True)
+    with pytest.raises(ValueError, match="duration must be a number of seconds, got 'x'"):
+        sim.run("x")
     for setting in ({"dt": True}, {"velocity_iterations": True}, {"max_substep": False}):
         with pytest.raises(ValueError, match="not True or False"):
             lavender.Sim("pendulum", **setting)

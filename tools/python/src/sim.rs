@@ -489,6 +489,20 @@ fn replay_failure(e: &lavender_replay::ReplayError) -> (PyErrKind, String, bool)
     }
 }
 
+/// A time argument in seconds: a number, never a bool (`step(True)` ran a 1 s frame).
+fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let wrong = || {
+        errors::value(format!(
+            "{name} must be a number of seconds, got {}",
+            convert::describe(value)
+        ))
+    };
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(wrong());
+    }
+    value.extract().map_err(|_| wrong())
+}
+
 /// A `RuntimeWarning` for each joint f32 cannot hold (`World::conditioning_warning`; the
 /// command line logs the same through `tracing`).
 fn warn_ill_conditioned(world: &World) -> PyResult<()> {
@@ -560,9 +574,9 @@ impl Sim {
     /// Raises ValueError for a bad dt and NonFiniteError (a ValueError) when the state went
     /// non-finite (the world is rolled back to before the step).
     #[pyo3(signature = (dt = None))]
-    fn step(&mut self, py: Python<'_>, dt: Option<f64>) -> PyResult<u64> {
+    fn step(&mut self, py: Python<'_>, dt: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
         let dt = match dt {
-            Some(dt) => frame_dt(dt)?,
+            Some(dt) => frame_dt(seconds("dt", dt)?)?,
             None => self.frame_dt,
         };
         self.advance(py, dt, 1)
@@ -572,12 +586,20 @@ impl Sim {
     /// with the GIL released (taken back every 50 ms, so that Ctrl-C stops the run between
     /// two frames). Returns the number of substeps run.
     #[pyo3(signature = (duration = None, dt = None))]
-    fn run(&mut self, py: Python<'_>, duration: Option<f64>, dt: Option<f64>) -> PyResult<u64> {
+    fn run(
+        &mut self,
+        py: Python<'_>,
+        duration: Option<&Bound<'_, PyAny>>,
+        dt: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
         let dt = match dt {
-            Some(dt) => frame_dt(dt)?,
+            Some(dt) => frame_dt(seconds("dt", dt)?)?,
             None => self.frame_dt,
         };
-        let duration = duration.unwrap_or(f64::from(self.scene.duration()));
+        let duration = match duration {
+            Some(d) => seconds("duration", d)?,
+            None => f64::from(self.scene.duration()),
+        };
         if !(duration.is_finite() && duration >= 0.0) {
             return Err(errors::value(format!(
                 "duration = {duration}: it must be a finite number of seconds >= 0"
