@@ -210,9 +210,9 @@ fn not_a_log(path: &std::path::Path, found: &[u8]) -> String {
     } else if found == HDF5_SIGNATURE {
         format!(
             "{path} is an HDF5 file (written by `--record x.h5` or `lavender export`), not a \
-             Lavender log: scrub, diff and resume read .lvlog logs, so record with \
-             `--record run.lvlog` (and export that to HDF5); open this file with h5py, MATLAB \
-             or pandas"
+             Lavender log: export, scrub, diff and resume read .lvlog logs, so record with \
+             `--record run.lvlog` (and export that to HDF5); open this file with h5py or \
+             MATLAB (for pandas, build a DataFrame from h5py's arrays)"
         )
     } else if found.len() < magic.len() && magic.starts_with(found) {
         format!(

@@ -6,7 +6,7 @@ use anyhow::bail;
 use lavender_replay::h5::{export, ExportRange};
 use std::path::PathBuf;
 
-/// Export a run log to HDF5 for h5py, MATLAB or pandas: /time, /substep, /bodies/pose
+/// Export a run log to HDF5 for h5py, MATLAB or pandas (through h5py): /time, /substep, /bodies/pose
 /// (N x B x 7), /bodies/velocity (N x B x 6), /joints/diagnostics (N x J x 8), /summary/*,
 /// with names, columns, units, settings, scene hash and engine version as attributes.
 #[derive(Debug, clap::Args)]
@@ -84,8 +84,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         }))
     } else {
         emit(&format!(
-            "exported {} frames to {}: {}\n",
+            "exported {} frame{} to {}: {}\n",
             summary.frames,
+            if summary.frames == 1 { "" } else { "s" },
             summary.path.display(),
             human_bytes(summary.bytes)
         ))
