@@ -1207,9 +1207,9 @@ impl<L: Lane> Solver<L> {
             assert_eq!(g.steps.start, projection_params.len());
             for ids in &projection_steps[g.steps.clone()] {
                 let ids = &ids.as_ref()[..g.lanes];
-                let sig = |j: &u32| signature(*j);
+                let first = signature(ids[0]);
                 assert!(
-                    ids.iter().all(|j| sig(j) == sig(&ids[0])),
+                    ids.iter().all(|&j| signature(j) == first),
                     "a projection step mixes joint signatures: {ids:?}"
                 );
                 projection_params.push(param_lanes(joints.kind[ids[0] as usize], ids, joints));

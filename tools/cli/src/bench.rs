@@ -77,20 +77,14 @@ impl Args {
 pub fn main(args: Args) -> anyhow::Result<()> {
     let mut options = SuiteOptions::new(args.quick, args.full);
     if !args.scenes.is_empty() {
-        options.scenes = args
-            .scenes
-            .iter()
-            .map(|name| BenchScene::by_name(name))
-            .collect::<Result<Vec<_>, _>>()?;
         // Each scene once, in the order first named (`bench chain chain` ran it twice).
-        let mut seen = Vec::new();
-        options.scenes.retain(|scene| {
-            let new = !seen.contains(scene);
-            if new {
-                seen.push(*scene);
+        options.scenes.clear();
+        for name in &args.scenes {
+            let scene = BenchScene::by_name(name)?;
+            if !options.scenes.contains(&scene) {
+                options.scenes.push(scene);
             }
-            new
-        });
+        }
     }
     if !(1..=MAX_THREADS).contains(&args.threads) {
         anyhow::bail!(

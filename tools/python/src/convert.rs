@@ -35,6 +35,12 @@ pub fn floats<const N: usize>(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[f
     Ok(array.map(|v| v as f32))
 }
 
+/// `obj` unless it is a bool: `True == 1` to Python, but never meant as a number or an index
+/// here.
+pub fn not_bool<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, PyAny>> {
+    (!obj.is_instance_of::<PyBool>()).then_some(obj)
+}
+
 /// A 3-vector from a sequence.
 pub fn vec3(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec3> {
     floats::<3>(obj, what).map(Vec3::from)
@@ -145,19 +151,14 @@ pub fn column_index(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
                 ))
             });
     }
-    // A bool is an int to Python (`True == 1`), but never meant as an index here.
-    if obj.is_instance_of::<PyBool>() {
-        return Err(errors::value(format!(
-            "a column is an index 0-7 or a name such as \"anchor_error_norm\", got {}",
-            describe(obj)
-        )));
-    }
-    let index: i64 = obj.extract().map_err(|_| {
-        errors::value(format!(
-            "a column is an index 0-7 or a name such as \"anchor_error_norm\", got {}",
-            describe(obj)
-        ))
-    })?;
+    let index: i64 = not_bool(obj)
+        .and_then(|o| o.extract().ok())
+        .ok_or_else(|| {
+            errors::value(format!(
+                "a column is an index 0-7 or a name such as \"anchor_error_norm\", got {}",
+                describe(obj)
+            ))
+        })?;
     usize::try_from(index)
         .ok()
         .filter(|&c| c < COLUMN_COUNT)
@@ -187,28 +188,23 @@ pub fn select(obj: &Bound<'_, PyAny>, names: &[String], kind: &str) -> PyResult<
             ))
         });
     }
-    // A bool is an int to Python (`True == 1`), but never meant as an index here.
-    if obj.is_instance_of::<PyBool>() {
-        return Err(errors::value(format!(
-            "a {kind} is an index or a name, got {}",
-            describe(obj)
-        )));
-    }
-    let index: i64 = obj.extract().map_err(|_| {
-        if obj.is_instance_of::<PyInt>() {
-            // An int beyond i64: out of range whatever the count.
-            errors::value(format!(
+    let index: i64 = match not_bool(obj).map(|o| o.extract::<i64>()) {
+        Some(Ok(index)) => index,
+        // An int beyond i64: out of range whatever the count.
+        Some(Err(_)) if obj.is_instance_of::<PyInt>() => {
+            return Err(errors::value(format!(
                 "{kind} index {} is out of range: there are {} {kinds}",
                 describe(obj),
                 names.len()
-            ))
-        } else {
-            errors::value(format!(
+            )))
+        }
+        _ => {
+            return Err(errors::value(format!(
                 "a {kind} is an index or a name, got {}",
                 describe(obj)
-            ))
+            )))
         }
-    })?;
+    };
     let n = names.len() as i64;
     let i = if index < 0 { index + n } else { index };
     if (0..n).contains(&i) {

@@ -120,15 +120,8 @@ fn bad_setting(name: &'static str, value: &Bound<'_, PyAny>, reason: &'static st
 }
 
 fn setting_f64(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    // A bool is an int to Python (`True == 1`), never meant as a number of seconds.
-    if value.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(bad_setting(
-            name,
-            value,
-            "must be a number, not True or False",
-        ));
-    }
-    value
+    convert::not_bool(value)
+        .ok_or_else(|| bad_setting(name, value, "must be a number, not True or False"))?
         .extract()
         .map_err(|_| bad_setting(name, value, "must be a number"))
 }
@@ -154,14 +147,8 @@ fn setting_bool(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<bool> 
 }
 
 fn setting_u32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
-    if value.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(bad_setting(
-            name,
-            value,
-            "must be a whole number, not True or False",
-        ));
-    }
-    let v: i64 = value
+    let v: i64 = convert::not_bool(value)
+        .ok_or_else(|| bad_setting(name, value, "must be a whole number, not True or False"))?
         .extract()
         .map_err(|_| bad_setting(name, value, "must be a whole number"))?;
     u32::try_from(v).map_err(|_| bad_setting(name, value, "must be a whole number >= 0"))
@@ -497,10 +484,9 @@ fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
             convert::describe(value)
         ))
     };
-    if value.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(wrong());
-    }
-    value.extract().map_err(|_| wrong())
+    convert::not_bool(value)
+        .and_then(|v| v.extract().ok())
+        .ok_or_else(wrong)
 }
 
 /// A `RuntimeWarning` for each joint f32 cannot hold (`World::conditioning_warning`; the
