@@ -1246,7 +1246,7 @@ impl<L: Lane> Solver<L> {
                     .map(|&j| {
                         let batch = Batch {
                             kind: joints.kind[j as usize],
-                            limited: false,
+                            limited: joints.limit[j as usize].is_some(),
                             start: 0,
                             len: 1,
                         };

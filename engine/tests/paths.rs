@@ -222,11 +222,22 @@ fn islands_are_the_chains_and_the_grid() {
     assert_eq!(world.schedule().islands, islands);
 }
 
-/// Two hubs, each a dynamic body with 30 spokes to bobs, the first hanging from a static
-/// body, the second falling. With `limited` the spokes are hinges with a (never reached)
-/// limit, which keeps them out of the hub solve: past the 24 colours, 7 and 6 of them are
-/// overflow joints. Else they are ball joints, which the hub solve takes.
-fn hubs(settings: Settings, limited: bool) -> World {
+/// What joins a hub of [`hubs`] to its bobs.
+#[derive(Clone, Copy, PartialEq)]
+enum Spokes {
+    /// Ball joints, which the hub solve takes.
+    Ball,
+    /// Hinges limited to +-0.3 rad, reached as the bobs swing: the hub solve takes them
+    /// with their limits moving in and out of its system.
+    Limited,
+    /// 30 limited hinges from the hub to one bob (a hub takes one joint per other body, so
+    /// no hub): past the 17 colours, 13 of them are overflow joints.
+    Parallel,
+}
+
+/// Two hubs, each a dynamic body with 30 spokes ([`Spokes`]), the first hanging from a
+/// static body, the second falling.
+fn hubs(settings: Settings, spokes: Spokes) -> World {
     use lavender_engine::{BodyDesc, JointDesc, Vec3};
     let mut w = World::new(settings).unwrap();
     let wall = w.add_body(BodyDesc::fixed("wall")).unwrap();
@@ -244,23 +255,39 @@ fn hubs(settings: Settings, limited: bool) -> World {
             w.add_joint(JointDesc::spherical("hang", wall, hub).anchors(Vec3::ZERO, Vec3::ZERO))
                 .unwrap();
         }
+        let mut first_bob = None;
         for k in 0..30 {
             let angle = k as f32 * std::f32::consts::TAU / 30.0;
             let offset = Vec3::new(angle.cos(), -0.5, angle.sin()) * 0.8;
-            let bob = w
-                .add_body(
-                    BodyDesc::dynamic(format!("bob{h}.{k}"))
-                        .position(Vec3::new(x, 0.0, 0.0) + offset)
-                        .mass(0.2),
-                )
-                .unwrap();
-            let name = format!("spoke{h}.{k}");
-            let joint = if limited {
-                JointDesc::revolute(name, hub, bob).limit(-3.0, 3.0)
-            } else {
-                JointDesc::spherical(name, hub, bob)
+            let (bob, bob_anchor) = match first_bob {
+                Some((bob, first)) if spokes == Spokes::Parallel => (bob, offset - first),
+                _ => {
+                    // Limited hinges: the bob 0.3 m further out, so that gravity swings it.
+                    let lever = match spokes {
+                        Spokes::Limited => Vec3::new(angle.cos(), 0.0, angle.sin()) * 0.3,
+                        _ => Vec3::ZERO,
+                    };
+                    let bob = w
+                        .add_body(
+                            BodyDesc::dynamic(format!("bob{h}.{k}"))
+                                .position(Vec3::new(x, 0.0, 0.0) + offset + lever)
+                                .mass(0.2),
+                        )
+                        .unwrap();
+                    first_bob.get_or_insert((bob, offset));
+                    (bob, -lever)
+                }
             };
-            w.add_joint(joint.anchors(offset, Vec3::ZERO)).unwrap();
+            let name = format!("spoke{h}.{k}");
+            // Hinge axes tangent to the hub, so that the bobs swing out and in.
+            let tangent = Vec3::new(-angle.sin(), 0.0, angle.cos());
+            let joint = match spokes {
+                Spokes::Ball => JointDesc::spherical(name, hub, bob),
+                Spokes::Limited | Spokes::Parallel => JointDesc::revolute(name, hub, bob)
+                    .axis(tangent)
+                    .limit(-0.3, 0.3),
+            };
+            w.add_joint(joint.anchors(offset, bob_anchor)).unwrap();
         }
     }
     w
@@ -315,7 +342,7 @@ fn island_clusters_change_no_bit() {
     let shared: usize = s.colors.iter().map(|r| r.len()).sum();
     assert!(shared > 0);
 
-    // Overflow joints inside clusters: two 30-spoke hubs of limited hinges.
+    // Overflow joints inside clusters: two hubs of 30 hinges to one body each.
     for path in [SolverPath::Wide, SolverPath::Scalar] {
         for threads in [1, 2] {
             let settings = Settings {
@@ -324,7 +351,7 @@ fn island_clusters_change_no_bit() {
                 ..Settings::default()
             };
             let mut worlds = [true, false].map(|clusters| {
-                let mut w = hubs(settings, true);
+                let mut w = hubs(settings, Spokes::Parallel);
                 w.set_island_clusters(clusters);
                 for _ in 0..60 {
                     w.step(1.0 / 60.0).unwrap();
@@ -349,9 +376,16 @@ fn island_clusters_change_no_bit() {
 
 #[test]
 fn the_hub_solve_gives_the_same_bits_on_both_paths_and_any_thread_count() {
-    // Two 30-spoke hubs of ball joints, each solved directly (dense, scalar on both paths),
-    // with and without the chain solve and sleeping.
-    for (chain_solve, sleeping) in [(false, false), (true, false), (false, true)] {
+    // Two 30-spoke hubs of ball joints, each solved directly (scalar on both paths), with
+    // and without the chain solve and sleeping; and of limited hinges, whose limits move in
+    // and out of the hub solve's system.
+    let cases = [
+        (Spokes::Ball, false, false),
+        (Spokes::Ball, true, false),
+        (Spokes::Ball, false, true),
+        (Spokes::Limited, false, false),
+    ];
+    for (spokes, chain_solve, sleeping) in cases {
         let worlds: Vec<World> = [
             (SolverPath::Wide, 1),
             (SolverPath::Scalar, 1),
@@ -366,7 +400,7 @@ fn the_hub_solve_gives_the_same_bits_on_both_paths_and_any_thread_count() {
                 sleeping,
                 ..Settings::default()
             };
-            let mut w = hubs(settings, false);
+            let mut w = hubs(settings, spokes);
             for _ in 0..60 {
                 w.step(1.0 / 60.0).unwrap();
             }
@@ -374,7 +408,7 @@ fn the_hub_solve_gives_the_same_bits_on_both_paths_and_any_thread_count() {
         })
         .collect();
         // Both hubs at the start (with sleeping on, the hanging one may sleep later).
-        let mut fresh = hubs(*worlds[0].settings(), false);
+        let mut fresh = hubs(*worlds[0].settings(), spokes);
         let found: Vec<(u32, usize)> = (fresh.schedule().hubs.iter())
             .map(|h| (h.body, h.joints.len()))
             .collect();
@@ -384,6 +418,13 @@ fn the_hub_solve_gives_the_same_bits_on_both_paths_and_any_thread_count() {
                 bits(w) == bits(&worlds[0]),
                 "chain solve {chain_solve}, sleeping {sleeping}"
             );
+        }
+        if spokes == Spokes::Limited {
+            // The limits were reached (column 7: the hinge angle, rad).
+            let reached = (worlds[0].constraint_data().iter())
+                .filter(|r| r[7].abs() > 0.29)
+                .count();
+            assert!(reached > 0, "no limit reached");
         }
     }
 }

@@ -11,15 +11,15 @@
 //! How hubs are found (from the scene alone): every dynamic body with at least
 //! [`HUB_MIN_JOINTS`] eligible joints, or [`LIGHT_HUB_MIN_JOINTS`] if it is light
 //! ([`light_bodies`], from the scene's masses and anchors), in body order, takes its eligible
-//! joints in joint order
-//! (at most [`HUB_MAX_JOINTS`]) whose other body is static, kinematic, or a dynamic body no
-//! hub has taken yet and not already at the end of another of this hub's joints; if that
+//! joints in joint order whose other body is a dynamic body no hub has taken yet and not
+//! already at the end of another of this hub's joints (any number of them), or static or
+//! kinematic (at most [`HUB_MAX_FIXED_JOINTS`] of those); if that
 //! leaves it that many joints, the hub and the dynamic bodies at their other ends
 //! are taken. Hubs therefore share no dynamic body: they run in parallel in any order. Two
 //! joints of a hub share only the hub (or a static or kinematic body, which does not move),
 //! so its system `K = J M^-1 J^T` is the identity (decoupled rows) plus the couplings through
-//! the hub. Eligible joints: awake and without a limit (a limit row is an inequality, which
-//! a direct solve cannot clamp).
+//! the hub. Eligible joints: awake (limited or not: the hub solve moves a limit's row in
+//! and out of its system as the limit is active, see `solver::hub`).
 
 use crate::bodies::BodyKind;
 
@@ -35,11 +35,13 @@ pub const LIGHT_HUB_MIN_JOINTS: usize = 3;
 /// end for the joint to count towards it being light ([`light_bodies`]).
 pub const LIGHT_RATIO: f32 = 10.0;
 
-/// Most joints of one hub solved directly (a dense system of up to 6 rows per joint when the
-/// reduced one would drop a row: 384 rows at most); the rest stay with the colours. It was
-/// 32, and a hub of 40 sliders, the 9 left to the colours, came apart (909 m in 3 s, QA
-/// 2026-12-04); beyond 64 that still happens (README, *Hubs*).
-pub const HUB_MAX_JOINTS: usize = 64;
+/// Most joints of one hub to static or kinematic bodies: their rows make a dense system of
+/// their own in the hub solve (at most 384 rows; the rows beyond the hub's six degrees of
+/// freedom depend on the others). The rest stay with the colours. Joints to dynamic bodies
+/// are not capped: the hub solve is linear in them. (Until 2026-12-05 every hub took at most
+/// 64 joints, and a hub of 100 sliders, the 36 left row by row beside it, came apart: 296 m
+/// in 3 s.)
+pub const HUB_MAX_FIXED_JOINTS: usize = 64;
 
 /// One hub: a dynamic body and the joints solved with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +98,9 @@ pub fn find(
     let mut taken = vec![false; bodies];
     let mut hubs = Vec::new();
     let mut leaves: Vec<u32> = Vec::new();
+    // The hub (+ 1) whose leaf each body last was: a constant-time test, so that a hub of
+    // thousands of joints is found in linear time.
+    let mut leaf_of = vec![0u32; bodies];
     for hub in 0..bodies as u32 {
         let own = &incident[start[hub as usize]..start[hub as usize + 1]];
         let min_joints = if light[hub as usize] {
@@ -108,17 +113,20 @@ pub fn find(
         }
         leaves.clear();
         let mut joints = Vec::new();
+        let mut fixed = 0;
         for &j in own {
-            if joints.len() == HUB_MAX_JOINTS {
-                break;
-            }
             let (a, b) = joint_bodies[j as usize];
             let other = if a == hub { b } else { a };
             if dynamic(other) {
-                if taken[other as usize] || leaves.contains(&other) {
+                if taken[other as usize] || leaf_of[other as usize] == hub + 1 {
                     continue;
                 }
+                leaf_of[other as usize] = hub + 1;
                 leaves.push(other);
+            } else if fixed == HUB_MAX_FIXED_JOINTS {
+                continue;
+            } else {
+                fixed += 1;
             }
             joints.push(j);
         }
@@ -228,19 +236,23 @@ mod tests {
     }
 
     #[test]
-    fn a_hub_takes_at_most_the_cap() {
-        let (kinds, joints) = star(HUB_MAX_JOINTS + 5);
+    fn a_hub_takes_every_dynamic_leaf_and_at_most_the_cap_of_fixed_ones() {
+        // 100 spokes to dynamic bobs, then 70 joints to static bodies.
+        let (mut kinds, mut joints) = star(100);
+        for _ in 0..HUB_MAX_FIXED_JOINTS + 6 {
+            joints.push((kinds.len() as u32, 1));
+            kinds.push(Static);
+        }
         let hubs = find(
             &kinds,
             &joints,
             &vec![true; joints.len()],
             &vec![false; kinds.len()],
         );
-        assert_eq!(hubs[0].joints.len(), HUB_MAX_JOINTS);
-        assert_eq!(
-            hubs[0].joints,
-            (0..HUB_MAX_JOINTS as u32).collect::<Vec<_>>()
-        );
+        assert_eq!(hubs.len(), 1);
+        // The hang (a joint to the wall), the 100 spokes, and 63 more to static bodies.
+        let expected: Vec<u32> = (0..(100 + HUB_MAX_FIXED_JOINTS) as u32).collect();
+        assert_eq!(hubs[0].joints, expected);
     }
 
     mod random {
@@ -248,9 +260,10 @@ mod tests {
         use proptest::prelude::*;
 
         proptest! {
-            /// Whatever the graph: hubs are dynamic, have between HUB_MIN_JOINTS and
-            /// HUB_MAX_JOINTS eligible joints of their own, in joint order, whose dynamic
-            /// other bodies are distinct; no dynamic body is in two hubs.
+            /// Whatever the graph: hubs are dynamic, have at least HUB_MIN_JOINTS eligible
+            /// joints of their own, in joint order, at most HUB_MAX_FIXED_JOINTS of them to
+            /// static bodies, whose dynamic other bodies are distinct; no dynamic body is in
+            /// two hubs.
             #[test]
             fn hubs_keep_their_invariants(
                 kinds in proptest::collection::vec(0u8..4, 2..40),
@@ -270,7 +283,12 @@ mod tests {
                 for h in &hubs {
                     prop_assert_eq!(kinds[h.body as usize], Dynamic);
                     let fewest = if light[h.body as usize] { LIGHT_HUB_MIN_JOINTS } else { HUB_MIN_JOINTS };
-                    prop_assert!(h.joints.len() >= fewest && h.joints.len() <= HUB_MAX_JOINTS);
+                    prop_assert!(h.joints.len() >= fewest);
+                    let fixed = h.joints.iter().filter(|&&j| {
+                        let (a, b) = joints[j as usize];
+                        kinds[if a == h.body { b } else { a } as usize] != Dynamic
+                    });
+                    prop_assert!(fixed.count() <= HUB_MAX_FIXED_JOINTS);
                     prop_assert!(h.joints.windows(2).all(|w| w[0] < w[1]));
                     prop_assert!(!used[h.body as usize]);
                     used[h.body as usize] = true;

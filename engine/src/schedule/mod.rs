@@ -491,10 +491,13 @@ impl Schedule {
             .collect();
         // Joints solved directly (hubs, then with the chain solve chains): in no batch.
         let mut direct = vec![false; joint_bodies.len()];
+        // Hubs take limited joints too (their limits in or out of the direct solve as they
+        // are active); chains do not.
+        let awake: Vec<bool> = asleep.iter().map(|&a| !a).collect();
+        let hubs = hubs::find(body_kinds, joint_bodies, &awake, light);
         let eligible: Vec<bool> = (0..joint_bodies.len())
-            .map(|j| !asleep[j] && !limited[j])
+            .map(|j| awake[j] && !limited[j])
             .collect();
-        let hubs = hubs::find(body_kinds, joint_bodies, &eligible, light);
         for &j in hubs.iter().flat_map(|h| &h.joints) {
             direct[j as usize] = true;
         }
@@ -823,12 +826,11 @@ mod tests {
 
     #[test]
     fn a_hub_body_overflows_past_the_reserved_colours() {
-        // One dynamic hub with MAX_COLORS + 5 limited hinges (a limit keeps a joint out of
-        // the hub solve): the last 5 cannot get a colour.
+        // Two dynamic bodies joined by MAX_COLORS + 5 hinges (a hub takes one joint per
+        // other body, so no hub): the last 5 cannot get a colour.
         let spokes = MAX_COLORS + 5;
-        let mut kinds = vec![Dynamic];
-        kinds.extend(std::iter::repeat_n(Dynamic, spokes));
-        let joints: Vec<(u32, u32)> = (1..=spokes as u32).map(|i| (0, i)).collect();
+        let kinds = vec![Dynamic; 2];
+        let joints = vec![(0, 1); spokes];
         let revolute = vec![JointKind::Revolute; spokes];
         let s = Schedule::build(8, &kinds, &joints, &revolute, &vec![true; spokes]);
         assert!(s.hubs.is_empty());
@@ -840,7 +842,17 @@ mod tests {
         assert_eq!((s.shared_overflow, s.clusters.len()), (0, 1));
         assert_eq!(s.clusters[0].overflow, 0..5);
         check_invariant(&kinds, &joints, &s);
-        // Ball joints: the hub solve takes them all, none is left to colour.
+        // A hub with as many spokes, limited or not, to distinct bodies: the hub solve takes
+        // them all, none is left to colour.
+        let mut kinds = vec![Dynamic];
+        kinds.extend(std::iter::repeat_n(Dynamic, spokes));
+        let joints: Vec<(u32, u32)> = (1..=spokes as u32).map(|i| (0, i)).collect();
+        let limited: Vec<bool> = (0..spokes).map(|j| j % 2 == 0).collect();
+        let s = Schedule::build(8, &kinds, &joints, &revolute, &limited);
+        assert_eq!(s.hubs.len(), 1);
+        assert_eq!(s.hubs[0].joints.len(), spokes);
+        assert!(s.overflow.is_empty() && s.batches.is_empty() && s.clusters.is_empty());
+        check_invariant(&kinds, &joints, &s);
         let s = uniform(&kinds, &joints, JointKind::Spherical);
         assert_eq!(s.hubs.len(), 1);
         assert_eq!(s.hubs[0].joints.len(), spokes);

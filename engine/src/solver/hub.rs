@@ -10,9 +10,10 @@
 //! through the hub's six degrees of freedom ([`Reduced`]: a block per joint, a 6 x 6 system
 //! for the hub, a small one for the joints to static or kinematic bodies), in time linear in
 //! the joints; where a pivot of that would drop a row (a row that depends on others), it
-//! builds the dense system instead (at most [`crate::schedule::hubs::HUB_MAX_JOINTS`] joints
-//! of up to 6 rows) and factorises that (`L D L^T`, the dependent row dropped as in the
-//! decoupling). A velocity pass solves `K dlambda = -(J v + offset)` on the current
+//! builds the dense system instead (hubs of at most [`DENSE_MAX_ROWS`] rows) and factorises
+//! that (`L D L^T`, the dependent row dropped as in the decoupling). A larger hub keeps the
+//! reduced factors with that row dropped where it occurs (in one joint's block or among the
+//! rows to fixed bodies). A velocity pass solves `K dlambda = -(J v + offset)` on the current
 //! velocities and applies `dlambda` joint by joint. The bias system (split impulses) is solved exactly too, with the same
 //! factors, unlike the chain solve's (which sweeps it joint by joint: solved exactly along a
 //! long chain it made large pose changes along the chain's soft modes). A hub is a star, with
@@ -29,6 +30,18 @@ use crate::joints::ParamLanes;
 use crate::lanes::BodyAccess;
 use crate::rows::MIN_K;
 
+/// Most solves of one system in one velocity pass while the active limits change
+/// ([`HubSolve::solve_system`]); a limit still wrong after them is set right in the next pass.
+const ACTIVE_SET_ROUNDS: usize = 8;
+
+/// How far a limit out of the system may be violated before it enters it (m/s or rad/s, of
+/// `J v + offset`): above the round-off of an exact solve (1e-9 to 1e-7 here).
+const LIMIT_TOLERANCE: f32 = 1e-6;
+
+/// Most rows of a hub with a dense fallback ([`HubSolve::prepare`]): 64 joints of 6 rows,
+/// a factor of 590 KB and 1.9e7 multiply-adds a prepare.
+pub(crate) const DENSE_MAX_ROWS: usize = 384;
+
 /// One hub's joints and their factorised system.
 #[derive(Debug, Clone)]
 pub(crate) struct HubSolve {
@@ -44,8 +57,22 @@ pub(crate) struct HubSolve {
     /// see [`HubSolve::prepare`].
     dense: bool,
     /// The `L D L^T` factors, `n x n` row-major: `L` strictly below the diagonal, `1 / D` on
-    /// it (0 for a dropped row).
+    /// it (0 for a dropped row); empty for a hub of more than [`DENSE_MAX_ROWS`] rows.
     factor: Vec<f32>,
+    /// Whether the last factorisation found factors (see [`HubSolve::prepare`]).
+    solvable: bool,
+    /// The hub's inverse mass and world inertia (kg^-1, kg m^2) at the last prepare, for
+    /// refactorising when the active limits change.
+    hub_inv_mass: f32,
+    hub_inertia: glam::Mat3,
+    /// The system row of each limit (unilateral) row, in order.
+    limit_rows: Vec<usize>,
+    /// Which limit rows are in the system, for the velocity and the bias system.
+    limits_on: [Vec<bool>; 2],
+    /// Per system row: in the system the factors are of (bilateral rows always).
+    row_on: Vec<bool>,
+    /// The limits in the system the factors are of (`limits_on` at the last factorisation).
+    factored_limits: Vec<bool>,
     /// The hub-reduced factors ([`Reduced`]).
     reduced: Reduced,
     /// Scratch of a pass: the right-hand side, then `dlambda`.
@@ -92,15 +119,23 @@ impl HubSolve {
         params: Vec<ParamLanes<f32>>,
         hub_is_a: Vec<bool>,
     ) -> Self {
-        // Unlimited signatures fill slots 0..rows (see `slot_masks`).
-        debug_assert!(batches
-            .iter()
-            .all(|b| b.slots == (1u8 << b.slots.count_ones()) - 1 && b.unilateral == 0));
+        // Signatures fill slots 0..rows, a limit's last (see `slot_masks`).
+        debug_assert!(batches.iter().all(|b| {
+            let rows = b.slots.count_ones();
+            b.slots == (1u8 << rows) - 1 && (b.unilateral == 0 || b.unilateral == 1 << (rows - 1))
+        }));
         let mut offsets = vec![0];
+        let mut limit_rows = Vec::new();
         for b in &batches {
-            offsets.push(offsets[offsets.len() - 1] + b.slots.count_ones() as usize);
+            let first = offsets[offsets.len() - 1];
+            let rows = b.slots.count_ones() as usize;
+            if b.unilateral != 0 {
+                limit_rows.push(first + rows - 1);
+            }
+            offsets.push(first + rows);
         }
         let n = offsets[offsets.len() - 1];
+        let limits = limit_rows.len();
         let mut block_offsets = vec![0];
         for b in &batches {
             let m = b.slots.count_ones() as usize;
@@ -115,7 +150,8 @@ impl HubSolve {
             a: [0.0; 36],
             fixed_rows: Vec::with_capacity(n),
             a_inv_g: Vec::with_capacity(n),
-            c: Vec::with_capacity(n * n),
+            // Sized at the first prepare: only the rows to fixed bodies are in it.
+            c: Vec::new(),
             fixed_work: vec![0.0; n.max(6)],
         };
         HubSolve {
@@ -124,7 +160,18 @@ impl HubSolve {
             offsets,
             hub,
             dense: true,
-            factor: vec![0.0; n * n],
+            factor: if n <= DENSE_MAX_ROWS {
+                vec![0.0; n * n]
+            } else {
+                Vec::new()
+            },
+            solvable: true,
+            hub_inv_mass: 0.0,
+            hub_inertia: glam::Mat3::ZERO,
+            limit_rows,
+            limits_on: [vec![false; limits], vec![false; limits]],
+            row_on: vec![true; n],
+            factored_limits: vec![false; limits],
             reduced,
             work: vec![0.0; n],
         }
@@ -134,7 +181,7 @@ impl HubSolve {
     pub(super) fn bytes(&self) -> usize {
         self.batches.bytes()
             + self.batches.len() * size_of::<bool>()
-            + (self.factor.len() + self.work.len()) * size_of::<f32>()
+            + (self.factor.len() + self.work.len() + self.reduced.c.capacity()) * size_of::<f32>()
             + self.offsets.len() * size_of::<usize>()
     }
 
@@ -164,11 +211,48 @@ impl HubSolve {
 
     /// Prepare: every joint's rows ([`JointBatch::prepare`]), then the factors: the
     /// hub-reduced ones ([`Reduced`]), or where one of their pivots would drop a row (a row
-    /// that depends on others), the dense ones, which drop it as the decoupling does.
+    /// that depends on others), the dense ones, which drop it as the decoupling does. A hub
+    /// of more than [`DENSE_MAX_ROWS`] rows keeps the reduced factors with the row dropped.
+    ///
+    /// Limits: a limit row is in the system while its limit is active (an equality there),
+    /// out of it (no impulse) while not; [`HubSolve::solve_system`] moves rows in and out.
+    /// They start in where the limit is reached (no speculative offset) or, for the velocity
+    /// system, carries a warm-start impulse.
     pub(super) fn prepare(&mut self, input: &PrepareInput) {
         self.batches.prepare(input);
-        self.dense = !self.prepare_reduced(input);
-        if self.dense {
+        self.hub_inv_mass = input.bodies.inv_mass[self.hub];
+        self.hub_inertia = input.bodies.inv_inertia_world[self.hub].inverse();
+        let [v_on, u_on] = &mut self.limits_on;
+        let limited = self.batches.iter().filter(|(b, _)| b.unilateral != 0);
+        for (((b, rows), v), u) in limited.zip(v_on).zip(u_on) {
+            let reached = b.limit_speculative == 0.0;
+            *u = reached;
+            *v = reached || rows[rows.len() - 1].impulse > 0.0;
+        }
+        self.factorise(0);
+    }
+
+    /// The factors for the system `which` (0: velocities, 1: bias) with its limit rows in or
+    /// out ([`HubSolve::prepare`]).
+    fn factorise(&mut self, which: usize) {
+        self.row_on.fill(true);
+        for (&row, &on) in self.limit_rows.iter().zip(&self.limits_on[which]) {
+            self.row_on[row] = on;
+        }
+        self.factored_limits.clone_from(&self.limits_on[which]);
+        self.solvable = true;
+        self.dense = !self.prepare_reduced(false);
+        if self.dense && self.factor.is_empty() {
+            self.dense = false;
+            self.solvable = self.prepare_reduced(true);
+            if !self.solvable {
+                tracing::warn!(
+                    hub = self.hub,
+                    "the hub's mass properties give no finite system: its joints get no \
+                     impulse this substep; check the body's mass and inertia"
+                );
+            }
+        } else if self.dense {
             self.prepare_dense();
         }
     }
@@ -179,13 +263,17 @@ impl HubSolve {
         let k = &mut self.factor;
         k.fill(0.0);
         // The lower half of K: the identity on each joint's own rows (1 / effective mass on
-        // active rows, 1 on inactive ones, whose rows and right-hand sides are zero), the
-        // hub's coupling between joints.
+        // live rows, 1 on the others: inactive ones, whose rows are zero, and limit rows out of
+        // the system; their right-hand sides are zero), the hub's coupling between live rows.
+        let live = |i: usize, row: &RowLanes<f32>| row.effective_mass > 0.0 && self.row_on[i];
         for (p, (_, bp_rows)) in self.batches.iter().enumerate() {
             for (s, row) in bp_rows.iter().enumerate() {
-                let m = row.effective_mass;
                 let i = self.offsets[p] + s;
-                k[i * n + i] = if m > 0.0 { 1.0 / m } else { 1.0 };
+                k[i * n + i] = if live(i, row) {
+                    1.0 / row.effective_mass
+                } else {
+                    1.0
+                };
             }
             for (q, (bq, bq_rows)) in self.batches.iter().enumerate().take(p) {
                 // J_p^H M_H^-1 (J_q^H)^T, both on the hub's side.
@@ -194,9 +282,15 @@ impl HubSolve {
                 let inv_mass = if a_q { bq.inv_mass_a } else { bq.inv_mass_b };
                 for i in 0..self.offsets[p + 1] - self.offsets[p] {
                     let rp = &bp_rows[i];
+                    if !live(self.offsets[p] + i, rp) {
+                        continue;
+                    }
                     let angular = if a_p { rp.angular_a } else { rp.angular_b };
                     for j in 0..self.offsets[q + 1] - self.offsets[q] {
                         let rq = &bq_rows[j];
+                        if !live(self.offsets[q] + j, rq) {
+                            continue;
+                        }
                         let inv_i_angular = if a_q {
                             rq.inv_i_angular_a
                         } else {
@@ -211,16 +305,20 @@ impl HubSolve {
         ldl_in_place(k, n, MIN_K, &mut self.work);
     }
 
-    /// The hub-reduced factors; false where a pivot would drop a row.
+    /// The hub-reduced factors; false where a pivot would drop a row, unless `drop_rows`
+    /// (then a dependent row is dropped where it occurs, and false only where the hub's own
+    /// mass properties give no finite system).
     // Index loops keep the block algebra in its textbook form.
     #[allow(clippy::needless_range_loop)]
-    fn prepare_reduced(&mut self, input: &PrepareInput) -> bool {
-        let inv_mass_hub = input.bodies.inv_mass[self.hub];
-        let inertia = input.bodies.inv_inertia_world[self.hub].inverse();
+    fn prepare_reduced(&mut self, drop_rows: bool) -> bool {
+        let (inv_mass_hub, inertia) = (self.hub_inv_mass, self.hub_inertia);
         if inv_mass_hub <= 0.0 || !inertia.is_finite() {
             return false;
         }
         let r = &mut self.reduced;
+        let row_on = &self.row_on;
+        // Solved rows: active, and in the system (a limit row may be out, see `prepare`).
+        let live = |i: usize, row: &RowLanes<f32>| row.effective_mass > 0.0 && row_on[i];
         // A starts as M_H: the mass on the linear part, the world inertia on the angular.
         let mut a = [[0.0f32; 6]; 6];
         for i in 0..3 {
@@ -239,25 +337,29 @@ impl HubSolve {
                 let row = &b_rows[s];
                 let angular = if hub_a { row.angular_a } else { row.angular_b };
                 let linear = row.linear.scale(sign);
-                *g = [
-                    linear.x, linear.y, linear.z, angular.x, angular.y, angular.z,
-                ];
+                *g = if live(first + s, row) {
+                    [
+                        linear.x, linear.y, linear.z, angular.x, angular.y, angular.z,
+                    ]
+                } else {
+                    [0.0; 6]
+                };
             }
             let leaf_inv_mass = if hub_a { b.inv_mass_b } else { b.inv_mass_a };
             r.dynamic_leaf[p] = leaf_inv_mass > 0.0;
             if !r.dynamic_leaf[p] {
-                // The fixed body's joint: its active rows go to C (an inactive one has a zero
-                // row and right-hand side: no impulse, nothing to solve).
+                // The fixed body's joint: its live rows go to C (the others have a zero row and
+                // right-hand side: no impulse, nothing to solve).
                 for s in 0..rows {
                     r.b_inv_g[first + s] = [0.0; 6];
-                    if b_rows[s].effective_mass > 0.0 {
+                    if live(first + s, &b_rows[s]) {
                         r.fixed_rows.push(first + s);
                     }
                 }
                 continue;
             }
-            // B_k from the other body alone (no cancellation against the hub's part); an
-            // inactive row is the identity there (its G row and right-hand side are zero).
+            // B_k from the other body alone (no cancellation against the hub's part); a row
+            // that is not live is the identity there (its G row and right-hand side are zero).
             let block = &mut r.blocks[r.block_offsets[p]..r.block_offsets[p + 1]];
             for i in 0..rows {
                 let ri = &b_rows[i];
@@ -265,7 +367,7 @@ impl HubSolve {
                     let rj = &b_rows[j];
                     block[i * rows + j] = if j > i {
                         0.0
-                    } else if ri.effective_mass == 0.0 || rj.effective_mass == 0.0 {
+                    } else if !live(first + i, ri) || !live(first + j, rj) {
                         if i == j {
                             1.0
                         } else {
@@ -281,7 +383,7 @@ impl HubSolve {
                     };
                 }
             }
-            if ldl_in_place(block, rows, MIN_K, &mut r.fixed_work) > 0 {
+            if ldl_in_place(block, rows, MIN_K, &mut r.fixed_work) > 0 && !drop_rows {
                 return false;
             }
             // B_k^-1 G_k, a column at a time, and A += G_k^T B_k^-1 G_k.
@@ -309,6 +411,7 @@ impl HubSolve {
                 r.a[i * 6 + j] = if j > i { 0.0 } else { a[i][j] };
             }
         }
+        // M_H alone is positive definite; a dropped pivot here is round-off gone wrong.
         if ldl_in_place(&mut r.a, 6, MIN_K, &mut r.fixed_work) > 0 {
             return false;
         }
@@ -328,7 +431,7 @@ impl HubSolve {
                 r.c[i * fixed + j] = (0..6).map(|c| g[c] * r.a_inv_g[j][c]).sum();
             }
         }
-        ldl_in_place(&mut r.c, fixed, MIN_K, &mut r.fixed_work) == 0
+        ldl_in_place(&mut r.c, fixed, MIN_K, &mut r.fixed_work) == 0 || drop_rows
     }
 
     /// `K^-1 r` in place on `work` with the factors [`HubSolve::prepare`] chose.
@@ -400,11 +503,19 @@ impl HubSolve {
     ) {
         // SAFETY (both): the caller's contract.
         unsafe {
-            // Bilateral rows: no speculative offset.
-            self.solve_system(v, |_| 0.0, |r| &mut r.impulse);
-            // The bias system, solved exactly too, with the same factors.
+            // The velocity system: a limit row's offset is its speculative `C / h`.
+            let speculative = |b: &JointBatch<f32>, slot: usize, _: &RowLanes<f32>| {
+                if b.unilateral & (1 << slot) != 0 {
+                    b.limit_speculative
+                } else {
+                    0.0
+                }
+            };
+            self.solve_system(0, v, speculative, |r| &mut r.impulse);
+            // The bias system, solved exactly too (with the same factors where the same
+            // limits are in it).
             if let Some(u) = u {
-                self.solve_system(u, |r| r.bias, |r| &mut r.bias_impulse);
+                self.solve_system(1, u, |_, _, r| r.bias, |r| &mut r.bias_impulse);
             }
         }
         if let Some((out, inv_h)) = store {
@@ -413,37 +524,93 @@ impl HubSolve {
         }
     }
 
-    /// One system on the velocities `access` views: `K dlambda = -(J v + offset)` on the
-    /// velocities as they are, then `v += M^-1 J^T dlambda` joint by joint (they share the
-    /// hub) and the accumulated impulses (`impulse`) grow by `dlambda`.
+    /// One system (`which`: 0 velocities, 1 bias) on the velocities `access` views: `K
+    /// dlambda = -(J v + offset)` on the velocities as they are, then `v += M^-1 J^T dlambda`
+    /// joint by joint (they share the hub) and the accumulated impulses (`impulse`) grow by
+    /// `dlambda`.
+    ///
+    /// With limits, an active-set solve: the rows of the limits in the system are solved as
+    /// equalities; then a limit whose accumulated impulse pulls (below 0) has it taken back
+    /// and leaves the system, and one out of it whose row is violated (`J v + offset` below
+    /// `-LIMIT_TOLERANCE`) enters it; while that changes anything (at most
+    /// `ACTIVE_SET_ROUNDS` times), refactorise and solve again from the velocities as they
+    /// are. Every limit's accumulated impulse ends at or above 0, as row by row.
     ///
     /// # Safety
     /// As [`HubSolve::warm_start`].
     unsafe fn solve_system(
         &mut self,
+        which: usize,
         access: &BodyAccess,
-        offset: impl Fn(&RowLanes<f32>) -> f32,
+        offset: impl Fn(&JointBatch<f32>, usize, &RowLanes<f32>) -> f32,
         impulse: impl Fn(&mut RowLanes<f32>) -> &mut f32,
     ) {
-        for (p, (b, b_rows)) in self.batches.iter().enumerate() {
-            // SAFETY: the caller's contract.
-            let vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
-            for (s, row) in b_rows.iter().enumerate() {
-                self.work[self.offsets[p] + s] =
-                    -(JointBatch::<f32>::velocity_error(&vel, row) + offset(row));
-            }
+        if self.factored_limits != self.limits_on[which] {
+            self.factorise(which);
         }
-        self.solve_in_place();
-        for (p, (b, b_rows, _)) in self.batches.iter_mut().enumerate() {
-            // SAFETY: the caller's contract.
-            let mut vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
-            for (s, row) in b_rows.iter_mut().enumerate() {
-                let delta = self.work[self.offsets[p] + s];
-                *impulse(row) += delta;
-                apply(&mut vel, row, delta, b.inv_mass_a, b.inv_mass_b);
+        for round in 0..ACTIVE_SET_ROUNDS {
+            if !self.solvable {
+                return;
             }
-            // SAFETY: the caller's contract; `write` holds the joint's dynamic bodies.
-            unsafe { access.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
+            for (p, (b, b_rows)) in self.batches.iter().enumerate() {
+                // SAFETY: the caller's contract.
+                let vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
+                for (s, row) in b_rows.iter().enumerate() {
+                    let i = self.offsets[p] + s;
+                    self.work[i] = if self.row_on[i] {
+                        -(JointBatch::<f32>::velocity_error(&vel, row) + offset(b, s, row))
+                    } else {
+                        0.0
+                    };
+                }
+            }
+            self.solve_in_place();
+            for (p, (b, b_rows, _)) in self.batches.iter_mut().enumerate() {
+                // SAFETY: the caller's contract.
+                let mut vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
+                for (s, row) in b_rows.iter_mut().enumerate() {
+                    let delta = self.work[self.offsets[p] + s];
+                    *impulse(row) += delta;
+                    apply(&mut vel, row, delta, b.inv_mass_a, b.inv_mass_b);
+                }
+                // SAFETY: the caller's contract; `write` holds the joint's dynamic bodies.
+                unsafe { access.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
+            }
+            // The limits: out of the system where they pull, into it where violated.
+            let mut changed = false;
+            let mut limits = self.limits_on[which].iter_mut();
+            for (b, b_rows, _) in self.batches.iter_mut() {
+                if b.unilateral == 0 {
+                    continue;
+                }
+                let on = limits.next().expect("one entry per limit");
+                let slot = b_rows.len() - 1;
+                let row = &mut b_rows[slot];
+                if row.effective_mass == 0.0 {
+                    continue;
+                }
+                if *on && *impulse(row) < 0.0 {
+                    // SAFETY: the caller's contract.
+                    let mut vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
+                    let taken_back = -*impulse(row);
+                    *impulse(row) = 0.0;
+                    apply(&mut vel, row, taken_back, b.inv_mass_a, b.inv_mass_b);
+                    // SAFETY: as above.
+                    unsafe { access.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
+                    (*on, changed) = (false, true);
+                } else if !*on {
+                    // SAFETY: the caller's contract.
+                    let vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
+                    let w = JointBatch::<f32>::velocity_error(&vel, row) + offset(b, slot, row);
+                    if w < -LIMIT_TOLERANCE {
+                        (*on, changed) = (true, true);
+                    }
+                }
+            }
+            if !changed || round + 1 == ACTIVE_SET_ROUNDS {
+                return;
+            }
+            self.factorise(which);
         }
     }
 }
