@@ -370,6 +370,37 @@ pub struct SpikeFinder {
     seen: usize,
     /// Use the median-free prefilter (off only in the test that proves it changes nothing).
     prefilter: bool,
+    /// Pass over corrupt frames instead of stopping at the first ([`SpikeFinder::skip_corrupt`]).
+    skip_corrupt: bool,
+    /// The corrupt frames passed over, in order.
+    skipped: Vec<SkippedFrame>,
+}
+
+/// A frame a reader passed over because it failed its checksum or validation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SkippedFrame {
+    /// Frame index in the log.
+    pub index: usize,
+    /// The substep the log's index lists for it.
+    pub substep: u64,
+}
+
+/// `reader.frame(i)`, or `None` with the frame noted in `skipped` where it is corrupt and
+/// `skip` is set.
+fn frame_or_skip<'a>(
+    reader: &'a LogReader,
+    i: usize,
+    skip: bool,
+    skipped: &mut Vec<SkippedFrame>,
+) -> Result<Option<crate::reader::FrameView<'a>>> {
+    match reader.frame(i) {
+        Ok(frame) => Ok(Some(frame)),
+        Err(ReplayError::CorruptFrame { index, substep, .. }) if skip => {
+            skipped.push(SkippedFrame { index, substep });
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 impl SpikeFinder {
@@ -412,7 +443,22 @@ impl SpikeFinder {
             flagged: Vec::new(),
             seen: 0,
             prefilter: true,
+            skip_corrupt: false,
+            skipped: Vec::new(),
         })
+    }
+
+    /// With `skip`, a scan passes over a corrupt frame (noted in
+    /// [`skipped`](SpikeFinder::skipped)) instead of stopping there with
+    /// [`ReplayError::CorruptFrame`]. Its substep is then missing from the baselines, as if it
+    /// had not been recorded.
+    pub fn skip_corrupt(&mut self, skip: bool) {
+        self.skip_corrupt = skip;
+    }
+
+    /// The corrupt frames the scans passed over ([`SpikeFinder::skip_corrupt`]), in order.
+    pub fn skipped(&self) -> &[SkippedFrame] {
+        &self.skipped
     }
 
     /// Judges one frame's diagnostics (`joints` rows of the eight columns; what the writer
@@ -452,7 +498,11 @@ impl SpikeFinder {
         #[cfg(not(target_endian = "little"))]
         let mut rows = Vec::new();
         for i in self.seen..end.min(reader.len()) {
-            let frame = reader.frame(i)?;
+            let Some(frame) = frame_or_skip(reader, i, self.skip_corrupt, &mut self.skipped)?
+            else {
+                self.seen = i + 1;
+                continue;
+            };
             #[cfg(target_endian = "little")]
             self.judge(frame.substep(), frame.time(), frame.diagnostics(), out);
             #[cfg(not(target_endian = "little"))]
@@ -673,8 +723,27 @@ pub struct WorstJoint {
 }
 
 /// The `n` joints with the largest peak anchor error (joints that went non-finite first,
-/// earliest first), with their other peaks. Reads every frame once.
+/// earliest first), with their other peaks. Reads every frame once; a corrupt frame is an
+/// error ([`worst_joints_skipping`] passes over it).
 pub fn worst_joints(reader: &LogReader, n: usize) -> Result<Vec<WorstJoint>> {
+    worst_joints_from(reader, n, false).map(|(worst, _)| worst)
+}
+
+/// [`worst_joints`] over the frames that pass their checksums, and the corrupt frames it
+/// passed over.
+pub fn worst_joints_skipping(
+    reader: &LogReader,
+    n: usize,
+) -> Result<(Vec<WorstJoint>, Vec<SkippedFrame>)> {
+    worst_joints_from(reader, n, true)
+}
+
+fn worst_joints_from(
+    reader: &LogReader,
+    n: usize,
+    skip: bool,
+) -> Result<(Vec<WorstJoint>, Vec<SkippedFrame>)> {
+    let mut skipped = Vec::new();
     let joints = reader.header().joint_count;
     let mut peaks: Vec<WorstJoint> = (0..joints)
         .map(|j| WorstJoint {
@@ -690,7 +759,9 @@ pub fn worst_joints(reader: &LogReader, n: usize) -> Result<Vec<WorstJoint>> {
         })
         .collect();
     for i in 0..reader.len() {
-        let frame = reader.frame(i)?;
+        let Some(frame) = frame_or_skip(reader, i, skip, &mut skipped)? else {
+            continue;
+        };
         let s = frame.substep();
         for (p, row) in peaks.iter_mut().zip(frame.diagnostic_rows()) {
             if p.first_non_finite_substep.is_none() && !row.iter().all(|v| v.is_finite()) {
@@ -727,7 +798,7 @@ pub fn worst_joints(reader: &LogReader, n: usize) -> Result<Vec<WorstJoint>> {
             .then(a.joint.cmp(&b.joint))
     });
     peaks.truncate(n);
-    Ok(peaks)
+    Ok((peaks, skipped))
 }
 
 #[cfg(test)]

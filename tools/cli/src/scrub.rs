@@ -160,13 +160,14 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if args.at.is_some() || args.time.is_some() {
         return frame_table(&reader, &args);
     }
-    let (spikes, source) = match reader.spike_index(&params) {
+    let (spikes, source, mut skipped) = match reader.spike_index(&params) {
         // A finished log recorded with these parameters: the footer has the onsets.
-        Some(indexed) => (indexed.to_vec(), scrub::SpikeSource::Index),
-        None => (
-            scan_with_progress(&reader, &for_frames(&params, reader.len()))?,
-            scrub::SpikeSource::Scan,
-        ),
+        Some(indexed) => (indexed.to_vec(), scrub::SpikeSource::Index, Vec::new()),
+        None => {
+            let (spikes, skipped) =
+                scan_with_progress(&reader, &for_frames(&params, reader.len()))?;
+            (spikes, scrub::SpikeSource::Scan, skipped)
+        }
     };
     let timeline = scrub::timeline(&reader);
     if let Some(plot) = &args.plot {
@@ -176,30 +177,36 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         eprintln!("plot written to {}", plot.display());
     }
     if args.spikes {
+        note_skipped(&args.log, &skipped, "judging spikes");
         return if args.json {
             emit_json(&serde_json::json!({
                 "frames": reader.len(),
                 "spikes": spikes,
                 "source": source,
+                "skipped_frames": skipped,
             }))
         } else {
             emit(&spikes_text(&reader, &spikes, source))
         };
     }
-    // The worst joints read every frame; a corrupt one leaves the timeline (footer) and the
-    // spikes standing, and is said instead of the list.
-    let (worst, worst_error) = match scrub::worst_joints(&reader, args.top) {
-        Ok(w) => (w, None),
-        Err(e @ lavender_replay::ReplayError::CorruptFrame { .. }) => (Vec::new(), Some(e)),
-        Err(e) => return Err(e.into()),
+    // The worst joints read every frame, passing over corrupt ones (said on stderr and in
+    // `skipped_frames`): the timeline (footer) and the spikes stand either way.
+    let (worst, worst_skipped) = scrub::worst_joints_skipping(&reader, args.top)?;
+    if skipped.is_empty() {
+        skipped = worst_skipped;
+    }
+    let what = match source {
+        scrub::SpikeSource::Index => "the worst joints (the spikes come from the log's index)",
+        scrub::SpikeSource::Scan => "the worst joints and spikes",
     };
+    note_skipped(&args.log, &skipped, what);
     if args.json {
         return emit_json(&serde_json::json!({
             "frames": reader.len(),
             "spikes": spikes,
             "source": source,
-            "worst_joints": worst_error.is_none().then_some(&worst),
-            "worst_joints_error": worst_error.as_ref().map(|e| e.to_string()),
+            "worst_joints": worst,
+            "skipped_frames": skipped,
             "recovery": reader.recovery(),
         }));
     }
@@ -252,12 +259,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         last.time,
         w = width - 10
     );
-    if let Some(e) = &worst_error {
-        let _ = writeln!(out, "\nworst joints unavailable: {e}");
-    } else {
-        let _ = writeln!(out, "\nworst joints (by peak anchor error):");
-    }
-    if worst_error.is_none() {
+    let _ = writeln!(out, "\nworst joints (by peak anchor error):");
+    {
         let _ = writeln!(
             out,
             "  {:<24} {:>12} {:>9} {:>12} {:>9} {:>12} {:>9}",
@@ -349,10 +352,38 @@ pub fn sparkline(values: &[f32], width: usize) -> String {
         .collect()
 }
 
-/// Judges every frame, with a progress bar on a terminal.
-fn scan_with_progress(reader: &LogReader, params: &SpikeParams) -> anyhow::Result<Vec<Spike>> {
+/// Says on stderr which corrupt frames `what` passed over (nothing when none).
+fn note_skipped(log: &std::path::Path, skipped: &[scrub::SkippedFrame], what: &str) {
+    if skipped.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = (skipped.iter().take(10))
+        .map(|f| format!("frame {} (substep {})", f.index, f.substep))
+        .collect();
+    let more = skipped.len().saturating_sub(listed.len());
+    eprintln!(
+        "warning: {}: {} corrupt frame(s) failed their checksums and were left out of {what}: \
+         {}{}; the file was damaged or modified after recording",
+        log.display(),
+        skipped.len(),
+        listed.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    );
+}
+
+/// Judges every frame that passes its checksum, with a progress bar on a terminal; the
+/// corrupt frames passed over.
+fn scan_with_progress(
+    reader: &LogReader,
+    params: &SpikeParams,
+) -> anyhow::Result<(Vec<Spike>, Vec<scrub::SkippedFrame>)> {
     let bar = progress(reader.len() as u64, "scanning frames");
     let mut finder = scrub::SpikeFinder::new(reader, params)?;
+    finder.skip_corrupt(true);
     let mut spikes = Vec::new();
     for end in (0..reader.len())
         .step_by(1024)
@@ -363,7 +394,7 @@ fn scan_with_progress(reader: &LogReader, params: &SpikeParams) -> anyhow::Resul
         bar.set_position(end as u64);
     }
     bar.finish_and_clear();
-    Ok(spikes)
+    Ok((spikes, finder.skipped().to_vec()))
 }
 
 fn spikes_text(reader: &LogReader, spikes: &[Spike], source: scrub::SpikeSource) -> String {
@@ -577,6 +608,7 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
         }
     }
     let mut finder = scrub::SpikeFinder::new(&reader, params)?;
+    finder.skip_corrupt(true);
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut found = Vec::new();
     let mut printed = 0usize;
@@ -585,7 +617,9 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
     let mut seen = 0usize;
     loop {
         // Each frame is judged once, as it arrives.
+        let already_skipped = finder.skipped().len();
         finder.scan(&reader, &mut found)?;
+        note_skipped(path, &finder.skipped()[already_skipped..], "judging spikes");
         for s in &found[printed..] {
             if args.json {
                 emit_json(&serde_json::to_value(s)?)?;

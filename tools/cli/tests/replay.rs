@@ -444,6 +444,55 @@ fn a_failed_export_leaves_the_earlier_file_and_a_damaged_log_never_diffs_identic
 }
 
 #[test]
+fn scrub_passes_over_a_corrupt_frame_and_says_which() {
+    let dir = scratch("scrub-damaged");
+    let log = dir.join("run.lvlog");
+    // The chain whips: spikes to find with a lower score than the index's.
+    ok(&["run", "chain", "--duration", "2", "--record", s(&log)]);
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x10;
+    let damaged = dir.join("damaged.lvlog");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let json = |path: &Path, extra: &[&str]| {
+        let mut args = vec!["scrub", s(path), "--json"];
+        args.extend_from_slice(extra);
+        let out = lavender(&args);
+        assert!(out.status.success(), "{args:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let spikes = ["--spikes", "--k", "4"];
+    let (good, _) = json(&log, &spikes);
+    let (bad, warning) = json(&damaged, &spikes);
+    // One frame left out, named on stderr and in the JSON.
+    let skipped = bad["skipped_frames"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{bad}");
+    let substep = skipped[0]["substep"].as_u64().unwrap();
+    assert!(
+        warning.contains("1 corrupt frame") && warning.contains(&format!("(substep {substep})")),
+        "{warning}"
+    );
+    assert_eq!(good["skipped_frames"].as_array().unwrap().len(), 0);
+    // The spikes of the other frames: those of the intact log away from the lost substep
+    // (its window of 32 substeps is judged without it).
+    let away = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+        (v["spikes"].as_array().unwrap().iter())
+            .filter(|p| p["substep"].as_u64().unwrap().abs_diff(substep) > 40)
+            .cloned()
+            .collect()
+    };
+    assert!(!away(&good).is_empty(), "{good}");
+    assert_eq!(away(&good), away(&bad));
+    // The timeline's worst joints: over the other frames, the lost one said.
+    let (bad, warning) = json(&damaged, &[]);
+    assert!(!bad["worst_joints"].as_array().unwrap().is_empty(), "{bad}");
+    assert_eq!(bad["skipped_frames"].as_array().unwrap().len(), 1);
+    assert!(warning.contains("the worst joints"), "{warning}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn diff_of_a_short_resumed_run_over_the_whole_run_or_the_overlap() {
     let dir = scratch("overlap");
     let run = dir.join("run.lvlog");
