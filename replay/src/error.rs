@@ -81,6 +81,16 @@ pub enum ReplayError {
         detail: String,
     },
 
+    /// An export stopped by its caller (a Ctrl-C) before it finished.
+    #[error(
+        "the export to {path} was interrupted: nothing was written there (an earlier file at that \
+         path is kept as it was)"
+    )]
+    Interrupted {
+        /// The export's output path.
+        path: PathBuf,
+    },
+
     /// A frame index past the end of the log.
     #[error("frame {index} is out of range: the log has {len} frames")]
     FrameOutOfRange {

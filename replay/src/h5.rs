@@ -25,6 +25,7 @@
 //! buffers one block and appends it with a resize, so recording streams.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use hdf5::types::VarLenUnicode;
 use hdf5::{Dataset, Group};
@@ -410,11 +411,26 @@ impl Default for ExportRange {
 /// `path` as it was and no partial file behind. Refuses, before any work, a `path` without an
 /// HDF5 extension, one that is the log itself or cannot be written, and a range that holds no
 /// frame of the log.
+///
+/// Temporary files that exports killed before they could clean up left next to `path`
+/// (`.NAME.PID-N.partial` of a process that no longer runs; Linux) are removed first.
 pub fn export(
     reader: &LogReader,
     path: impl AsRef<Path>,
     range: ExportRange,
     progress: impl FnMut(usize),
+) -> Result<LogSummary> {
+    export_interruptible(reader, path, range, progress, &AtomicBool::new(false))
+}
+
+/// [`export`], stopping with [`ReplayError::Interrupted`] (the temporary file removed, `path`
+/// untouched) once `stop` is set (a Ctrl-C handler's flag); it is read before every frame.
+pub fn export_interruptible(
+    reader: &LogReader,
+    path: impl AsRef<Path>,
+    range: ExportRange,
+    progress: impl FnMut(usize),
+    stop: &AtomicBool,
 ) -> Result<LogSummary> {
     let path = path.as_ref();
     if range.every == 0 {
@@ -446,9 +462,17 @@ pub fn export(
             },
         ));
     }
+    remove_stale_partials(&target);
     let partial = partial_path(&target);
-    let result = write_frames(reader, &partial, start..end, range.every, progress).and_then(
-        |mut summary| {
+    let frames = start..end;
+    let result = write_frames(reader, &partial, frames, range.every, progress, stop)
+        .map_err(|e| match e {
+            ReplayError::Interrupted { .. } => ReplayError::Interrupted {
+                path: path.to_path_buf(),
+            },
+            e => e,
+        })
+        .and_then(|mut summary| {
             std::fs::rename(&partial, &target).map_err(|source| ReplayError::Io {
                 action: "renaming the finished export to",
                 path: path.to_path_buf(),
@@ -456,8 +480,7 @@ pub fn export(
             })?;
             summary.path = path.to_path_buf();
             Ok(summary)
-        },
-    );
+        });
     if result.is_err() {
         // Best effort: the error being returned is the one that matters.
         let _ = std::fs::remove_file(&partial);
@@ -470,11 +493,52 @@ pub fn export(
 /// their own file).
 fn partial_path(path: &Path) -> std::path::PathBuf {
     static EXPORTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = EXPORTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = path
-        .file_name()
-        .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.{}-{n}.partial", std::process::id()))
+    let n = EXPORTS.fetch_add(1, Ordering::Relaxed);
+    path.with_file_name(format!(
+        ".{}.{}-{n}.partial",
+        export_name(path),
+        std::process::id()
+    ))
+}
+
+fn export_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Removes the [`partial_path`] files of exports to `path` whose process no longer runs (a
+/// killed export's), where `/proc` says which processes run (Linux); returns how many.
+/// Best effort: a file it cannot remove stays.
+fn remove_stale_partials(path: &Path) -> usize {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return 0;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let prefix = format!(".{}.", export_name(path));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = (name.strip_prefix(&prefix))
+            .and_then(|rest| rest.strip_suffix(".partial"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, n)| n.parse::<u64>().is_ok().then_some(pid))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !proc.join(pid.to_string()).exists() && std::fs::remove_file(entry.path()).is_ok() {
+            tracing::info!(file = %entry.path().display(), "removed a killed export's temporary file");
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// Writes frames `frames` (indices into the log), every `every`-th, to a new file at `path`.
@@ -484,10 +548,16 @@ fn write_frames(
     frames: std::ops::Range<usize>,
     every: u64,
     mut progress: impl FnMut(usize),
+    stop: &AtomicBool,
 ) -> Result<LogSummary> {
     let mut w = Hdf5Writer::create(path, reader.header())?;
     let start = frames.start;
     for i in frames.clone().step_by(every as usize) {
+        if stop.load(Ordering::Relaxed) {
+            return Err(ReplayError::Interrupted {
+                path: path.to_path_buf(),
+            });
+        }
         let f = reader.frame(i)?;
         let input = FrameInput {
             substep: f.substep(),
@@ -548,6 +618,49 @@ mod tests {
             |_| {},
         )
         .unwrap();
+    }
+
+    /// A stopped export leaves the earlier file and no temporary one; an export removes the
+    /// temporary files of killed exports to its path (their process gone), not live ones.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_interrupted_export_leaves_nothing_and_killed_ones_are_cleaned_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = testutil::header(3, 2);
+        let frames = testutil::frames(3, 2, 50, 0);
+        let reader = LogReader::from_bytes(&testutil::log_bytes(&header, &frames, true)).unwrap();
+        let out = dir.path().join("out.h5");
+        std::fs::write(&out, b"earlier").unwrap();
+        let listing = || {
+            let mut names: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        let stop = AtomicBool::new(true);
+        let err =
+            export_interruptible(&reader, &out, ExportRange::default(), |_| {}, &stop).unwrap_err();
+        assert!(
+            matches!(&err, ReplayError::Interrupted { path } if path == &out),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), b"earlier");
+        assert_eq!(listing(), vec!["out.h5".to_string()]);
+        // A process id that runs (this one) and one that does not.
+        let dead = (2..4_194_304u32)
+            .rev()
+            .find(|p| !Path::new(&format!("/proc/{p}")).exists())
+            .unwrap();
+        let live = format!(".out.h5.{}-7.partial", std::process::id());
+        let killed = format!(".out.h5.{dead}-0.partial");
+        let other = format!(".other.h5.{dead}-0.partial");
+        for name in [&live, &killed, &other] {
+            std::fs::write(dir.path().join(name), b"partial").unwrap();
+        }
+        export(&reader, &out, ExportRange::default(), |_| {}).unwrap();
+        assert_eq!(listing(), vec![other, live, "out.h5".to_string()]);
     }
 
     #[test]

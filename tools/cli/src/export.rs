@@ -3,7 +3,7 @@
 use crate::output::{emit, emit_json, progress};
 use crate::run::human_bytes;
 use anyhow::bail;
-use lavender_replay::h5::{export, ExportRange};
+use lavender_replay::h5::{export_interruptible, ExportRange};
 use std::path::PathBuf;
 
 /// Export a run log to HDF5 for h5py, MATLAB or pandas (through h5py): /time, /substep, /bodies/pose
@@ -48,9 +48,16 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         to,
         every: args.every,
     };
-    let summary = export(&reader, &args.output, range, |done| {
-        bar.set_position(done as u64)
-    })
+    // A Ctrl-C stops the export cleanly: its temporary file removed, the output untouched.
+    crate::interrupt::stop_cleanly();
+    let stop = crate::interrupt::flag();
+    let summary = export_interruptible(
+        &reader,
+        &args.output,
+        range,
+        |done| bar.set_position(done as u64),
+        stop,
+    )
     .map_err(|e| {
         // A corrupt frame: the frames on either side of it can still be exported.
         let hint = match &e {

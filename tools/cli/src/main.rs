@@ -5,6 +5,7 @@
 mod bench;
 mod diff;
 mod export;
+mod interrupt;
 mod output;
 mod paths;
 mod resume;
@@ -56,6 +57,7 @@ fn main() {
         Err(e) => e.exit(),
     };
     output::init_tracing(matches!(&cli.command, Command::Bench(args) if args.stages()));
+    interrupt::install();
     let result = match cli.command {
         Command::Run(args) => run::main(args),
         Command::Scenes(args) => scenes::main(args),

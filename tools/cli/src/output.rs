@@ -67,7 +67,16 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
 pub fn finish(result: anyhow::Result<()>) {
     if let Err(e) = result {
         eprintln!("{}", error_report(&e));
-        std::process::exit(2);
+        let interrupted = e.downcast_ref::<crate::interrupt::Interrupted>().is_some()
+            || matches!(
+                e.downcast_ref::<lavender_replay::ReplayError>(),
+                Some(lavender_replay::ReplayError::Interrupted { .. })
+            );
+        std::process::exit(if interrupted {
+            crate::interrupt::EXIT_CODE
+        } else {
+            2
+        });
     }
 }
 

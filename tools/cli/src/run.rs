@@ -68,6 +68,7 @@ pub struct Args {
     #[arg(long)]
     scalar: bool,
     /// Record every substep to this file: a Lavender log (`.lvlog`) or HDF5 (`.h5`, `.hdf5`).
+    /// Ctrl-C stops the run at the end of a frame with the log finished (exit code 130).
     #[arg(long, value_name = "PATH")]
     record: Option<std::path::PathBuf>,
     /// Print the summary as one JSON object.
@@ -195,7 +196,14 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    // A Ctrl-C stops the run at the end of a frame: the log is finished (footer, index) and
+    // the summary covers the frames run.
+    crate::interrupt::stop_cleanly();
+    let mut done = 0u64;
     for _ in 0..steps {
+        if crate::interrupt::requested() {
+            break;
+        }
         let mut record_error = None;
         let stepped = world.step_observed(dt, |w, info| {
             max.fold(w.constraint_data());
@@ -221,6 +229,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             return Err(e).context("recording failed");
         }
         substeps += u64::from(report.substeps);
+        done += 1;
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -238,10 +247,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let joints = s.hubs.iter().map(|h| h.joints.len()).sum();
         (!s.hubs.is_empty()).then_some((s.hubs.len(), joints))
     };
-    let mut summary = Summary::of(&name, &world, steps, substeps, dt, wall, &max);
+    let mut summary = Summary::of(&name, &world, done, substeps, dt, wall, &max);
     summary.chains = chains;
     summary.hubs = hubs;
-    if args.json {
+    let interrupted = done < steps;
+    let emitted = if args.json {
         let mut json = summary.json();
         if let Some(log) = &log {
             json["record"] = serde_json::json!({
@@ -249,6 +259,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                 "frames": log.frames,
                 "bytes": log.bytes,
             });
+        }
+        if interrupted {
+            json["interrupted"] = serde_json::json!({ "frames_run": done, "frames_asked": steps });
         }
         emit_json(&json)
     } else {
@@ -262,7 +275,24 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             ));
         }
         emit(&text)
+    };
+    emitted?;
+    if interrupted {
+        let kept = match &log {
+            Some(log) => format!(
+                "; {} holds its {} recorded substeps, finished and readable",
+                log.path.display(),
+                log.frames
+            ),
+            None => String::new(),
+        };
+        return Err(crate::interrupt::Interrupted(format!(
+            "interrupted after {done} of {steps} frames (t = {:.4} s){kept}",
+            world.time()
+        ))
+        .into());
     }
+    Ok(())
 }
 
 /// `1234567` -> `"1.2 MB (1234567 bytes)"`.

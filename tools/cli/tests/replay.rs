@@ -492,6 +492,59 @@ fn scrub_passes_over_a_corrupt_frame_and_says_which() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A Ctrl-C stops a recorded run at the end of a frame: exit code 130, the summary of the
+/// frames run, and a finished log (footer and spike index) that scrub and resume read.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_finishes_its_log() {
+    let dir = scratch("interrupted");
+    let log = dir.join("run.lvlog");
+    // Far more frames than run before the signal.
+    let child = Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .args(["run", "chain", "--duration", "100000", "--record", s(&log)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until some frames are on disk.
+    let waited = std::time::Instant::now();
+    while std::fs::metadata(&log).map_or(0, |m| m.len()) < 200_000 {
+        assert!(waited.elapsed().as_secs() < 60, "the run never recorded");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted after") && stderr.contains("finished and readable"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("recorded "), "{stdout}");
+    // Finished: the spikes come from the footer's index, and it resumes.
+    let spikes = ok(&["scrub", s(&log), "--spikes", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&spikes).unwrap();
+    assert_eq!(v["source"], "index", "{v}");
+    let frames = v["frames"].as_u64().unwrap();
+    assert!(frames >= 4, "{frames}");
+    ok(&[
+        "resume",
+        s(&log),
+        "--from",
+        &(frames / 2).to_string(),
+        "--steps",
+        "1",
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn diff_of_a_short_resumed_run_over_the_whole_run_or_the_overlap() {
     let dir = scratch("overlap");

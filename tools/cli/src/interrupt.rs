@@ -1,0 +1,58 @@
+//! Ctrl-C (SIGINT) and SIGTERM. A long command that can stop cleanly (a run that finishes its
+//! log, an export that removes its temporary file) says so with [`stop_cleanly`]; the first
+//! signal then sets a flag it polls ([`requested`]), and a second ends the process at once.
+//! Any other command ends at once, as without a handler. Either way the exit code is
+//! [`EXIT_CODE`] (128 + SIGINT, what shells report for a Ctrl-C).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The exit code of an interrupted command.
+pub const EXIT_CODE: i32 = 130;
+
+/// Whether the running command stops cleanly on a signal.
+static CLEAN_STOP: AtomicBool = AtomicBool::new(false);
+
+/// Set by the first signal while [`CLEAN_STOP`] is.
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// An interrupted command's error: `output::finish` exits with [`EXIT_CODE`] on it.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Installs the handler (once, at start-up). Without one (the platform refused it) a signal
+/// ends the process as it always would.
+pub fn install() {
+    let installed = ctrlc::set_handler(|| {
+        if CLEAN_STOP.load(Ordering::SeqCst) && !REQUESTED.swap(true, Ordering::SeqCst) {
+            eprintln!("\ninterrupted: stopping cleanly (interrupt again to stop at once)");
+        } else {
+            std::process::exit(EXIT_CODE);
+        }
+    });
+    if let Err(e) = installed {
+        tracing::debug!("no signal handler: {e}");
+    }
+}
+
+/// From now on the first signal only sets [`requested`].
+pub fn stop_cleanly() {
+    CLEAN_STOP.store(true, Ordering::SeqCst);
+}
+
+/// Whether a signal asked the command to stop.
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::SeqCst)
+}
+
+/// The flag [`requested`] reads, for library code that polls one.
+pub fn flag() -> &'static AtomicBool {
+    &REQUESTED
+}
