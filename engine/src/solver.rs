@@ -1140,10 +1140,25 @@ impl<L: Lane> Solver<L> {
             let j = j as usize;
             crate::schedule::signature(joints.kind[j], joints.limit[j].is_some())
         };
+        // A hub's joints are not projected: the hub solve's exact bias system corrects their
+        // position errors, where Gauss-Seidel projection through a light hub left limited
+        // spokes millimetres short of their stops, and the velocity that carried them there
+        // then grew unchecked (README, *Hubs*).
+        let mut projected = vec![true; joints.len()];
+        for &j in schedule.hubs.iter().flat_map(|h| &h.joints) {
+            projected[j as usize] = false;
+        }
+        let (mut serial_joints, mut serial_ranges) = (Vec::new(), Vec::new());
+        for range in &schedule.serial_islands {
+            let start = serial_joints.len();
+            let island = &schedule.island_joints[range.clone()];
+            serial_joints.extend(island.iter().filter(|&&j| projected[j as usize]));
+            serial_ranges.push(start..serial_joints.len());
+        }
         let mut serial_steps = Vec::new();
         let mut serial = GroupBuilder::<L>::new(&mut serial_steps);
-        for range in &schedule.serial_islands {
-            let island = &schedule.island_joints[range.clone()];
+        for range in serial_ranges {
+            let island = &serial_joints[range];
             if !island.is_empty() {
                 serial.push(island.iter().map(|&j| signature(j)).collect(), island);
             }
@@ -1178,7 +1193,9 @@ impl<L: Lane> Solver<L> {
         for range in &schedule.projection_colors {
             let mut color = GroupBuilder::<L>::new(&mut projection_steps);
             for j in &schedule.projection_joints[range.clone()] {
-                color.push(vec![signature(*j)], std::slice::from_ref(j));
+                if projected[*j as usize] {
+                    color.push(vec![signature(*j)], std::slice::from_ref(j));
+                }
             }
             let start = color_groups.len();
             color_groups.extend(color.finish());
@@ -1186,7 +1203,11 @@ impl<L: Lane> Solver<L> {
         }
         // One group each: overflow joints share bodies, so they run one after another.
         let mut overflow_groups = Vec::new();
-        for &j in &schedule.projection_overflow {
+        for &j in schedule
+            .projection_overflow
+            .iter()
+            .filter(|&&j| projected[j as usize])
+        {
             let mut ids = L::Indices::default();
             ids.as_mut().fill(j);
             projection_steps.push(ids);

@@ -272,9 +272,10 @@ fn a_hub_of_forty_limited_spokes_holds_with_warm_starting() {
     });
     let worst = regression("hub-40-limited.toml", 3.0, |s| s);
     println!("40 limited spokes: {worst:.3e} m, {without:.3e} m without warm starting");
-    // Measured 1.6e-2 m with and without warm starting.
-    assert!(without < 0.05, "without warm starting: {without} m");
-    assert!(worst < 0.05, "max anchor error {worst} m");
+    // Measured 1.7e-4 m with and without warm starting (1.6e-2 m while the hub's joints were
+    // projected too, see `limited_hubs_keep_their_energy`).
+    assert!(without < 1e-3, "without warm starting: {without} m");
+    assert!(worst < 1e-3, "max anchor error {worst} m");
 }
 
 /// Twenty limited hinges on the light hub, each bob on a 0.3 m lever so that it swings into
@@ -322,12 +323,77 @@ fn a_hub_of_limited_hinges_holds_its_stops_and_its_limits_only_push() {
         "20 limited hinges: anchor {anchor:.3e} m, limit violation {violation:.3e} rad, \
          {at_stop} at a stop at once, least limit impulse {least_limit_impulse:.3e}"
     );
-    // Measured: 5.8e-3 m, 1.2e-2 rad, all 20 at a stop at once, least limit impulse 0. Row by
-    // row beside the hub (before limited joints joined hubs) it came apart: 314 m, 2.8 rad.
-    // What is left is the projection passes' (Gauss-Seidel on the positions through the light
-    // hub): without them 1.9e-4 m on a 10-spoke hub, with 16 of them 6e-8 m.
+    // Measured: 1.6e-4 m, 5.1e-3 rad (the stops' impacts, which the bias takes back), all 20
+    // at a stop at once, least limit impulse 0. Row by row beside the hub (before limited
+    // joints joined hubs) it came apart: 314 m, 2.8 rad.
     assert!(at_stop >= 10, "{at_stop}");
     assert!(least_limit_impulse >= 0.0, "{least_limit_impulse}");
-    assert!(anchor < 1e-2, "{anchor}");
-    assert!(violation < 5e-2, "{violation}");
+    assert!(anchor < 1e-3, "{anchor}");
+    assert!(violation < 2e-2, "{violation}");
+}
+
+/// The hub of 40 limited spokes over 20 s: its energy stays what it was. While the hub's
+/// joints were projected too (Gauss-Seidel through the hub), the projection left limited
+/// spokes millimetres short of their stops, where the velocity solve has no limit row, and
+/// the velocity their stops should have taken grew as `g t` while the projection held the
+/// positions: 808 J at 2.9 s, 25 kJ at 30 s, in a 13 kg scene (QA, 2026-12-05). The hub
+/// solve's exact bias system corrects their positions instead.
+#[test]
+fn limited_hubs_keep_their_energy() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/regressions");
+    let scene = lavender_engine::Scene::load(root.join("hub-40-limited.toml")).unwrap();
+    let mut world = scene.build().unwrap();
+    let start = world.total_energy();
+    let (mut worst, mut highest) = (0.0f32, f64::NEG_INFINITY);
+    for _ in 0..(20.0 / scene.frame_dt()).round() as usize {
+        world.step(scene.frame_dt()).unwrap();
+        worst = (world.constraint_data().iter()).fold(worst, |m, r| m.max(r[3]));
+        highest = highest.max(world.total_energy());
+    }
+    println!("40 limited spokes, 20 s: {worst:.3e} m, energy {start:.4} J at the start, at most {highest:.4} J");
+    // Measured 1.7e-4 m; the energy 0.0000 J at the start and never above it (at most
+    // -0.013 J after the start): the swinging bobs' energy goes into their stops.
+    assert!(worst < 1e-3, "max anchor error {worst} m");
+    assert!(
+        highest <= start + 1e-3,
+        "energy rose from {start} J to {highest} J"
+    );
+}
+
+/// Two 40-slider hubs joined by a ball joint are both hubs (QA, 2026-12-05: the second was
+/// the first's leaf, its sliders row by row, 467 m in 3 s).
+#[test]
+fn two_linked_hubs_are_both_solved_whole() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/regressions");
+    let scene = lavender_engine::Scene::load(root.join("hubs-linked-40-sliders.toml")).unwrap();
+    let hubs: Vec<usize> = (scene.build().unwrap().schedule().hubs.iter())
+        .map(|h| h.joints.len())
+        .collect();
+    assert_eq!(hubs, vec![41, 41]);
+    let worst = regression("hubs-linked-40-sliders.toml", 3.0, |s| s);
+    println!("two linked hubs: {worst:.3e} m");
+    // Measured 7.6e-6 m. (Past 6 s the unlimited sliders have fallen 200 m, and f32 loses
+    // them: README, *Hubs*.)
+    assert!(worst < 1e-4, "max anchor error {worst} m");
+}
+
+/// A hub with five redundant supports to the ground besides its pin (QA, 2026-12-05: round-off
+/// pivots of the dependent rows were kept, and the hub was thrown 6 m in one substep).
+#[test]
+fn a_hub_with_redundant_supports_holds() {
+    let worst = regression("hub-redundant-supports.toml", 10.0, |s| s);
+    println!("redundant supports: {worst:.3e} m");
+    // Measured 1.4e-3 m (the spokes' first swing), non-finite at substep 805 before.
+    assert!(worst < 5e-3, "max anchor error {worst} m");
+}
+
+/// A 0.01 kg hub with ten 10 kg bobs on limited hinges: its active set needs the
+/// one-at-a-time fallback (QA, 2026-12-05: moving every limit out of place at once cycled
+/// until the run went non-finite).
+#[test]
+fn a_very_light_hub_of_limited_hinges_holds() {
+    let worst = regression("light-hub-limited-hinges.toml", 5.0, |s| s);
+    println!("0.01 kg hub, ten 10 kg bobs: {worst:.3e} m");
+    // Measured 1.6e-4 m.
+    assert!(worst < 1e-3, "max anchor error {worst} m");
 }

@@ -10,9 +10,10 @@
 //!
 //! How hubs are found (from the scene alone): every dynamic body with at least
 //! [`HUB_MIN_JOINTS`] eligible joints, or [`LIGHT_HUB_MIN_JOINTS`] if it is light
-//! ([`light_bodies`], from the scene's masses and anchors), in body order, takes its eligible
-//! joints in joint order whose other body is a dynamic body no hub has taken yet and not
-//! already at the end of another of this hub's joints (any number of them), or static or
+//! ([`light_bodies`], from the scene's masses and anchors), a candidate, in body order, takes
+//! its eligible joints in joint order whose other body is a dynamic body that is not a
+//! candidate, no hub has taken yet, and is not already at the end of another of this hub's
+//! joints (any number of them), or static or
 //! kinematic (at most [`HUB_MAX_FIXED_JOINTS`] of those); if that
 //! leaves it that many joints, the hub and the dynamic bodies at their other ends
 //! are taken. Hubs therefore share no dynamic body: they run in parallel in any order. Two
@@ -41,7 +42,7 @@ pub const LIGHT_RATIO: f32 = 10.0;
 /// are not capped: the hub solve is linear in them. (Until 2026-12-05 every hub took at most
 /// 64 joints, and a hub of 100 sliders, the 36 left row by row beside it, came apart: 296 m
 /// in 3 s.)
-pub const HUB_MAX_FIXED_JOINTS: usize = 64;
+pub const HUB_MAX_FIXED_JOINTS: usize = 16;
 
 /// One hub: a dynamic body and the joints solved with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +102,20 @@ pub fn find(
     // The hub (+ 1) whose leaf each body last was: a constant-time test, so that a hub of
     // thousands of joints is found in linear time.
     let mut leaf_of = vec![0u32; bodies];
+    // Bodies with enough joints to be hubs: none is another hub's leaf, so that two hubs
+    // jointed together are both hubs (the joint between them stays with the colours). As a
+    // leaf the second one's joints went row by row: two 40-slider hubs linked by a ball joint
+    // came apart, 467 m (QA, 2026-12-05).
+    let candidate: Vec<bool> = (0..bodies)
+        .map(|b| {
+            let min_joints = if light[b] {
+                LIGHT_HUB_MIN_JOINTS
+            } else {
+                HUB_MIN_JOINTS
+            };
+            start[b + 1] - start[b] >= min_joints
+        })
+        .collect();
     for hub in 0..bodies as u32 {
         let own = &incident[start[hub as usize]..start[hub as usize + 1]];
         let min_joints = if light[hub as usize] {
@@ -108,7 +123,7 @@ pub fn find(
         } else {
             HUB_MIN_JOINTS
         };
-        if own.len() < min_joints || taken[hub as usize] {
+        if !candidate[hub as usize] || taken[hub as usize] {
             continue;
         }
         leaves.clear();
@@ -118,7 +133,10 @@ pub fn find(
             let (a, b) = joint_bodies[j as usize];
             let other = if a == hub { b } else { a };
             if dynamic(other) {
-                if taken[other as usize] || leaf_of[other as usize] == hub + 1 {
+                if taken[other as usize]
+                    || candidate[other as usize]
+                    || leaf_of[other as usize] == hub + 1
+                {
                     continue;
                 }
                 leaf_of[other as usize] = hub + 1;
@@ -199,12 +217,14 @@ mod tests {
         let mut eligible = vec![true; joints.len()];
         eligible[3] = false; // spoke to bob 3 limited
         let hubs = find(&kinds, &joints, &eligible, &vec![false; kinds.len()]);
-        // The first hub takes the hub-to-hub joint (20) but not the doubled one (21).
+        // Both are hubs; neither takes the hub-to-hub joint (20), nor the first the doubled
+        // one (21).
+        assert_eq!(hubs.len(), 2);
         assert_eq!(hubs[0].body, 1);
-        let first: Vec<u32> = (0..11).filter(|&j| j != 3).chain([20]).collect();
+        let first: Vec<u32> = (0..11).filter(|&j| j != 3).collect();
         assert_eq!(hubs[0].joints, first);
-        // The second hub is a leaf of the first: taken, so not a hub of its own.
-        assert_eq!(hubs.len(), 1);
+        assert_eq!(hubs[1].body, second);
+        assert_eq!(hubs[1].joints, (11..20).collect::<Vec<u32>>());
     }
 
     #[test]

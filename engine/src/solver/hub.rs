@@ -9,11 +9,12 @@
 //! `(-linear, angular_a)` and on body B as `(+linear, angular_b)`. Prepare factorises it
 //! through the hub's six degrees of freedom ([`Reduced`]: a block per joint, a 6 x 6 system
 //! for the hub, a small one for the joints to static or kinematic bodies), in time linear in
-//! the joints; where a pivot of that would drop a row (a row that depends on others), it
-//! builds the dense system instead (hubs of at most [`DENSE_MAX_ROWS`] rows) and factorises
-//! that (`L D L^T`, the dependent row dropped as in the decoupling). A larger hub keeps the
-//! reduced factors with that row dropped where it occurs (in one joint's block or among the
-//! rows to fixed bodies). A velocity pass solves `K dlambda = -(J v + offset)` on the current
+//! the joints. A row to a fixed body that depends on the others is dropped in the small
+//! system, as the dense factors would drop it; where a pivot of a joint's block would drop a
+//! row, prepare builds the dense system instead (hubs of at most [`DENSE_MAX_ROWS`] rows) and
+//! factorises that (`L D L^T`, the dependent row dropped as in the decoupling). A larger hub
+//! keeps the reduced factors with that row dropped in the block. Pivots count as dropped at
+//! or below [`RELATIVE_PIVOT`] of their diagonal. A velocity pass solves `K dlambda = -(J v + offset)` on the current
 //! velocities and applies `dlambda` joint by joint. The bias system (split impulses) is solved exactly too, with the same
 //! factors, unlike the chain solve's (which sweeps it joint by joint: solved exactly along a
 //! long chain it made large pose changes along the chain's soft modes). A hub is a star, with
@@ -31,12 +32,24 @@ use crate::lanes::BodyAccess;
 use crate::rows::MIN_K;
 
 /// Most solves of one system in one velocity pass while the active limits change
-/// ([`HubSolve::solve_system`]); a limit still wrong after them is set right in the next pass.
-const ACTIVE_SET_ROUNDS: usize = 8;
+/// ([`HubSolve::solve_system`]); a limit still out of place after them is moved in the next
+/// pass.
+const ACTIVE_SET_ROUNDS: usize = 32;
+
+/// Rounds of [`HubSolve::solve_system`] that may move every limit out of place without
+/// lowering their count before it moves one at a time.
+const PATIENCE: usize = 3;
 
 /// How far a limit out of the system may be violated before it enters it (m/s or rad/s, of
 /// `J v + offset`): above the round-off of an exact solve (1e-9 to 1e-7 here).
 const LIMIT_TOLERANCE: f32 = 1e-6;
+
+/// A pivot of the hub's factors at or below this fraction of its diagonal is taken for a row
+/// that depends on the others: in `f32` a dependent row's pivot is round-off, about `n` times
+/// 1.2e-7 of its diagonal, and kept it multiplied the solve's errors by up to 1e7. Five
+/// ball joints from a hub to the ground, consistent but redundant, then threw the hub 6 m
+/// in one substep (QA, 2026-12-05).
+const RELATIVE_PIVOT: f32 = 1e-4;
 
 /// Most rows of a hub with a dense fallback ([`HubSolve::prepare`]): 64 joints of 6 rows,
 /// a factor of 590 KB and 1.9e7 multiply-adds a prepare.
@@ -73,6 +86,8 @@ pub(crate) struct HubSolve {
     row_on: Vec<bool>,
     /// The limits in the system the factors are of (`limits_on` at the last factorisation).
     factored_limits: Vec<bool>,
+    /// Scratch of a pass: the limits out of place, by index into `limit_rows`.
+    infeasible: Vec<usize>,
     /// The hub-reduced factors ([`Reduced`]).
     reduced: Reduced,
     /// Scratch of a pass: the right-hand side, then `dlambda`.
@@ -172,6 +187,7 @@ impl HubSolve {
             limits_on: [vec![false; limits], vec![false; limits]],
             row_on: vec![true; n],
             factored_limits: vec![false; limits],
+            infeasible: Vec::with_capacity(limits),
             reduced,
             work: vec![0.0; n],
         }
@@ -210,9 +226,9 @@ impl HubSolve {
     }
 
     /// Prepare: every joint's rows ([`JointBatch::prepare`]), then the factors: the
-    /// hub-reduced ones ([`Reduced`]), or where one of their pivots would drop a row (a row
-    /// that depends on others), the dense ones, which drop it as the decoupling does. A hub
-    /// of more than [`DENSE_MAX_ROWS`] rows keeps the reduced factors with the row dropped.
+    /// hub-reduced ones ([`Reduced`]), or where a pivot of a joint's block would drop a row (a
+    /// row that depends on others), the dense ones, which drop it as the decoupling does. A
+    /// hub of more than [`DENSE_MAX_ROWS`] rows keeps the reduced factors with the row dropped.
     ///
     /// Limits: a limit row is in the system while its limit is active (an equality there),
     /// out of it (no impulse) while not; [`HubSolve::solve_system`] moves rows in and out.
@@ -431,7 +447,11 @@ impl HubSolve {
                 r.c[i * fixed + j] = (0..6).map(|c| g[c] * r.a_inv_g[j][c]).sum();
             }
         }
-        ldl_in_place(&mut r.c, fixed, MIN_K, &mut r.fixed_work) == 0 || drop_rows
+        // A dependent row among those to fixed bodies is dropped here as the dense factors
+        // would drop it (C is the hub's Schur complement of them): redundant supports need no
+        // dense system.
+        ldl_in_place(&mut r.c, fixed, MIN_K, &mut r.fixed_work);
+        true
     }
 
     /// `K^-1 r` in place on `work` with the factors [`HubSolve::prepare`] chose.
@@ -548,6 +568,7 @@ impl HubSolve {
         if self.factored_limits != self.limits_on[which] {
             self.factorise(which);
         }
+        let (mut fewest, mut patience) = (usize::MAX, PATIENCE);
         for round in 0..ACTIVE_SET_ROUNDS {
             if !self.solvable {
                 return;
@@ -576,20 +597,62 @@ impl HubSolve {
                 // SAFETY: the caller's contract; `write` holds the joint's dynamic bodies.
                 unsafe { access.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
             }
-            // The limits: out of the system where they pull, into it where violated.
-            let mut changed = false;
-            let mut limits = self.limits_on[which].iter_mut();
+            // The limits out of place: in the system and pulling, or out of it and violated.
+            self.infeasible.clear();
+            let mut limits = self.limits_on[which].iter().enumerate();
             for (b, b_rows, _) in self.batches.iter_mut() {
                 if b.unilateral == 0 {
                     continue;
                 }
-                let on = limits.next().expect("one entry per limit");
+                let (k, &on) = limits.next().expect("one entry per limit");
                 let slot = b_rows.len() - 1;
                 let row = &mut b_rows[slot];
                 if row.effective_mass == 0.0 {
                     continue;
                 }
-                if *on && *impulse(row) < 0.0 {
+                let out_of_place = if on {
+                    *impulse(row) < 0.0
+                } else {
+                    // SAFETY: the caller's contract.
+                    let vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
+                    JointBatch::<f32>::velocity_error(&vel, row) + offset(b, slot, row)
+                        < -LIMIT_TOLERANCE
+                };
+                if out_of_place {
+                    self.infeasible.push(k);
+                }
+            }
+            if self.infeasible.is_empty() {
+                return;
+            }
+            // Block principal pivoting (Judice and Pires): move every limit out of place
+            // while that lowers their count (or for `PATIENCE` rounds more), else only the
+            // last one (Murty's rule), which cannot cycle: K on any set of rows is positive
+            // definite. Moving them all at once alone cycled on a 0.01 kg hub with ten 10 kg
+            // bobs on limited hinges until the run went non-finite.
+            if self.infeasible.len() < fewest {
+                (fewest, patience) = (self.infeasible.len(), PATIENCE);
+            } else if patience > 0 {
+                patience -= 1;
+            } else {
+                let last = self.infeasible[self.infeasible.len() - 1];
+                self.infeasible.clear();
+                self.infeasible.push(last);
+            }
+            let last_round = round + 1 == ACTIVE_SET_ROUNDS;
+            let mut moves = self.infeasible.iter().peekable();
+            let mut limits = self.limits_on[which].iter_mut().enumerate();
+            for (b, b_rows, _) in self.batches.iter_mut() {
+                if b.unilateral == 0 {
+                    continue;
+                }
+                let (k, on) = limits.next().expect("one entry per limit");
+                if moves.next_if_eq(&&k).is_none() {
+                    continue;
+                }
+                if *on {
+                    // Out, its impulse taken back.
+                    let row = &mut b_rows[b_rows.len() - 1];
                     // SAFETY: the caller's contract.
                     let mut vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
                     let taken_back = -*impulse(row);
@@ -597,17 +660,14 @@ impl HubSolve {
                     apply(&mut vel, row, taken_back, b.inv_mass_a, b.inv_mass_b);
                     // SAFETY: as above.
                     unsafe { access.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
-                    (*on, changed) = (false, true);
-                } else if !*on {
-                    // SAFETY: the caller's contract.
-                    let vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
-                    let w = JointBatch::<f32>::velocity_error(&vel, row) + offset(b, slot, row);
-                    if w < -LIMIT_TOLERANCE {
-                        (*on, changed) = (true, true);
-                    }
+                    *on = false;
+                } else if !last_round {
+                    // In, solved from the next round (a last round leaves it for the next
+                    // pass: every limit impulse ends at or above zero).
+                    *on = true;
                 }
             }
-            if !changed || round + 1 == ACTIVE_SET_ROUNDS {
+            if last_round {
                 return;
             }
             self.factorise(which);
@@ -616,10 +676,11 @@ impl HubSolve {
 }
 
 /// `L D L^T` of the symmetric `n x n` matrix whose lower half is in `k` (row-major), in
-/// place: `L` strictly below the diagonal, `1 / D` on it. A pivot at or below `min_pivot` (a
-/// row that depends on others) gets `1 / D = 0` and a zero row of `L`, so the solve gives
-/// that row no impulse and the others do not see it. The upper half is left zero. Returns
-/// the number of dropped rows.
+/// place: `L` strictly below the diagonal, `1 / D` on it. A pivot at or below `min_pivot`, or
+/// at or below [`RELATIVE_PIVOT`] of its row's diagonal (a row that depends on others, up to
+/// round-off), gets `1 / D = 0` and a zero row of `L`, so the solve gives that row no impulse
+/// and the others do not see it. The upper half is left zero. Returns the number of dropped
+/// rows.
 fn ldl_in_place(k: &mut [f32], n: usize, min_pivot: f32, a: &mut [f32]) -> usize {
     let mut dropped = 0;
     // Row by row: `k[i][j]` (j < i) becomes `L_ij`, using `a_m = L_im D_m` kept in `a`
@@ -636,11 +697,12 @@ fn ldl_in_place(k: &mut [f32], n: usize, min_pivot: f32, a: &mut [f32]) -> usize
             a[j] = sum;
             row[j] = sum * done[j * n + j];
         }
-        let mut pivot = row[i];
+        let diagonal = row[i];
+        let mut pivot = diagonal;
         for (a, l) in a[..i].iter().zip(&row[..i]) {
             pivot -= a * l;
         }
-        if pivot > min_pivot {
+        if pivot > min_pivot && pivot > RELATIVE_PIVOT * diagonal {
             row[i] = 1.0 / pivot;
         } else {
             row[..=i].fill(0.0);
