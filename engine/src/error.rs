@@ -72,8 +72,8 @@ pub enum EngineError {
     #[error(
         "the step produced a non-finite {quantity} on body `{body}` at substep {substep} \
          (joints touching it: {joints}); the world was rolled back to the state before this step. \
-         Check masses, inertia and joint anchors of that body, or lower dt; a light body \
-         jointed to much heavier ones may need `warm_starting = false` (README: Hubs)"
+         {conditioning}Check masses, inertia and joint anchors of that body, or lower dt; a light \
+         body jointed to much heavier ones may need `warm_starting = false` (README: Hubs)"
     )]
     NonFinite {
         /// The body whose state went non-finite.
@@ -84,6 +84,9 @@ pub enum EngineError {
         substep: u64,
         /// Names of the joints attached to the body, comma separated.
         joints: String,
+        /// What single precision could not hold at the state rolled back to, as sentences
+        /// (empty when nothing stands out): see [`crate::World::lever_warning`].
+        conditioning: String,
     },
     /// A scene file could not be read or parsed.
     #[error("scene {origin}: {message}")]

@@ -511,40 +511,125 @@ impl World {
     /// s, with no error). `add_joint` logs this as a `tracing` warning; the Python module
     /// raises it as a `RuntimeWarning`.
     pub fn conditioning_warning(&self, joint: usize) -> Option<String> {
-        const MAX_RATIO: f32 = 1e6;
         let (a, b) = self.joints.bodies_of(joint);
         let (anchor_a, anchor_b) = self.joints.anchors_of(joint);
         for (body, anchor) in [(a, anchor_a), (b, anchor_b)] {
             let i = body.index();
-            let inv_mass = self.bodies.inv_mass[i];
-            if inv_mass <= 0.0 {
+            let Some((ratio, across)) = self.lever_ratio(i, anchor) else {
                 continue;
-            }
-            // r^2 / I about the axes across the anchor: half the trace of
-            // [r]x I^-1 [r]x^T (body frame), sum_i (|r|^2 - r_i^2) / I_i. An anchor on a thin
-            // rod's own axis does not see the rod's small moment about that axis.
-            let inv_inertia = self.bodies.inv_inertia_local[i];
-            let r2 = anchor * anchor;
-            let across = (r2.y + r2.z) * inv_inertia.x
-                + (r2.x + r2.z) * inv_inertia.y
-                + (r2.x + r2.y) * inv_inertia.z;
-            let ratio = 0.5 * across / inv_mass;
-            if ratio > MAX_RATIO {
+            };
+            if ratio > MAX_LEVER_RATIO {
                 return Some(format!(
                     "joint `{}`: body `{}` has m r^2 / I = {ratio:.1e} at this anchor (mass \
                      {:.3e} kg, anchor {:.3e} m from its centre, moment of inertia across it \
-                     {:.3e} kg m^2); beyond about {MAX_RATIO:.0e} single precision cannot hold \
-                     the joint and it will drift. Give the body a realistic inertia (`box`) \
+                     {:.3e} kg m^2); beyond about {MAX_LEVER_RATIO:.0e} single precision cannot \
+                     hold the joint and it will drift. Give the body a realistic inertia (`box`) \
                      or put its centre nearer the anchor",
                     self.joints.names()[joint],
                     self.bodies.name[i],
-                    1.0 / inv_mass,
+                    1.0 / self.bodies.inv_mass[i],
                     anchor.length(),
-                    anchor.length_squared() / (0.5 * across),
+                    across,
                 ));
             }
         }
         None
+    }
+
+    /// `m r^2 / I` of dynamic body `i` at the point `r` of its own frame (m), with `I` the
+    /// moment across `r`, and that moment (kg m^2); `None` for a static or kinematic body.
+    fn lever_ratio(&self, i: usize, r: Vec3) -> Option<(f32, f32)> {
+        let inv_mass = self.bodies.inv_mass[i];
+        if inv_mass <= 0.0 {
+            return None;
+        }
+        // r^2 / I about the axes across r: half the trace of [r]x I^-1 [r]x^T (body frame),
+        // sum_i (|r|^2 - r_i^2) / I_i. A point on a thin rod's own axis does not see the rod's
+        // small moment about that axis.
+        let inv_inertia = self.bodies.inv_inertia_local[i];
+        let r2 = r * r;
+        let across = (r2.y + r2.z) * inv_inertia.x
+            + (r2.x + r2.z) * inv_inertia.y
+            + (r2.x + r2.y) * inv_inertia.z;
+        Some((0.5 * across / inv_mass, r.length_squared() / (0.5 * across)))
+    }
+
+    /// Like [`World::conditioning_warning`], at the current poses and for the point where
+    /// joint `joint` acts as far as each body is concerned: its own anchor or the other body's,
+    /// whichever is farther from its centre (a slider run far out acts far from both). What a
+    /// step that went non-finite says about the state it rolled back to.
+    pub fn lever_warning(&self, joint: usize) -> Option<String> {
+        let (body, distance, ratio) = self.far_lever(joint)?;
+        Some(format!(
+            "joint `{}` acts {distance:.3e} m from the centre of body `{}` (m r^2 / I = \
+             {ratio:.1e}; beyond about {MAX_LEVER_RATIO:.0e} single precision cannot hold it): a \
+             slider run far out, a joint pulled apart, or an inertia too small for the body",
+            self.joints.names()[joint],
+            self.bodies.name[body],
+        ))
+    }
+
+    /// The body, distance (m) and `m r^2 / I` of [`World::lever_warning`], where the ratio is
+    /// beyond [`MAX_LEVER_RATIO`].
+    fn far_lever(&self, joint: usize) -> Option<(usize, f32, f32)> {
+        let (a, b) = self.joints.bodies_of(joint);
+        let (anchor_a, anchor_b) = self.joints.anchors_of(joint);
+        let world = |body: BodyId, anchor: Vec3| {
+            let i = body.index();
+            self.bodies.position[i] + self.bodies.rotation[i] * anchor
+        };
+        let (point_a, point_b) = (world(a, anchor_a), world(b, anchor_b));
+        [(a, point_a, point_b), (b, point_b, point_a)]
+            .into_iter()
+            .find_map(|(body, own, other)| {
+                let i = body.index();
+                let centre = self.bodies.position[i];
+                let far = if (other - centre).length_squared() > (own - centre).length_squared() {
+                    other
+                } else {
+                    own
+                };
+                let local = self.bodies.rotation[i].inverse() * (far - centre);
+                let (ratio, _) = self.lever_ratio(i, local)?;
+                (ratio > MAX_LEVER_RATIO).then_some((i, local.length(), ratio))
+            })
+    }
+
+    /// What [`World::far_lever`] finds among the joints touching the body named `body`, as a
+    /// sentence (empty when nothing).
+    fn lever_warnings_of(&self, body: &str) -> String {
+        let Some(i) = self.bodies.index_of(body) else {
+            return String::new();
+        };
+        let far: Vec<(usize, (usize, f32, f32))> = (0..self.joints.len())
+            .filter(|&j| self.joints.body_a[j] as usize == i || self.joints.body_b[j] as usize == i)
+            .filter_map(|j| self.far_lever(j).map(|f| (j, f)))
+            .collect();
+        if far.is_empty() {
+            return String::new();
+        }
+        let listed: Vec<String> = (far.iter().take(3))
+            .map(|&(j, (b, distance, ratio))| {
+                format!(
+                    "`{}` {distance:.2e} m from `{}` (m r^2 / I = {ratio:.1e})",
+                    self.joints.names()[j],
+                    self.bodies.name[b]
+                )
+            })
+            .collect();
+        let more = far.len() - listed.len();
+        format!(
+            "Before it, {} joint(s) acted farther from a body's centre than single precision can \
+             hold (m r^2 / I above {MAX_LEVER_RATIO:.0e}): {}{}; a slider run far out, a joint \
+             pulled apart, or an inertia too small for the body. ",
+            far.len(),
+            listed.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )
     }
 
     /// Bytes per joint and per body, with the solver storage of the last step's path (none
@@ -1021,6 +1106,13 @@ impl World {
                 }
                 (self.time, self.substeps_done) = start;
                 self.sync();
+                let mut e = e;
+                if let EngineError::NonFinite {
+                    body, conditioning, ..
+                } = &mut e
+                {
+                    *conditioning = self.lever_warnings_of(body);
+                }
                 return Err(e);
             }
             self.time += f64::from(h);
@@ -1214,11 +1306,17 @@ impl World {
                     } else {
                         joints.join(", ")
                     },
+                    // Filled in from the state rolled back to (`run_substeps`).
+                    conditioning: String::new(),
                 })
             }
         }
     }
 }
+
+/// `m r^2 / I` above which single precision cannot hold a joint at lever arm `r`
+/// ([`World::conditioning_warning`], [`World::lever_warning`]).
+const MAX_LEVER_RATIO: f32 = 1e6;
 
 /// A 64-bit hash of a frame's diagnostics: xxh3-64 over the bits of the rows (little-endian
 /// builds). Logs keep it per frame so that `lavender diff` can tell two frames with the same
@@ -1615,5 +1713,41 @@ mod diagnostics_tests {
             }
             assert!(violated >= 2, "only {violated} limits violated");
         }
+    }
+}
+
+#[cfg(test)]
+mod lever_tests {
+    //! What a step that went non-finite says about far levers (`World::lever_warning`).
+    use super::*;
+    use crate::{BodyDesc, JointDesc};
+
+    #[test]
+    fn a_slider_run_far_out_is_named_and_a_near_one_is_not() {
+        let mut w = World::new(Settings::default()).unwrap();
+        let ground = w.add_body(BodyDesc::fixed("ground")).unwrap();
+        let block = w
+            .add_body(BodyDesc::dynamic("block").position(Vec3::new(0.5, 0.0, 0.0)))
+            .unwrap();
+        let slider = JointDesc::prismatic("slider", ground, block).axis(Vec3::X);
+        let j = w.add_joint(slider).unwrap().index();
+        assert_eq!(w.lever_warning(j), None);
+        assert_eq!(w.lever_warnings_of("block"), "");
+        // 2 km out along its axis: the slider's rows act 2 km from the block's centre, where
+        // a 1 kg, 0.1 m cube has m r^2 / I = 2.4e9.
+        w.set_body_pose(block, Vec3::new(2000.0, 0.0, 0.0), Quat::IDENTITY)
+            .unwrap();
+        let warning = w.lever_warning(j).expect("a far lever");
+        assert!(
+            warning.contains("`slider` acts 2.000e3 m from the centre of body `block`")
+                && warning.contains("m r^2 / I = 2.4e9"),
+            "{warning}"
+        );
+        let sentence = w.lever_warnings_of("block");
+        assert!(sentence.starts_with("Before it, 1 joint(s)"), "{sentence}");
+        assert!(
+            sentence.contains("`slider` 2.00e3 m from `block`"),
+            "{sentence}"
+        );
     }
 }
