@@ -428,3 +428,33 @@ def test_negative_substeps_and_counts_are_value_errors(tmp_path):
             call()
     with pytest.raises(ValueError, match="time = nan"):
         log.frame_at_time(float("nan"))
+
+
+def test_a_keyboard_interrupt_stops_an_hdf5_export_and_leaves_nothing(tmp_path):
+    import os
+    import signal
+    import threading
+
+    # 1,920 frames of the 20 x 20 grid (88 MB): its export takes about 1.5 s, and the
+    # export hears signals every 256 frames.
+    log_path = tmp_path / "grid.lvlog"
+    sim = lavender.Sim("grid")
+    sim.record(log_path)
+    sim.run(8.0)
+    sim.stop_recording()
+    log = lavender.Log(log_path)
+    out = tmp_path / "out.h5"
+    out.write_bytes(b"earlier")
+    # Ctrl-C from another thread 0.1 s in: Python's handler raises KeyboardInterrupt in the
+    # main thread when the export next checks for signals.
+    timer = threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            log.export_hdf5(out)
+    finally:
+        timer.cancel()
+    assert out.read_bytes() == b"earlier"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.lvlog", "out.h5"]
+    # Uninterrupted, the same export finishes.
+    assert log.export_hdf5(out)["frames"] == len(log)

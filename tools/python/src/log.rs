@@ -705,7 +705,8 @@ impl Log {
     /// substeps ``from_substep`` to ``to_substep`` (inclusive; default: all), keeping every
     /// ``every``-th frame. Layout: ``/time``, ``/substep``, ``/bodies/pose`` (N, B, 7),
     /// ``/bodies/velocity`` (N, B, 6), ``/joints/diagnostics`` (N, J, 8), ``/summary/*``.
-    /// Returns ``{"path", "frames", "bytes"}``. The GIL is released while copying.
+    /// Returns ``{"path", "frames", "bytes"}``. The GIL is released while copying; a
+    /// KeyboardInterrupt (Ctrl-C) stops the copy, leaving ``path`` as it was.
     #[pyo3(signature = (path, from_substep = 0, to_substep = None, every = 1))]
     fn export_hdf5<'py>(
         &self,
@@ -730,9 +731,24 @@ impl Log {
             every,
         };
         let reader = &*self.reader();
-        let summary = py
-            .detach(|| h5::export(reader, &path, range, |_| {}))
-            .map_err(errors::replay)?;
+        // Ctrl-C (and any Python signal handler) is heard every 256 frames: the export then
+        // stops, its temporary file removed and `path` untouched, and the handler's exception
+        // (KeyboardInterrupt) is raised.
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let mut interrupted: Option<PyErr> = None;
+        let result = py.detach(|| {
+            let hear_signals = |_| {
+                if let Err(e) = Python::attach(|py| py.check_signals()) {
+                    interrupted = Some(e);
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            };
+            h5::export_interruptible(reader, &path, range, hear_signals, &stop)
+        });
+        if let Some(e) = interrupted {
+            return Err(e);
+        }
+        let summary = result.map_err(errors::replay)?;
         let d = PyDict::new(py);
         d.set_item("path", summary.path.display().to_string())?;
         d.set_item("frames", summary.frames)?;
