@@ -76,21 +76,34 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     };
     let bar = progress(frames, "resuming");
     let start = std::time::Instant::now();
-    let mut done_substeps = 0u64;
-    let substeps = resumed.run(frames, |w, info| {
-        done_substeps += 1;
-        if done_substeps.checked_rem(n) == Some(0) {
-            bar.inc(1);
-        }
-        match recorder.as_mut() {
+    // A Ctrl-C stops the run at the end of a frame, the recording finished (as `run`).
+    crate::interrupt::stop_cleanly();
+    let (mut substeps, mut done) = (0u64, 0u64);
+    while done < frames && !crate::interrupt::requested() {
+        substeps += resumed.run(1, |w, info| match recorder.as_mut() {
             Some(r) => r.record(w, info),
             None => Ok(()),
-        }
-    })?;
+        })?;
+        done += 1;
+        bar.inc(1);
+    }
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
     let log = recorder.map(|r| r.finish()).transpose()?;
     let world = &resumed.world;
+    if done < frames {
+        return Err(crate::interrupt::Interrupted(format!(
+            "interrupted after {done} of {frames} frames, at substep {} (t = {:.6} s){}",
+            world.substeps_done().saturating_sub(1),
+            world.time(),
+            log.as_ref().map_or(String::new(), |l| format!(
+                "; {} holds its {} recorded substeps, finished and readable",
+                l.path.display(),
+                l.frames
+            ))
+        ))
+        .into());
+    }
     if args.json {
         return emit_json(&serde_json::json!({
             "from_substep": args.from,

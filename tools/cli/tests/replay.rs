@@ -492,24 +492,19 @@ fn scrub_passes_over_a_corrupt_frame_and_says_which() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A Ctrl-C stops a recorded run at the end of a frame: exit code 130, the summary of the
-/// frames run, and a finished log (footer and spike index) that scrub and resume read.
+/// Runs `lavender args`, sends it SIGINT once `log` holds 200 kB, and returns its output.
 #[cfg(unix)]
-#[test]
-fn an_interrupted_run_finishes_its_log() {
-    let dir = scratch("interrupted");
-    let log = dir.join("run.lvlog");
-    // Far more frames than run before the signal.
+fn interrupted(args: &[&str], log: &Path) -> Output {
     let child = Command::new(env!("CARGO_BIN_EXE_lavender"))
-        .args(["run", "chain", "--duration", "100000", "--record", s(&log)])
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // Until some frames are on disk.
     let waited = std::time::Instant::now();
-    while std::fs::metadata(&log).map_or(0, |m| m.len()) < 200_000 {
-        assert!(waited.elapsed().as_secs() < 60, "the run never recorded");
+    while std::fs::metadata(log).map_or(0, |m| m.len()) < 200_000 {
+        assert!(waited.elapsed().as_secs() < 60, "{args:?} never recorded");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let killed = Command::new("kill")
@@ -517,7 +512,22 @@ fn an_interrupted_run_finishes_its_log() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A Ctrl-C stops a recorded run (and a recorded resume) at the end of a frame: exit code
+/// 130, the summary of the frames run, and a finished log (footer and spike index) that
+/// scrub and resume read.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_finishes_its_log() {
+    let dir = scratch("interrupted");
+    let log = dir.join("run.lvlog");
+    // Far more frames than run before the signal.
+    let out = interrupted(
+        &["run", "chain", "--duration", "100000", "--record", s(&log)],
+        &log,
+    );
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -542,6 +552,28 @@ fn an_interrupted_run_finishes_its_log() {
         "--steps",
         "1",
     ]);
+    // A resumed run, recorded, far past the log's end.
+    let again = dir.join("again.lvlog");
+    let from = (frames / 2).to_string();
+    let out = interrupted(
+        &[
+            "resume",
+            s(&log),
+            "--from",
+            &from,
+            "--steps",
+            "1000000",
+            "--record",
+            s(&again),
+        ],
+        &again,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("finished and readable"), "{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["scrub", s(&again), "--spikes", "--json"])).unwrap();
+    assert_eq!(v["source"], "index", "{v}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
