@@ -929,8 +929,6 @@ unsafe fn project_step<L: Lane>(
 /// overflow joints, one scalar batch each.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Solver<L: Lane> {
-    /// Whether the projection passes take the hubs' joints ([`Solver::new`]).
-    pub(crate) projects_hubs: bool,
     /// The colours' batches, with their joint parameters ([`param_lanes`], apart from the
     /// rows so that the velocity passes, which do not read them, stream only the rows).
     batches: Batches<L>,
@@ -1078,14 +1076,7 @@ struct ItemWork<H, C, LC, B, O> {
 
 impl<L: Lane> Solver<L> {
     /// Allocates the batches of `schedule` (built for `L::WIDTH` lanes).
-    /// The solver of `schedule`; `project_hubs`: whether the projection passes take the hubs'
-    /// joints too (only where there is no bias system to correct them, see below).
-    pub(crate) fn new(
-        schedule: &Schedule,
-        joints: &Joints,
-        bodies: &Bodies,
-        project_hubs: bool,
-    ) -> Self {
+    pub(crate) fn new(schedule: &Schedule, joints: &Joints, bodies: &Bodies) -> Self {
         assert_eq!(schedule.width, L::WIDTH);
         // Colour and overflow batches store the rows of their signature only. On the wide path
         // the nearly empty colour batches become one scalar batch per joint ("singles");
@@ -1152,12 +1143,10 @@ impl<L: Lane> Solver<L> {
         // A hub's joints are not projected: the hub solve's exact bias system corrects their
         // position errors, where Gauss-Seidel projection through a light hub left limited
         // spokes millimetres short of their stops, and the velocity that carried them there
-        // then grew unchecked (README, *Hubs*). Without a bias system they are.
+        // then grew unchecked (README, *Hubs*).
         let mut projected = vec![true; joints.len()];
-        if !project_hubs {
-            for &j in schedule.hubs.iter().flat_map(|h| &h.joints) {
-                projected[j as usize] = false;
-            }
+        for &j in schedule.hubs.iter().flat_map(|h| &h.joints) {
+            projected[j as usize] = false;
         }
         let (mut serial_joints, mut serial_ranges) = (Vec::new(), Vec::new());
         for range in &schedule.serial_islands {
@@ -1306,7 +1295,6 @@ impl<L: Lane> Solver<L> {
             .map(|g| chain_lanes::<f32>(schedule, g, joints, bodies))
             .collect();
         Solver {
-            projects_hubs: project_hubs,
             chains,
             lone_chains,
             batches,

@@ -439,15 +439,11 @@ impl World {
     fn ensure_solver(&mut self) {
         let path = self.settings.solver_path;
         let chain_solve = self.settings.chain_solve;
-        // Hubs' joints are left to their exact bias system, so projected only without one.
-        let project_hubs = !(self.settings.error_reduction > 0.0
-            && self.settings.bias_passes() > 0
-            && self.settings.velocity_iterations > 0);
-        let current = match (&self.solver, path) {
-            (Some(PathSolver::Scalar(s)), SolverPath::Scalar) => s.projects_hubs == project_hubs,
-            (Some(PathSolver::Wide(s)), SolverPath::Wide) => s.projects_hubs == project_hubs,
-            _ => false,
-        } && self.schedule.as_ref().map(|s| s.options.chain_solve)
+        let current = matches!(
+            (&self.solver, path),
+            (Some(PathSolver::Scalar(_)), SolverPath::Scalar)
+                | (Some(PathSolver::Wide(_)), SolverPath::Wide)
+        ) && self.schedule.as_ref().map(|s| s.options.chain_solve)
             == Some(chain_solve);
         if !current {
             let width = match path {
@@ -485,18 +481,12 @@ impl World {
                 self.island_cache = Some(schedule.islands.clone());
             }
             self.solver = Some(match path {
-                SolverPath::Scalar => PathSolver::Scalar(Solver::new(
-                    &schedule,
-                    &self.joints,
-                    &self.bodies,
-                    project_hubs,
-                )),
-                SolverPath::Wide => PathSolver::Wide(Solver::new(
-                    &schedule,
-                    &self.joints,
-                    &self.bodies,
-                    project_hubs,
-                )),
+                SolverPath::Scalar => {
+                    PathSolver::Scalar(Solver::new(&schedule, &self.joints, &self.bodies))
+                }
+                SolverPath::Wide => {
+                    PathSolver::Wide(Solver::new(&schedule, &self.joints, &self.bodies))
+                }
             });
             self.schedule = Some(schedule);
         }
