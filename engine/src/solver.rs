@@ -855,12 +855,13 @@ unsafe fn project_step<L: Lane>(
     poses: &PoseAccess,
     joints: &Joints,
     (ids, params): (&L::Indices, &ParamLanes<L>),
-    lanes: usize,
+    (lanes, limited): (usize, &[bool]),
     factor: f32,
 ) {
     let ids = ids.as_ref();
     let j0 = ids[0] as usize;
-    let (kind, limited) = (joints.kind[j0], joints.limit[j0].is_some());
+    // `limited`: per joint, whether its limit is projected (the same in every lane).
+    let (kind, limited) = (joints.kind[j0], limited[j0]);
     let (slots, unilateral) = slot_masks(kind, limited);
     let (gathered, geometry) = scratch.for_lanes(lanes);
     // Lane `i`'s bodies (padded lanes repeat lane 0's joint).
@@ -948,6 +949,8 @@ pub(crate) struct Solver<L: Lane> {
     projection_steps: Vec<L::Indices>,
     /// Their parameters, one per step (real lanes only, see [`param_lanes`]).
     projection_params: Vec<ParamLanes<L>>,
+    /// Per joint: whether the projection passes project its limit (not a hub's: see `new`).
+    projection_limited: Vec<bool>,
     /// Groups of the small islands (lanes = islands with the same joint signatures).
     serial_groups: Vec<ProjectionGroup<L>>,
     /// On the wide path, the small islands whose signatures no other island shares, each
@@ -1136,29 +1139,22 @@ impl<L: Lane> Solver<L> {
         );
         // A projection group's lanes compute their rows with lane 0's joint type, so every
         // lane's joint at one step must have the same type and limit presence.
+        // A hub's limits are not projected: the hub solve's exact bias system takes their
+        // violation back. Projected (Gauss-Seidel through the hub), a light hub's limited
+        // spokes were left millimetres short of their stops, where the velocity solve has no
+        // limit row, and the velocity that carried them there grew unchecked (README, *Hubs*).
+        let mut projection_limited: Vec<bool> = joints.limit.iter().map(Option::is_some).collect();
+        for &j in schedule.hubs.iter().flat_map(|h| &h.joints) {
+            projection_limited[j as usize] = false;
+        }
         let signature = |j: u32| {
             let j = j as usize;
-            crate::schedule::signature(joints.kind[j], joints.limit[j].is_some())
+            crate::schedule::signature(joints.kind[j], projection_limited[j])
         };
-        // A hub's joints are not projected: the hub solve's exact bias system corrects their
-        // position errors, where Gauss-Seidel projection through a light hub left limited
-        // spokes millimetres short of their stops, and the velocity that carried them there
-        // then grew unchecked (README, *Hubs*).
-        let mut projected = vec![true; joints.len()];
-        for &j in schedule.hubs.iter().flat_map(|h| &h.joints) {
-            projected[j as usize] = false;
-        }
-        let (mut serial_joints, mut serial_ranges) = (Vec::new(), Vec::new());
-        for range in &schedule.serial_islands {
-            let start = serial_joints.len();
-            let island = &schedule.island_joints[range.clone()];
-            serial_joints.extend(island.iter().filter(|&&j| projected[j as usize]));
-            serial_ranges.push(start..serial_joints.len());
-        }
         let mut serial_steps = Vec::new();
         let mut serial = GroupBuilder::<L>::new(&mut serial_steps);
-        for range in serial_ranges {
-            let island = &serial_joints[range];
+        for range in &schedule.serial_islands {
+            let island = &schedule.island_joints[range.clone()];
             if !island.is_empty() {
                 serial.push(island.iter().map(|&j| signature(j)).collect(), island);
             }
@@ -1193,9 +1189,7 @@ impl<L: Lane> Solver<L> {
         for range in &schedule.projection_colors {
             let mut color = GroupBuilder::<L>::new(&mut projection_steps);
             for j in &schedule.projection_joints[range.clone()] {
-                if projected[*j as usize] {
-                    color.push(vec![signature(*j)], std::slice::from_ref(j));
-                }
+                color.push(vec![signature(*j)], std::slice::from_ref(j));
             }
             let start = color_groups.len();
             color_groups.extend(color.finish());
@@ -1203,11 +1197,7 @@ impl<L: Lane> Solver<L> {
         }
         // One group each: overflow joints share bodies, so they run one after another.
         let mut overflow_groups = Vec::new();
-        for &j in schedule
-            .projection_overflow
-            .iter()
-            .filter(|&&j| projected[j as usize])
-        {
+        for &j in &schedule.projection_overflow {
             let mut ids = L::Indices::default();
             ids.as_mut().fill(j);
             projection_steps.push(ids);
@@ -1318,6 +1308,7 @@ impl<L: Lane> Solver<L> {
             color_groups,
             color_group_ranges,
             overflow_groups,
+            projection_limited,
             stages: Stages::default(),
         }
     }
@@ -1700,6 +1691,7 @@ impl<L: Lane> Solver<L> {
             color_groups,
             color_group_ranges,
             overflow_groups,
+            projection_limited,
             stages,
             ..
         } = self;
@@ -1712,14 +1704,32 @@ impl<L: Lane> Solver<L> {
                 // SAFETY: a group's lanes are different islands, or joints of one colour, so
                 // they share no dynamic body; groups run concurrently only with groups of
                 // other islands or of the same colour (below).
-                unsafe { project_step::<L>(scratch, &poses, joints, step, g.lanes, factor) };
+                unsafe {
+                    project_step::<L>(
+                        scratch,
+                        &poses,
+                        joints,
+                        step,
+                        (g.lanes, projection_limited),
+                        factor,
+                    )
+                };
             }
         };
         let lone_group = |scratch: &mut RowScratch<f32>, g: &ProjectionGroup<f32>| {
             let steps = g.steps.clone();
             for step in lone_steps[steps.clone()].iter().zip(&lone_params[steps]) {
                 // SAFETY: as in `group`: the island is no other task's.
-                unsafe { project_step::<f32>(scratch, &poses, joints, step, 1, factor) };
+                unsafe {
+                    project_step::<f32>(
+                        scratch,
+                        &poses,
+                        joints,
+                        step,
+                        (1, projection_limited),
+                        factor,
+                    )
+                };
             }
         };
         // First the island groups (up to 4,096 steps of eight joints: one item each; then the

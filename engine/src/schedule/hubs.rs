@@ -12,8 +12,9 @@
 //! [`HUB_MIN_JOINTS`] eligible joints, or [`LIGHT_HUB_MIN_JOINTS`] if it is light
 //! ([`light_bodies`], from the scene's masses and anchors), a candidate, in body order, takes
 //! its eligible joints in joint order whose other body is a dynamic body that is not a
-//! candidate, no hub has taken yet, and is not already at the end of another of this hub's
-//! joints (any number of them), or static or
+//! strong candidate (one with that many joints besides those to other candidates), no hub
+//! has taken yet, and is not already at the end of another of this hub's joints (any number
+//! of them), or static or
 //! kinematic (at most [`HUB_MAX_FIXED_JOINTS`] of those); if that
 //! leaves it that many joints, the hub and the dynamic bodies at their other ends
 //! are taken. Hubs therefore share no dynamic body: they run in parallel in any order. Two
@@ -102,18 +103,30 @@ pub fn find(
     // The hub (+ 1) whose leaf each body last was: a constant-time test, so that a hub of
     // thousands of joints is found in linear time.
     let mut leaf_of = vec![0u32; bodies];
-    // Bodies with enough joints to be hubs: none is another hub's leaf, so that two hubs
-    // jointed together are both hubs (the joint between them stays with the colours). As a
-    // leaf the second one's joints went row by row: two 40-slider hubs linked by a ball joint
-    // came apart, 467 m (QA, 2026-12-05).
+    // Bodies with enough joints to be hubs without their joints to other such bodies are
+    // no hub's leaves, so that two hubs jointed together are both hubs (the joint between
+    // them stays with the colours): as a leaf the second one's joints went row by row, and two
+    // 40-slider hubs linked by a ball joint came apart, 467 m (QA, 2026-12-05). A body that
+    // needs those joints to be a hub may still be a leaf (so two small linked hubs are one).
+    let min_joints_of = |b: usize| {
+        if light[b] {
+            LIGHT_HUB_MIN_JOINTS
+        } else {
+            HUB_MIN_JOINTS
+        }
+    };
     let candidate: Vec<bool> = (0..bodies)
+        .map(|b| start[b + 1] - start[b] >= min_joints_of(b))
+        .collect();
+    let strong: Vec<bool> = (0..bodies)
         .map(|b| {
-            let min_joints = if light[b] {
-                LIGHT_HUB_MIN_JOINTS
-            } else {
-                HUB_MIN_JOINTS
-            };
-            start[b + 1] - start[b] >= min_joints
+            let own = &incident[start[b]..start[b + 1]];
+            let apart = own.iter().filter(|&&j| {
+                let (x, y) = joint_bodies[j as usize];
+                let other = if x as usize == b { y } else { x };
+                !(dynamic(other) && candidate[other as usize])
+            });
+            candidate[b] && apart.count() >= min_joints_of(b)
         })
         .collect();
     for hub in 0..bodies as u32 {
@@ -134,7 +147,7 @@ pub fn find(
             let other = if a == hub { b } else { a };
             if dynamic(other) {
                 if taken[other as usize]
-                    || candidate[other as usize]
+                    || strong[other as usize]
                     || leaf_of[other as usize] == hub + 1
                 {
                     continue;
@@ -253,6 +266,29 @@ mod tests {
         // A 0.2 kg m^2 hub: 4.2 against 5, not light; four joints are not a hub.
         assert_eq!(light(0.2), vec![false; 5]);
         assert!(find(&kinds, &joints, &[true; 4], &light(0.2)).is_empty());
+    }
+
+    #[test]
+    fn two_small_linked_hubs_are_one() {
+        // Two bodies of four spokes each, linked: each has five joints only with the link, so
+        // the first takes the second as a leaf (as two separate hubs neither would have five).
+        let (mut kinds, mut joints) = star(3); // the hang and three spokes on body 1
+        let second = kinds.len() as u32;
+        kinds.push(Dynamic);
+        for k in 0..4 {
+            kinds.push(Dynamic);
+            joints.push((second, second + 1 + k));
+        }
+        joints.push((1, second));
+        let hubs = find(
+            &kinds,
+            &joints,
+            &vec![true; joints.len()],
+            &vec![false; kinds.len()],
+        );
+        assert_eq!(hubs.len(), 1);
+        assert_eq!(hubs[0].body, 1);
+        assert_eq!(hubs[0].joints, vec![0, 1, 2, 3, 8]);
     }
 
     #[test]
