@@ -571,3 +571,21 @@ fn a_joint_f32_cannot_hold_is_warned_about() {
         "{err}"
     );
 }
+
+/// A run that ends finite but past what f32 holds (sliders fallen 500 m from their hub) says
+/// so on stderr; an ordinary run does not.
+#[test]
+fn a_run_ending_beyond_single_precision_warns() {
+    let scene = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/regressions/hub-100-sliders.toml");
+    let out = lavender(&["run", scene.to_str().unwrap(), "--duration", "10"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: at the end of the run")
+            && stderr.contains("single precision cannot hold it"),
+        "{stderr}"
+    );
+    let out = lavender(&["run", "chain", "--duration", "1"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+}
