@@ -471,7 +471,7 @@ impl World {
                 &joint_bodies,
                 &self.joints.kind,
                 &limited,
-                (&self.sleep.asleep, &light),
+                (&self.sleep.asleep, &light, &self.bodies.inv_mass),
                 ScheduleOptions {
                     chain_solve,
                     clusters: self.island_clusters,
@@ -555,15 +555,16 @@ impl World {
     }
 
     /// Like [`World::conditioning_warning`], at the current poses and for the point where
-    /// joint `joint` acts as far as each body is concerned: its own anchor or the other body's,
-    /// whichever is farther from its centre (a slider run far out acts far from both). What a
-    /// step that went non-finite says about the state it rolled back to.
+    /// joint `joint`'s rows act on each body: its own anchor, except for a slider's body A,
+    /// on which the rows across the slide act at body B's anchor (a slider run far out acts
+    /// far from A). What a step that went non-finite says about the state it rolled back to,
+    /// and `lavender run` about a run's end.
     pub fn lever_warning(&self, joint: usize) -> Option<String> {
         let (body, distance, ratio) = self.far_lever(joint)?;
         Some(format!(
             "joint `{}` acts {distance:.3e} m from the centre of body `{}` (m r^2 / I = \
              {ratio:.1e}; beyond about {MAX_LEVER_RATIO:.0e} single precision cannot hold it): a \
-             slider run far out, a joint pulled apart, or an inertia too small for the body",
+             slider run far out, or an inertia too small for the body",
             self.joints.names()[joint],
             self.bodies.name[body],
         ))
@@ -578,18 +579,15 @@ impl World {
             let i = body.index();
             self.bodies.position[i] + self.bodies.rotation[i] * anchor
         };
-        let (point_a, point_b) = (world(a, anchor_a), world(b, anchor_b));
-        [(a, point_a, point_b), (b, point_b, point_a)]
+        let slider = self.joints.kind[joint] == joints::JointKind::Prismatic;
+        let point_b = world(b, anchor_b);
+        let point_a = if slider { point_b } else { world(a, anchor_a) };
+        [(a, point_a), (b, point_b)]
             .into_iter()
-            .find_map(|(body, own, other)| {
+            .find_map(|(body, point)| {
                 let i = body.index();
                 let centre = self.bodies.position[i];
-                let far = if (other - centre).length_squared() > (own - centre).length_squared() {
-                    other
-                } else {
-                    own
-                };
-                let local = self.bodies.rotation[i].inverse() * (far - centre);
+                let local = self.bodies.rotation[i].inverse() * (point - centre);
                 let (ratio, _) = self.lever_ratio(i, local)?;
                 (ratio > MAX_LEVER_RATIO).then_some((i, local.length(), ratio))
             })
@@ -620,8 +618,8 @@ impl World {
         let more = far.len() - listed.len();
         format!(
             "Before it, {} joint(s) acted farther from a body's centre than single precision can \
-             hold (m r^2 / I above {MAX_LEVER_RATIO:.0e}): {}{}; a slider run far out, a joint \
-             pulled apart, or an inertia too small for the body. ",
+             hold (m r^2 / I above {MAX_LEVER_RATIO:.0e}): {}{}; a slider run far out, or an \
+             inertia too small for the body. ",
             far.len(),
             listed.join(", "),
             if more > 0 {
@@ -1725,29 +1723,39 @@ mod lever_tests {
     #[test]
     fn a_slider_run_far_out_is_named_and_a_near_one_is_not() {
         let mut w = World::new(Settings::default()).unwrap();
-        let ground = w.add_body(BodyDesc::fixed("ground")).unwrap();
+        let rail = w.add_body(BodyDesc::dynamic("rail")).unwrap();
         let block = w
             .add_body(BodyDesc::dynamic("block").position(Vec3::new(0.5, 0.0, 0.0)))
             .unwrap();
-        let slider = JointDesc::prismatic("slider", ground, block).axis(Vec3::X);
+        let slider = JointDesc::prismatic("slider", rail, block).axis(Vec3::X);
         let j = w.add_joint(slider).unwrap().index();
         assert_eq!(w.lever_warning(j), None);
-        assert_eq!(w.lever_warnings_of("block"), "");
-        // 2 km out along its axis: the slider's rows act 2 km from the block's centre, where
-        // a 1 kg, 0.1 m cube has m r^2 / I = 2.4e9.
+        assert_eq!(w.lever_warnings_of("rail"), "");
+        // 2 km out along its axis: the rows across the slide act on the rail at the block's
+        // anchor, 2 km from its centre, where a 1 kg, 0.1 m cube has m r^2 / I = 2.4e9. On
+        // the block they act at its own anchor (its centre): nothing to say there.
         w.set_body_pose(block, Vec3::new(2000.0, 0.0, 0.0), Quat::IDENTITY)
             .unwrap();
         let warning = w.lever_warning(j).expect("a far lever");
         assert!(
-            warning.contains("`slider` acts 2.000e3 m from the centre of body `block`")
+            warning.contains("`slider` acts 2.000e3 m from the centre of body `rail`")
                 && warning.contains("m r^2 / I = 2.4e9"),
             "{warning}"
         );
         let sentence = w.lever_warnings_of("block");
         assert!(sentence.starts_with("Before it, 1 joint(s)"), "{sentence}");
         assert!(
-            sentence.contains("`slider` 2.00e3 m from `block`"),
+            sentence.contains("`slider` 2.00e3 m from `rail`"),
             "{sentence}"
         );
+        // A block far along a static rail is no trouble: the rail does not move.
+        let mut w = World::new(Settings::default()).unwrap();
+        let ground = w.add_body(BodyDesc::fixed("ground")).unwrap();
+        let block = w
+            .add_body(BodyDesc::dynamic("block").position(Vec3::new(2000.0, 0.0, 0.0)))
+            .unwrap();
+        let slider = JointDesc::prismatic("slider", ground, block).axis(Vec3::X);
+        let j = w.add_joint(slider).unwrap().index();
+        assert_eq!(w.lever_warning(j), None);
     }
 }

@@ -397,3 +397,20 @@ fn a_very_light_hub_of_limited_hinges_holds() {
     // Measured 1.7e-4 m.
     assert!(worst < 1e-3, "max anchor error {worst} m");
 }
+
+/// A 0.01 kg centre jointed to six 5 kg bodies of five spokes each: the lightest candidate
+/// goes first and takes them as leaves (QA, 2026-12-05: kept apart as hubs of their own, the
+/// centre's joints went row by row beside them, 6.5 m).
+#[test]
+fn a_light_centre_among_hubs_is_the_hub() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/regressions");
+    let scene = lavender_engine::Scene::load(root.join("light-centre-among-hubs.toml")).unwrap();
+    let mut world = scene.build().unwrap();
+    let hubs = world.schedule().hubs.clone();
+    assert_eq!(hubs.len(), 1);
+    assert_eq!(world.bodies().mass(hubs[0].body as usize), 0.01);
+    let worst = regression("light-centre-among-hubs.toml", 5.0, |s| s);
+    println!("light centre among hubs: {worst:.3e} m");
+    // Measured 1.6e-2 m.
+    assert!(worst < 5e-2, "max anchor error {worst} m");
+}

@@ -10,9 +10,10 @@
 //!
 //! How hubs are found (from the scene alone): every dynamic body with at least
 //! [`HUB_MIN_JOINTS`] eligible joints, or [`LIGHT_HUB_MIN_JOINTS`] if it is light
-//! ([`light_bodies`], from the scene's masses and anchors), a candidate, in body order, takes
-//! its eligible joints in joint order whose other body is a dynamic body that is not a
-//! strong candidate (one with that many joints besides those to other candidates), no hub
+//! ([`light_bodies`], from the scene's masses and anchors), a candidate, the lightest first
+//! (then in body order), takes its eligible joints in joint order whose other body is a
+//! dynamic body that is not a strong candidate (one with that many joints besides those to
+//! other candidates) unless [`LIGHT_RATIO`] times heavier than the hub, no hub
 //! has taken yet, and is not already at the end of another of this hub's joints (any number
 //! of them), or static or
 //! kinematic (at most [`HUB_MAX_FIXED_JOINTS`] of those); if that
@@ -90,7 +91,7 @@ pub fn find(
     body_kinds: &[BodyKind],
     joint_bodies: &[(u32, u32)],
     eligible: &[bool],
-    light: &[bool],
+    (light, inv_mass): (&[bool], &[f32]),
 ) -> Vec<Hub> {
     let bodies = body_kinds.len();
     let dynamic = |b: u32| body_kinds[b as usize] == BodyKind::Dynamic;
@@ -129,7 +130,13 @@ pub fn find(
             candidate[b] && apart.count() >= min_joints_of(b)
         })
         .collect();
-    for hub in 0..bodies as u32 {
+    // The lightest first (then in body order): a light body among hubs needs the hub solve
+    // most, and it may take a strong candidate LIGHT_RATIO times its mass as a leaf. A
+    // 0.01 kg centre jointed to six 5 kg hubs of five spokes each, its joints row by row
+    // beside them, came apart (5.7e14 m, QA 2026-12-05).
+    let mut order: Vec<u32> = (0..bodies as u32).collect();
+    order.sort_by(|&a, &b| (inv_mass[b as usize].total_cmp(&inv_mass[a as usize])).then(a.cmp(&b)));
+    for hub in order {
         let own = &incident[start[hub as usize]..start[hub as usize + 1]];
         let min_joints = if light[hub as usize] {
             LIGHT_HUB_MIN_JOINTS
@@ -146,8 +153,9 @@ pub fn find(
             let (a, b) = joint_bodies[j as usize];
             let other = if a == hub { b } else { a };
             if dynamic(other) {
+                let much_heavier = inv_mass[hub as usize] > LIGHT_RATIO * inv_mass[other as usize];
                 if taken[other as usize]
-                    || strong[other as usize]
+                    || (strong[other as usize] && !much_heavier)
                     || leaf_of[other as usize] == hub + 1
                 {
                     continue;
@@ -195,7 +203,7 @@ mod tests {
             &kinds,
             &joints,
             &vec![true; joints.len()],
-            &vec![false; kinds.len()],
+            (&vec![false; kinds.len()], &vec![1.0; kinds.len()]),
         );
         assert_eq!(
             hubs,
@@ -210,7 +218,7 @@ mod tests {
             &kinds,
             &joints,
             &vec![true; joints.len()],
-            &vec![false; kinds.len()]
+            (&vec![false; kinds.len()], &vec![1.0; kinds.len()])
         )
         .is_empty());
     }
@@ -229,7 +237,12 @@ mod tests {
         joints.push((1, 2)); // a second joint to bob 2
         let mut eligible = vec![true; joints.len()];
         eligible[3] = false; // spoke to bob 3 limited
-        let hubs = find(&kinds, &joints, &eligible, &vec![false; kinds.len()]);
+        let hubs = find(
+            &kinds,
+            &joints,
+            &eligible,
+            (&vec![false; kinds.len()], &vec![1.0; kinds.len()]),
+        );
         // Both are hubs; neither takes the hub-to-hub joint (20), nor the first the doubled
         // one (21).
         assert_eq!(hubs.len(), 2);
@@ -260,12 +273,12 @@ mod tests {
         };
         // A 1e-4 kg m^2 hub: 6,401 against 5 at each arm.
         assert_eq!(light(1e-4), vec![false, true, false, false, false]);
-        let hubs = find(&kinds, &joints, &[true; 4], &light(1e-4));
+        let hubs = find(&kinds, &joints, &[true; 4], (&light(1e-4), &[1.0; 5]));
         assert_eq!(hubs.len(), 1);
         assert_eq!(hubs[0].joints, vec![0, 1, 2, 3]);
         // A 0.2 kg m^2 hub: 4.2 against 5, not light; four joints are not a hub.
         assert_eq!(light(0.2), vec![false; 5]);
-        assert!(find(&kinds, &joints, &[true; 4], &light(0.2)).is_empty());
+        assert!(find(&kinds, &joints, &[true; 4], (&light(0.2), &[1.0; 5])).is_empty());
     }
 
     #[test]
@@ -284,7 +297,7 @@ mod tests {
             &kinds,
             &joints,
             &vec![true; joints.len()],
-            &vec![false; kinds.len()],
+            (&vec![false; kinds.len()], &vec![1.0; kinds.len()]),
         );
         assert_eq!(hubs.len(), 1);
         assert_eq!(hubs[0].body, 1);
@@ -303,7 +316,7 @@ mod tests {
             &kinds,
             &joints,
             &vec![true; joints.len()],
-            &vec![false; kinds.len()],
+            (&vec![false; kinds.len()], &vec![1.0; kinds.len()]),
         );
         assert_eq!(hubs.len(), 1);
         // The hang (a joint to the wall), the 100 spokes, and 63 more to static bodies.
@@ -334,7 +347,7 @@ mod tests {
                 let joints: Vec<(u32, u32)> = pairs.iter().map(|&(a, b, _)| (a % n, b % n)).collect();
                 let eligible: Vec<bool> = pairs.iter().map(|&(_, _, e)| e).collect();
                 let light = &light[..kinds.len()];
-                let hubs = find(&kinds, &joints, &eligible, light);
+                let hubs = find(&kinds, &joints, &eligible, (light, &vec![1.0; kinds.len()]));
                 let mut used = vec![false; kinds.len()];
                 for h in &hubs {
                     prop_assert_eq!(kinds[h.body as usize], Dynamic);

@@ -446,20 +446,22 @@ impl Schedule {
         limited: &[bool],
     ) -> Schedule {
         let none = vec![false; body_kinds.len()];
+        let unit = vec![1.0; body_kinds.len()];
         Self::build_awake(
             width,
             body_kinds,
             joint_bodies,
             joint_kinds,
             limited,
-            (&none, &none),
+            (&none, &none, &unit),
             ScheduleOptions::default(),
         )
     }
 
     /// [`Schedule::build`] leaving out the joints of sleeping bodies (`body_asleep`, per body;
     /// islands sleep whole, so a joint's dynamic bodies are all asleep or all awake), taking
-    /// the light bodies (`light`, per body: [`hubs::light_bodies`]) as hubs from fewer joints,
+    /// the light bodies (`light`, per body: [`hubs::light_bodies`]) as hubs from fewer joints and
+    /// the lightest first (`inv_mass`, per body, kg^-1; see [`hubs::find`]),
     /// with `options`: with the chain solve, the chains ([`chains`]) go out of the colours into
     /// chain groups; with clusters, the small islands into [`Cluster`]s.
     pub fn build_awake(
@@ -468,7 +470,7 @@ impl Schedule {
         joint_bodies: &[(u32, u32)],
         joint_kinds: &[JointKind],
         limited: &[bool],
-        (body_asleep, light): (&[bool], &[bool]),
+        (body_asleep, light, inv_mass): (&[bool], &[bool], &[f32]),
         options: ScheduleOptions,
     ) -> Schedule {
         assert!(width >= 1);
@@ -494,7 +496,7 @@ impl Schedule {
         // Hubs take limited joints too (their limits in or out of the direct solve as they
         // are active); chains do not.
         let awake: Vec<bool> = asleep.iter().map(|&a| !a).collect();
-        let hubs = hubs::find(body_kinds, joint_bodies, &awake, light);
+        let hubs = hubs::find(body_kinds, joint_bodies, &awake, (light, inv_mass));
         let eligible: Vec<bool> = (0..joint_bodies.len())
             .map(|j| awake[j] && !limited[j])
             .collect();
@@ -764,7 +766,7 @@ mod tests {
             &joints,
             &revolute,
             &vec![false; n],
-            (&none, &none),
+            (&none, &none, &vec![1.0; kinds.len()]),
             options,
         );
         assert!(off.clusters.is_empty());

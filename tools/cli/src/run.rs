@@ -241,7 +241,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if let Some(first) = far.first() {
         eprintln!(
             "warning: at the end of the run {} joint(s) act farther from a body's centre than \
-             single precision holds, so their residuals cannot be trusted; the first: {first}",
+             single precision reliably holds, so their errors may grow from here on; the \
+             first: {first}",
             far.len()
         );
     }
