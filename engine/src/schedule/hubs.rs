@@ -41,8 +41,9 @@ pub const LIGHT_RATIO: f32 = 10.0;
 /// Most joints of one hub to static or kinematic bodies: their rows make a dense system of
 /// their own in the hub solve (at most 96 rows, factorised again whenever a hub's limits
 /// change; the rows beyond the hub's six degrees of freedom depend on the others). The rest
-/// stay with the colours. At 64 (384 rows) a hub of 100 ground supports and limited spokes
-/// took 54 ms a substep (QA, 2026-12-05). Joints to dynamic bodies
+/// stay with the colours. At 64 (384 rows), with the dense fallback then taken for every
+/// redundant support, a hub of 100 ground supports and limited spokes took 54 ms a substep
+/// (QA, 2026-12-05). Joints to dynamic bodies
 /// are not capped: the hub solve is linear in them. (Until 2026-12-05 every hub took at most
 /// 64 joints, and a hub of 100 sliders, the 36 left row by row beside it, came apart: 296 m
 /// in 3 s.)
