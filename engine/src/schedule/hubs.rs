@@ -188,6 +188,17 @@ mod tests {
     use super::*;
     use BodyKind::{Dynamic, Static};
 
+    /// [`find`] with every joint eligible, no body light, all of one mass.
+    fn find_plain(kinds: &[BodyKind], joints: &[(u32, u32)]) -> Vec<Hub> {
+        let light = vec![false; kinds.len()];
+        find(
+            kinds,
+            joints,
+            &vec![true; joints.len()],
+            (&light, &vec![1.0; kinds.len()]),
+        )
+    }
+
     /// A wall (0), a hub (1) hanging from it, and `spokes` bobs jointed to the hub.
     fn star(spokes: usize) -> (Vec<BodyKind>, Vec<(u32, u32)>) {
         let mut kinds = vec![Static, Dynamic];
@@ -202,12 +213,7 @@ mod tests {
     #[test]
     fn a_body_with_enough_joints_is_a_hub_with_all_of_them() {
         let (kinds, joints) = star(10);
-        let hubs = find(
-            &kinds,
-            &joints,
-            &vec![true; joints.len()],
-            (&vec![false; kinds.len()], &vec![1.0; kinds.len()]),
-        );
+        let hubs = find_plain(&kinds, &joints);
         assert_eq!(
             hubs,
             vec![Hub {
@@ -217,13 +223,7 @@ mod tests {
         );
         // Three spokes and the wall: not enough (a grid's bodies have four joints).
         let (kinds, joints) = star(3);
-        assert!(find(
-            &kinds,
-            &joints,
-            &vec![true; joints.len()],
-            (&vec![false; kinds.len()], &vec![1.0; kinds.len()])
-        )
-        .is_empty());
+        assert!(find_plain(&kinds, &joints).is_empty());
     }
 
     #[test]
@@ -296,12 +296,7 @@ mod tests {
             joints.push((second, second + 1 + k));
         }
         joints.push((1, second));
-        let hubs = find(
-            &kinds,
-            &joints,
-            &vec![true; joints.len()],
-            (&vec![false; kinds.len()], &vec![1.0; kinds.len()]),
-        );
+        let hubs = find_plain(&kinds, &joints);
         assert_eq!(hubs.len(), 1);
         assert_eq!(hubs[0].body, 1);
         assert_eq!(hubs[0].joints, vec![0, 1, 2, 3, 8]);
@@ -309,20 +304,15 @@ mod tests {
 
     #[test]
     fn a_hub_takes_every_dynamic_leaf_and_at_most_the_cap_of_fixed_ones() {
-        // 100 spokes to dynamic bobs, then 70 joints to static bodies.
+        // 100 spokes to dynamic bobs, then six more joints to static bodies than the cap.
         let (mut kinds, mut joints) = star(100);
         for _ in 0..HUB_MAX_FIXED_JOINTS + 6 {
             joints.push((kinds.len() as u32, 1));
             kinds.push(Static);
         }
-        let hubs = find(
-            &kinds,
-            &joints,
-            &vec![true; joints.len()],
-            (&vec![false; kinds.len()], &vec![1.0; kinds.len()]),
-        );
+        let hubs = find_plain(&kinds, &joints);
         assert_eq!(hubs.len(), 1);
-        // The hang (a joint to the wall), the 100 spokes, and 63 more to static bodies.
+        // The hang (a joint to the wall), the 100 spokes, and the cap's other fixed joints.
         let expected: Vec<u32> = (0..(100 + HUB_MAX_FIXED_JOINTS) as u32).collect();
         assert_eq!(hubs[0].joints, expected);
     }
