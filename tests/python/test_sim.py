@@ -356,3 +356,18 @@ def test_a_joint_f32_cannot_hold_is_a_runtime_warning():
         )
     sim.run(1.0)
     assert sim.constraint_data()[0, 3] < 1e-4
+
+
+def test_run_warns_when_joints_end_beyond_single_precision():
+    import warnings
+
+    # 100 sliders on a hub, fallen about 100 m in 10 s: the rows across a slide act on the
+    # hub that far from its centre.
+    scene = pathlib.Path(__file__).parents[2] / "data" / "regressions" / "hub-100-sliders.toml"
+    sim = lavender.Sim(str(scene))
+    with pytest.warns(RuntimeWarning, match="single precision reliably holds"):
+        sim.run(10.0)
+    sim = lavender.Sim("chain")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.run(1.0)

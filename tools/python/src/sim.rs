@@ -505,6 +505,26 @@ fn warn_ill_conditioned(world: &World) -> PyResult<()> {
     })
 }
 
+/// One `RuntimeWarning` when joints act farther from a body's centre than f32 reliably holds
+/// at the end of a `run` (`World::lever_warning`; `lavender run` says the same).
+fn warn_far_levers(py: Python<'_>, world: &World) -> PyResult<()> {
+    let far: Vec<String> = (0..world.joint_count())
+        .filter_map(|j| world.lever_warning(j))
+        .collect();
+    let Some(first) = far.first() else {
+        return Ok(());
+    };
+    let message = format!(
+        "at the end of the run {} joint(s) act farther from a body's centre than single \
+         precision reliably holds, so their errors may grow from here on; the first: {first}",
+        far.len()
+    );
+    let message =
+        std::ffi::CString::new(message).map_err(|e| errors::value(format!("warning text: {e}")))?;
+    let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+    PyErr::warn(py, &category, &message, 1)
+}
+
 /// Two arrays returned together, a Python tuple.
 type ArrayPair<'py> = (Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<f32>>);
 
@@ -570,7 +590,9 @@ impl Sim {
 
     /// Steps ``round(duration / dt)`` frames (defaults: the scene's duration and frame dt)
     /// with the GIL released (taken back every 50 ms, so that Ctrl-C stops the run between
-    /// two frames). Returns the number of substeps run.
+    /// two frames). Returns the number of substeps run. A RuntimeWarning says when joints
+    /// end the run farther from a body's centre than single precision reliably holds (a
+    /// slider run far out).
     #[pyo3(signature = (duration = None, dt = None))]
     fn run(
         &mut self,
@@ -592,7 +614,9 @@ impl Sim {
             )));
         }
         let frames = (duration / f64::from(dt)).round() as u64;
-        self.advance(py, dt, frames)
+        let substeps = self.advance(py, dt, frames)?;
+        warn_far_levers(py, &self.world)?;
+        Ok(substeps)
     }
 
     /// Refreshes the diagnostics from the current poses and velocities without advancing
