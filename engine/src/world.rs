@@ -570,6 +570,19 @@ impl World {
         ))
     }
 
+    /// [`World::lever_warning`] over every joint, as one sentence: how many joints act too far
+    /// from a body's centre and the first of them; `None` when none does. What `lavender run`
+    /// and Python's `Sim.run` say at a run's end.
+    pub fn far_levers_warning(&self) -> Option<String> {
+        let mut far = (0..self.joints.len()).filter(|&j| self.far_lever(j).is_some());
+        let first = self.lever_warning(far.next()?)?;
+        Some(format!(
+            "{} joint(s) act farther from a body's centre than single precision reliably holds, \
+             so their errors may grow from here on; the first: {first}",
+            1 + far.count()
+        ))
+    }
+
     /// The body, distance (m) and `m r^2 / I` of [`World::lever_warning`], where the ratio is
     /// beyond [`MAX_LEVER_RATIO`].
     fn far_lever(&self, joint: usize) -> Option<(usize, f32, f32)> {

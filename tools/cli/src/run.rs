@@ -235,16 +235,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
     // A run can end finite and still past what f32 holds (a slider run far out): say so.
-    let far: Vec<String> = (0..world.joint_count())
-        .filter_map(|j| world.lever_warning(j))
-        .collect();
-    if let Some(first) = far.first() {
-        eprintln!(
-            "warning: at the end of the run {} joint(s) act farther from a body's centre than \
-             single precision reliably holds, so their errors may grow from here on; the \
-             first: {first}",
-            far.len()
-        );
+    if let Some(warning) = world.far_levers_warning() {
+        eprintln!("warning: at the end of the run {warning}");
     }
     let log = recorder.map(|r| r.finish()).transpose()?;
     // With the chain solve: how many chains, and joints in them, the schedule found.

@@ -495,10 +495,7 @@ fn warn_ill_conditioned(world: &World) -> PyResult<()> {
     Python::attach(|py| {
         for j in 0..world.joints().len() {
             if let Some(warning) = world.conditioning_warning(j) {
-                let message = std::ffi::CString::new(warning)
-                    .map_err(|e| errors::value(format!("warning text: {e}")))?;
-                let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
-                PyErr::warn(py, &category, &message, 1)?;
+                runtime_warning(py, warning)?;
             }
         }
         Ok(())
@@ -508,19 +505,16 @@ fn warn_ill_conditioned(world: &World) -> PyResult<()> {
 /// One `RuntimeWarning` when joints act farther from a body's centre than f32 reliably holds
 /// at the end of a `run` (`World::lever_warning`; `lavender run` says the same).
 fn warn_far_levers(py: Python<'_>, world: &World) -> PyResult<()> {
-    let far: Vec<String> = (0..world.joint_count())
-        .filter_map(|j| world.lever_warning(j))
-        .collect();
-    let Some(first) = far.first() else {
+    let Some(warning) = world.far_levers_warning() else {
         return Ok(());
     };
-    let message = format!(
-        "at the end of the run {} joint(s) act farther from a body's centre than single \
-         precision reliably holds, so their errors may grow from here on; the first: {first}",
-        far.len()
-    );
+    runtime_warning(py, format!("at the end of the run {warning}"))
+}
+
+/// Issues `text` as a Python `RuntimeWarning`.
+fn runtime_warning(py: Python<'_>, text: String) -> PyResult<()> {
     let message =
-        std::ffi::CString::new(message).map_err(|e| errors::value(format!("warning text: {e}")))?;
+        std::ffi::CString::new(text).map_err(|e| errors::value(format!("warning text: {e}")))?;
     let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
     PyErr::warn(py, &category, &message, 1)
 }
