@@ -82,6 +82,17 @@ fn check_target(path: &Path, target: &Path) -> Result<()> {
             ));
         }
     }
+    // A writer of HDF5 writes a temporary file next to it until it finishes.
+    if being_written(target) || partials_of(target).iter().any(|(p, _)| being_written(p)) {
+        return Err(io_error(
+            "replacing",
+            path,
+            K::ResourceBusy,
+            "a recording or export is still writing it (in this process or another: a \
+             `lavender run --record`, a Python `Sim.record`); stop that one first, or choose \
+             another path",
+        ));
+    }
     if let Ok(m) = std::fs::metadata(target) {
         if m.is_file() && m.permissions().readonly() {
             return Err(io_error(
@@ -94,6 +105,100 @@ fn check_target(path: &Path, target: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether a writer holds `path` locked: Lavender's log writers hold an exclusive advisory
+/// lock (`flock`) on their file while they write, and so does the HDF5 library on a file it
+/// writes. A shared lock is refused only while such a writer holds it (readers, h5py
+/// included, take shared locks or none), so the probe never waits and never blocks them.
+/// Where locks are not supported, nothing counts as being written.
+pub fn being_written(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    matches!(
+        file.try_lock_shared(),
+        Err(std::fs::TryLockError::WouldBlock)
+    )
+}
+
+/// Takes the exclusive lock a writer holds on its new file (see [`being_written`]). Another
+/// writer that got there first is an error; a file system without locks is not.
+pub fn lock_for_writing(file: &std::fs::File, path: &Path) -> Result<()> {
+    match file.try_lock() {
+        Err(std::fs::TryLockError::WouldBlock) => Err(io_error(
+            "creating",
+            path,
+            std::io::ErrorKind::ResourceBusy,
+            "another recording started writing the same path at the same moment; choose \
+             another path",
+        )),
+        Ok(()) | Err(std::fs::TryLockError::Error(_)) => Ok(()),
+    }
+}
+
+/// `dir/.name.PID-N.partial`: where an HDF5 file for `path` (an export, a recording) is
+/// written before it is renamed to `path`, a name of its own for every writer (two writers
+/// to one path, from two processes or two threads, each rename their own file).
+pub fn partial_path(path: &Path) -> std::path::PathBuf {
+    static WRITERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    path.with_file_name(format!(
+        ".{}.{}-{n}.partial",
+        partial_stem(path),
+        std::process::id()
+    ))
+}
+
+fn partial_stem(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Removes the [`partial_path`] files of writers to `path` whose process no longer runs (a
+/// killed export's or recording's), where `/proc` says which processes run (Linux); returns
+/// how many. Best effort: a file it cannot remove stays.
+pub fn remove_stale_partials(path: &Path) -> usize {
+    let mut removed = 0;
+    for (partial, pid) in partials_of(path) {
+        let running = Path::new("/proc").join(pid.to_string()).exists();
+        if !running && std::fs::remove_file(&partial).is_ok() {
+            tracing::info!(file = %partial.display(), "removed a killed writer's temporary file");
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The [`partial_path`] files of writers to `path` with their process ids, where `/proc`
+/// says which processes run (Linux; elsewhere none).
+fn partials_of(path: &Path) -> Vec<(std::path::PathBuf, u32)> {
+    if !Path::new("/proc/self").exists() {
+        return Vec::new();
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let prefix = format!(".{}.", partial_stem(path));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let pid = (name.strip_prefix(&prefix))
+                .and_then(|rest| rest.strip_suffix(".partial"))
+                .and_then(|rest| rest.split_once('-'))
+                .and_then(|(pid, n)| n.parse::<u64>().is_ok().then_some(pid))
+                .and_then(|pid| pid.parse::<u32>().ok())?;
+            Some((entry.path(), pid))
+        })
+        .collect()
 }
 
 /// Extensions of the formats a recording can be written in: a Lavender log, or HDF5.

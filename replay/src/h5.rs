@@ -53,7 +53,27 @@ fn h5err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(hdf5::Error) -
     move |e| ReplayError::Hdf5 {
         action,
         path: path.to_path_buf(),
-        detail: e.to_string(),
+        detail: library_detail(&e.to_string()),
+    }
+}
+
+/// The part of an HDF5 library error a user acts on. A failed write comes as a dump of the
+/// library's state (buffer addresses, sizes) around the system's message; keep that message
+/// and say what to do about the common ones.
+fn library_detail(error: &str) -> String {
+    let system = error
+        .split_once("error message = '")
+        .and_then(|(_, rest)| rest.split_once('\''))
+        .map(|(message, _)| message);
+    match system {
+        Some(m) if error.contains("errno = 28") || m.contains("No space left") => {
+            format!("{m}: the disk is full; free space or write to another file system")
+        }
+        Some(m) => {
+            let call = error.split(':').next().unwrap_or(error).trim();
+            format!("{call}: {m}")
+        }
+        None => error.to_string(),
     }
 }
 
@@ -187,10 +207,21 @@ impl Summary {
     }
 }
 
+/// Where a finished [`Hdf5Writer`]'s temporary file goes.
+struct Destination {
+    /// The path asked for (reported).
+    path: PathBuf,
+    /// The file renamed over: `path`, or the target of a symbolic link there.
+    target: PathBuf,
+}
+
 /// Streams frames into an HDF5 file with the layout in the [module docs](self).
 pub struct Hdf5Writer {
     file: Option<hdf5::File>,
+    /// The file being written (the temporary file).
     path: PathBuf,
+    /// Set until `finish` renames the file there; a writer dropped before removes it.
+    destination: Option<Destination>,
     body_count: usize,
     joint_count: usize,
     chunk: usize,
@@ -206,13 +237,36 @@ pub struct Hdf5Writer {
 }
 
 impl Hdf5Writer {
-    /// Creates `path` and writes the layout and the attributes. An existing file there is
-    /// unlinked first, never truncated in place, so a reader still mapping it is unaffected.
+    /// Starts a file for `path` and writes the layout and the attributes.
+    ///
+    /// The file is written under a temporary name next to `path`
+    /// ([`crate::files::partial_path`]) and renamed to `path` by [`finish`](Self::finish):
+    /// an HDF5 file is readable only once closed, so a writer that fails (a full disk) or
+    /// is dropped unfinished removes its temporary file and leaves an existing file at `path`
+    /// as it was. The rename replaces the file's directory entry, so a reader still holding
+    /// the old file keeps it. Temporary files of killed writers to `path` (their process
+    /// gone; Linux) are removed first.
     pub fn create(path: impl AsRef<Path>, header: &Header) -> Result<Hdf5Writer> {
         let path = path.as_ref();
         header.validate().map_err(ReplayError::InvalidHeader)?;
-        crate::files::prepare_output(path)?;
-        Self::create_inner(path, header).map_err(h5err("creating", path))
+        crate::files::check_output(path)?;
+        // Through a symbolic link, the link's target is replaced (the link is kept).
+        let target = crate::files::output_target(path);
+        crate::files::remove_stale_partials(&target);
+        let partial = crate::files::partial_path(&target);
+        match Self::create_inner(&partial, header) {
+            Ok(mut w) => {
+                w.destination = Some(Destination {
+                    path: path.to_path_buf(),
+                    target,
+                });
+                Ok(w)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&partial);
+                Err(h5err("creating", path)(e))
+            }
+        }
     }
 
     /// Frames per chunk for a run of this shape.
@@ -292,6 +346,7 @@ impl Hdf5Writer {
         Ok(Hdf5Writer {
             file: Some(file),
             path: path.to_path_buf(),
+            destination: None,
             body_count: b,
             joint_count: j,
             chunk,
@@ -338,7 +393,11 @@ impl Hdf5Writer {
     /// Writes the buffered block.
     pub fn flush(&mut self) -> Result<()> {
         let (at, n) = (self.written, self.buffered);
-        let path = self.path.clone();
+        // Errors name the path asked for, not the temporary file.
+        let path = self
+            .destination
+            .as_ref()
+            .map_or_else(|| self.path.clone(), |d| d.path.clone());
         (|| -> hdf5::Result<()> {
             self.time.flush(at, n)?;
             self.substep.flush(at, n)?;
@@ -357,16 +416,37 @@ impl Hdf5Writer {
         Ok(())
     }
 
-    /// Writes what is buffered, closes the file and reports its size.
+    /// Writes what is buffered, closes the file, renames it to its path and reports its
+    /// size. On error the temporary file is removed.
     pub fn finish(mut self) -> Result<LogSummary> {
         self.flush()?;
         let frames = self.written;
-        let path = self.path.clone();
-        if let Some(file) = self.file.take() {
+        let partial = self.path.clone();
+        let Some(destination) = self.destination.take() else {
+            return Err(ReplayError::Encode(
+                "the HDF5 writer has no destination".into(),
+            ));
+        };
+        let closed = match self.file.take() {
             // Datasets hold the file open; close them before the file.
-            drop(self);
-            file.close().map_err(h5err("closing", &path))?;
+            Some(file) => {
+                drop(self);
+                file.close().map_err(h5err("closing", &destination.path))
+            }
+            None => Ok(()),
+        };
+        let renamed = closed.and_then(|()| {
+            std::fs::rename(&partial, &destination.target).map_err(|source| ReplayError::Io {
+                action: "renaming the finished file to",
+                path: destination.path.clone(),
+                source,
+            })
+        });
+        if let Err(e) = renamed {
+            let _ = std::fs::remove_file(&partial);
+            return Err(e);
         }
+        let path = destination.path;
         let bytes = std::fs::metadata(&path)
             .map_err(|source| ReplayError::Io {
                 action: "reading metadata of",
@@ -379,6 +459,16 @@ impl Hdf5Writer {
             bytes,
             path,
         })
+    }
+}
+
+impl Drop for Hdf5Writer {
+    /// An unfinished writer's temporary file is not a readable HDF5 file: remove it.
+    fn drop(&mut self) {
+        if self.destination.is_some() {
+            // Best effort; the error that dropped the writer is the one that matters.
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -440,8 +530,6 @@ pub fn export_interruptible(
     }
     crate::files::check_hdf5_extension(path)?;
     crate::files::refuse_to_overwrite_input(reader.path(), path)?;
-    // Through a symbolic link, the link's target is replaced (the link is kept).
-    let target = crate::files::output_target(path);
     crate::files::check_output(path)?;
     let index = reader.index();
     let start = index.partition_point(|m| m.summary.substep < range.from);
@@ -462,83 +550,8 @@ pub fn export_interruptible(
             },
         ));
     }
-    remove_stale_partials(&target);
-    let partial = partial_path(&target);
-    let frames = start..end;
-    let result = write_frames(reader, &partial, frames, range.every, progress, stop)
-        .map_err(|e| match e {
-            ReplayError::Interrupted { .. } => ReplayError::Interrupted {
-                path: path.to_path_buf(),
-            },
-            e => e,
-        })
-        .and_then(|mut summary| {
-            std::fs::rename(&partial, &target).map_err(|source| ReplayError::Io {
-                action: "renaming the finished export to",
-                path: path.to_path_buf(),
-                source,
-            })?;
-            summary.path = path.to_path_buf();
-            Ok(summary)
-        });
-    if result.is_err() {
-        // Best effort: the error being returned is the one that matters.
-        let _ = std::fs::remove_file(&partial);
-    }
-    result
-}
-
-/// `dir/.name.PID-N.partial`: where [`export`] writes before renaming, a name of its own for
-/// every export (two exports to one path, from two processes or two threads, each rename
-/// their own file).
-fn partial_path(path: &Path) -> std::path::PathBuf {
-    static EXPORTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = EXPORTS.fetch_add(1, Ordering::Relaxed);
-    path.with_file_name(format!(
-        ".{}.{}-{n}.partial",
-        export_name(path),
-        std::process::id()
-    ))
-}
-
-fn export_name(path: &Path) -> String {
-    path.file_name()
-        .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned())
-}
-
-/// Removes the [`partial_path`] files of exports to `path` whose process no longer runs (a
-/// killed export's), where `/proc` says which processes run (Linux); returns how many.
-/// Best effort: a file it cannot remove stays.
-fn remove_stale_partials(path: &Path) -> usize {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return 0;
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let prefix = format!(".{}.", export_name(path));
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    let mut removed = 0;
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = (name.strip_prefix(&prefix))
-            .and_then(|rest| rest.strip_suffix(".partial"))
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, n)| n.parse::<u64>().is_ok().then_some(pid))
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !proc.join(pid.to_string()).exists() && std::fs::remove_file(entry.path()).is_ok() {
-            tracing::info!(file = %entry.path().display(), "removed a killed export's temporary file");
-            removed += 1;
-        }
-    }
-    removed
+    // The writer writes a temporary file and renames it when finished (see `create`).
+    write_frames(reader, path, start..end, range.every, progress, stop)
 }
 
 /// Writes frames `frames` (indices into the log), every `every`-th, to a new file at `path`.

@@ -739,18 +739,35 @@ impl LogReader {
         self.frames.iter().map(|m| &m.summary)
     }
 
-    /// Index of the last frame whose time is at or before `t` (`None` if `t` precedes the
-    /// first frame or is NaN). A frame's time counts as `t` when it exceeds `t` by no more
-    /// than the rounding of its single-precision substep length (relative 2^-23): the
-    /// frame at substep 119 of 1/240 s records t = 0.50000003, and `t = 0.5` finds it.
+    /// Index of the frame nearest to time `t` (`None` if `t` is NaN or precedes the first
+    /// frame by more than half the spacing of the first two frames). Between two frames the
+    /// nearer wins (a tie the earlier), so a time printed with a few digits (`1.44583`, for
+    /// the frame at 1.4458333 s) finds its frame; after the last frame, the last.
     pub fn index_at_time(&self, t: f64) -> Option<usize> {
-        if t.is_nan() {
+        if t.is_nan() || self.frames.is_empty() {
             return None;
         }
-        let slack = t.abs() * f64::from(f32::EPSILON);
-        self.frames
-            .partition_point(|m| m.summary.time <= t + slack)
-            .checked_sub(1)
+        let time = |i: usize| self.frames[i].summary.time;
+        // Frames at or before `t`.
+        let after = self.frames.partition_point(|m| m.summary.time <= t);
+        match after {
+            0 => {
+                // Before the first frame: it, within half a spacing (or float rounding of
+                // its single-precision substep length, relative 2^-23, with one frame).
+                let half = if self.frames.len() > 1 {
+                    0.5 * (time(1) - time(0))
+                } else {
+                    time(0).abs() * f64::from(f32::EPSILON)
+                };
+                (time(0) - t <= half).then_some(0)
+            }
+            n if n == self.frames.len() => Some(n - 1),
+            n => Some(if time(n) - t < t - time(n - 1) {
+                n
+            } else {
+                n - 1
+            }),
+        }
     }
 
     /// Index of the frame recording `substep`, if any.
@@ -1124,13 +1141,17 @@ mod tests {
         assert_eq!(r.index_at_time(f64::NAN), None);
         assert_eq!(r.index_at_time(frames[0].time), Some(0));
         assert_eq!(r.index_at_time(frames[17].time), Some(17));
-        assert_eq!(r.index_at_time(frames[17].time + 0.5 * dt), Some(17));
-        assert_eq!(r.index_at_time(frames[18].time - 1e-6), Some(17));
-        // Within the rounding of an f32 substep length of the frame's time: that frame.
-        assert_eq!(
-            r.index_at_time(frames[18].time * (1.0 - 0.5 * f64::from(f32::EPSILON))),
-            Some(18)
-        );
+        // The nearer frame.
+        assert_eq!(r.index_at_time(frames[17].time + 0.4 * dt), Some(17));
+        assert_eq!(r.index_at_time(frames[17].time + 0.6 * dt), Some(18));
+        assert_eq!(r.index_at_time(frames[18].time - 1e-6), Some(18));
+        // A time printed with five decimals finds its frame (QA: 1.44583 for 1.4458333 s).
+        let printed: f64 = format!("{:.5}", frames[34].time).parse().unwrap();
+        assert!(printed < frames[34].time, "{printed}");
+        assert_eq!(r.index_at_time(printed), Some(34));
+        // Before the first frame: it, within half a spacing; else none.
+        assert_eq!(r.index_at_time(frames[0].time - 0.4 * dt), Some(0));
+        assert_eq!(r.index_at_time(frames[0].time - 0.6 * dt), None);
         assert_eq!(r.index_at_time(1e9), Some(39));
         assert_eq!(
             r.frame_at_time(frames[5].time).unwrap().unwrap().substep(),

@@ -333,9 +333,39 @@ impl Drop for Pipeline {
     }
 }
 
+/// The output a [`Recorder`] writes once it has a frame.
+struct Plan {
+    path: std::path::PathBuf,
+    header: Header,
+    options: RecordOptions,
+}
+
+impl Plan {
+    fn open(&self, masses: &Masses) -> Result<Sink> {
+        let (path, header, options) = (&self.path, &self.header, &self.options);
+        Ok(match OutputKind::of(path) {
+            OutputKind::Log if options.threaded => Sink::Threaded(Pipeline::spawn(
+                LogWriter::create_with(path, header, options.writer)?,
+                masses.clone(),
+            )),
+            OutputKind::Log => Sink::Log(Box::new(LogWriter::create_with(
+                path,
+                header,
+                options.writer,
+            )?)),
+            OutputKind::Hdf5 => Sink::Hdf5(Box::new(Hdf5Writer::create(path, header)?)),
+        })
+    }
+}
+
 /// Appends one frame per substep of a world to a log or an HDF5 file.
+///
+/// The file is created with the first frame: a recorder that records nothing (a run of no
+/// frames, a first substep that fails) leaves any file at its path as it was.
 pub struct Recorder {
-    sink: Sink,
+    plan: Plan,
+    /// The open output, from the first frame on.
+    sink: Option<Sink>,
     masses: Masses,
     poses: Vec<[f32; 7]>,
     velocities: Vec<[f32; 6]>,
@@ -459,22 +489,17 @@ impl Recorder {
                 world.joint_count()
             )));
         }
-        let masses = Masses::of(world);
-        let sink = match OutputKind::of(path) {
-            OutputKind::Log if options.threaded => Sink::Threaded(Pipeline::spawn(
-                LogWriter::create_with(path, header, options.writer)?,
-                masses.clone(),
-            )),
-            OutputKind::Log => Sink::Log(Box::new(LogWriter::create_with(
-                path,
-                header,
-                options.writer,
-            )?)),
-            OutputKind::Hdf5 => Sink::Hdf5(Box::new(Hdf5Writer::create(path, header)?)),
-        };
+        // Everything that can be judged before the first frame is judged now.
+        header.validate().map_err(ReplayError::InvalidHeader)?;
+        crate::files::check_output(path)?;
         Ok(Recorder {
-            sink,
-            masses,
+            plan: Plan {
+                path: path.to_path_buf(),
+                header: header.clone(),
+                options,
+            },
+            sink: None,
+            masses: Masses::of(world),
             poses: Vec::with_capacity(world.body_count()),
             velocities: Vec::with_capacity(world.body_count()),
             keyframe_every: options.keyframe_every,
@@ -487,7 +512,11 @@ impl Recorder {
     pub fn record(&mut self, world: &World, info: SubstepInfo) -> Result<()> {
         // `checked_rem` is None when keyframes are off (0).
         let keyframe = self.recorded.checked_rem(self.keyframe_every) == Some(0);
-        if let Sink::Threaded(p) = &mut self.sink {
+        let sink = match &mut self.sink {
+            Some(sink) => sink,
+            None => self.sink.insert(self.plan.open(&self.masses)?),
+        };
+        if let Sink::Threaded(p) = sink {
             p.record(world, info, keyframe)?;
             self.recorded += 1;
             return Ok(());
@@ -503,7 +532,7 @@ impl Recorder {
             total_energy: self.masses.energy(&self.poses, &self.velocities),
             state_hash: state_hash(&self.poses, &self.velocities, world.solver_state()),
         };
-        match &mut self.sink {
+        match sink {
             Sink::Log(w) => w.append(&frame)?,
             Sink::Hdf5(w) => w.append(&frame)?,
             Sink::Threaded(_) => unreachable!("handled above"),
@@ -532,8 +561,8 @@ impl Recorder {
     /// follower then sees them all; `finish` does this too.
     pub fn drain(&mut self) -> Result<()> {
         match &mut self.sink {
-            Sink::Threaded(p) => p.drain(),
-            Sink::Log(_) | Sink::Hdf5(_) => Ok(()),
+            Some(Sink::Threaded(p)) => p.drain(),
+            Some(Sink::Log(_) | Sink::Hdf5(_)) | None => Ok(()),
         }
     }
 
@@ -543,21 +572,33 @@ impl Recorder {
     }
 
     /// Bytes written so far (the log's length, behind by the frames still queued for the
-    /// recording thread; for HDF5, 0 until finished).
+    /// recording thread; for HDF5, 0 until finished; 0 before the first frame).
     pub fn bytes(&self) -> u64 {
         match &self.sink {
-            Sink::Log(w) => w.bytes(),
-            Sink::Hdf5(_) => 0,
-            Sink::Threaded(p) => p.bytes.load(std::sync::atomic::Ordering::Relaxed),
+            Some(Sink::Log(w)) => w.bytes(),
+            Some(Sink::Hdf5(_)) | None => 0,
+            Some(Sink::Threaded(p)) => p.bytes.load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 
+    /// The path the recording goes to.
+    pub fn path(&self) -> &Path {
+        &self.plan.path
+    }
+
     /// Closes the output (footer index for a log) and reports where it went and its size.
+    /// Without a frame recorded nothing was created: 0 frames and 0 bytes, and a file
+    /// already at the path is left as it was.
     pub fn finish(self) -> Result<LogSummary> {
         match self.sink {
-            Sink::Log(w) => (*w).finish(),
-            Sink::Hdf5(w) => w.finish(),
-            Sink::Threaded(mut p) => p.join(),
+            Some(Sink::Log(w)) => (*w).finish(),
+            Some(Sink::Hdf5(w)) => w.finish(),
+            Some(Sink::Threaded(mut p)) => p.join(),
+            None => Ok(LogSummary {
+                frames: 0,
+                bytes: 0,
+                path: self.plan.path,
+            }),
         }
     }
 }
@@ -771,6 +812,112 @@ mod tests {
         // SAFETY: private temporary file.
         let r = unsafe { LogReader::open(&path) }.unwrap();
         assert_eq!(r.len(), 20);
+    }
+
+    /// QA (2026-12-05): a recording that never got a frame replaced the file at its path by
+    /// an empty log; now the file is created with the first frame.
+    #[test]
+    fn a_recording_of_nothing_leaves_the_file_there_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = Scene::builtin("pendulum").unwrap();
+        let world = scene.build().unwrap();
+        for name in ["kept.lvlog", "kept.h5"] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, b"an earlier run").unwrap();
+            for threaded in [false, true] {
+                let options = RecordOptions {
+                    threaded,
+                    ..RecordOptions::default()
+                };
+                let rec =
+                    Recorder::create_with(&path, &scene, &world, 1.0 / 60.0, options).unwrap();
+                assert_eq!((rec.frames(), rec.bytes()), (0, 0));
+                let summary = rec.finish().unwrap();
+                assert_eq!((summary.frames, summary.bytes), (0, 0));
+                assert_eq!(summary.path, path);
+                assert_eq!(std::fs::read(&path).unwrap(), b"an earlier run", "{name}");
+            }
+        }
+        // Nor is a missing file created.
+        let path = dir.path().join("none.lvlog");
+        drop(Recorder::create(&path, &scene, &world, 1.0 / 60.0).unwrap());
+        assert!(!path.exists());
+    }
+
+    /// QA (2026-12-05): a second recording to the path of one still running unlinked its file,
+    /// and the first reported frames that were gone. Now it is refused, for logs and HDF5.
+    #[test]
+    fn a_path_being_recorded_is_refused_to_a_second_recording_and_to_exports() {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = Scene::builtin("pendulum").unwrap();
+        let dt = 1.0 / 60.0;
+        for name in ["busy.lvlog", "busy.h5"] {
+            let path = dir.path().join(name);
+            let mut world = scene.build().unwrap();
+            let mut first = Recorder::create(&path, &scene, &world, dt).unwrap();
+            first.step(&mut world, dt).unwrap();
+            let err = match Recorder::create(&path, &scene, &world, dt) {
+                Ok(_) => panic!("{name}: a second recorder was accepted"),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.contains("still writing it"), "{name}: {err}");
+            // A second recorder created before the first's file existed fails at its first
+            // frame instead, and the first keeps its file.
+            let other = dir.path().join(format!("late-{name}"));
+            let mut world2 = scene.build().unwrap();
+            let mut early = Recorder::create(&other, &scene, &world2, dt).unwrap();
+            let mut late = Recorder::create(&other, &scene, &world2, dt).unwrap();
+            early.step(&mut world2, dt).unwrap();
+            let err = late.step(&mut world2, dt).unwrap_err().to_string();
+            assert!(err.contains("still writing it"), "{name}: {err}");
+            assert_eq!(early.finish().unwrap().frames, 4);
+            // Once finished, the path is free again.
+            first.step(&mut world, dt).unwrap();
+            assert_eq!(first.finish().unwrap().frames, 8);
+            let again = Recorder::create(&path, &scene, &world, dt).unwrap();
+            drop(again);
+        }
+        // An export to a log's path being recorded is refused too.
+        let log = dir.path().join("done.lvlog");
+        let mut world = scene.build().unwrap();
+        let rec = Recorder::create(&log, &scene, &world, dt).unwrap();
+        run_recorded(&mut world, dt, 2, rec).unwrap();
+        // SAFETY: private temporary file, not modified while read.
+        let reader = unsafe { LogReader::open(&log) }.unwrap();
+        let target = dir.path().join("target.h5");
+        let mut rec = Recorder::create(&target, &scene, &world, dt).unwrap();
+        rec.step(&mut world, dt).unwrap();
+        let err = crate::h5::export(&reader, &target, Default::default(), |_| {}).unwrap_err();
+        assert!(err.to_string().contains("still writing it"), "{err}");
+        rec.finish().unwrap();
+    }
+
+    /// An HDF5 recording is written to a temporary file and renamed when finished: one that
+    /// fails or is dropped unfinished leaves the earlier file and no temporary file.
+    #[test]
+    fn an_unfinished_hdf5_recording_leaves_the_earlier_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = Scene::builtin("pendulum").unwrap();
+        let dt = 1.0 / 60.0;
+        let path = dir.path().join("run.h5");
+        std::fs::write(&path, b"an earlier run").unwrap();
+        let mut world = scene.build().unwrap();
+        let mut rec = Recorder::create(&path, &scene, &world, dt).unwrap();
+        rec.step(&mut world, dt).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"an earlier run");
+        drop(rec);
+        assert_eq!(std::fs::read(&path).unwrap(), b"an earlier run");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "a temporary file was left: {names:?}");
+        // Finished, it replaces the file.
+        let rec = Recorder::create(&path, &scene, &world, dt).unwrap();
+        let summary = run_recorded(&mut world, dt, 3, rec).unwrap();
+        assert_eq!(
+            (summary.frames, summary.path.as_path()),
+            (12, path.as_path())
+        );
+        assert_eq!(summary.bytes, std::fs::metadata(&path).unwrap().len());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

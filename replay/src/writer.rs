@@ -167,6 +167,7 @@ impl LogWriter {
             .truncate(true)
             .open(path)
             .map_err(io_err("creating", path))?;
+        crate::files::lock_for_writing(&file, path)?;
         file.write_all(&bytes).map_err(io_err("writing", path))?;
         let file = AppendFile::new(file, path, bytes.len() as u64, options.direct_io)
             .map_err(io_err("reading back", path))?;

@@ -89,7 +89,8 @@ def test_multi_substep_frames_and_access_by_substep_and_time(tmp_path):
         assert frame.time == t
         np.testing.assert_array_equal(frame.diagnostics, data)
         assert log.frame_at_time(t).substep == substep
-        assert log.frame_at_time(t + 1e-4).substep == substep  # the last frame at or before
+        assert log.frame_at_time(t + 1e-4).substep == substep  # the nearest frame
+        assert log.frame_at_time(round(t, 5)).substep == substep  # a time printed with 5 digits
     assert log[-1].substep == 39 and log.frame(-40).substep == 0
     assert [f.substep for f in log][:3] == [0, 1, 2]
     assert log[0].has_solver_state and log[0].solver_state.shape == (6,)
@@ -97,7 +98,7 @@ def test_multi_substep_frames_and_access_by_substep_and_time(tmp_path):
         log[40]
     with pytest.raises(ValueError, match="substep 99"):
         log.frame_at_substep(99)
-    with pytest.raises(ValueError, match="before"):
+    with pytest.raises(ValueError, match="precedes the first frame"):
         log.frame_at_time(0.0)
     with pytest.raises(ValueError, match="joint"):
         log.column(3, 0)
@@ -288,6 +289,45 @@ def test_record_errors(tmp_path):
         sim.set_settings(velocity_iterations=3)
     sim.step()
     assert sim.stop_recording()["frames"] == 4
+
+
+def test_a_recording_of_nothing_leaves_an_earlier_file_as_it_was(tmp_path):
+    # QA (2026-12-05): record() then stop_recording() with no step replaced the file.
+    for name in ("keep.lvlog", "keep.h5"):
+        path = tmp_path / name
+        path.write_bytes(b"an earlier run")
+        sim = lavender.Sim("pendulum")
+        sim.record(path)
+        with pytest.warns(RuntimeWarning, match="nothing was recorded"):
+            summary = sim.stop_recording()
+        assert (summary["frames"], summary["bytes"]) == (0, 0)
+        assert path.read_bytes() == b"an earlier run"
+    # A first substep that fails records nothing either.
+    path = tmp_path / "nan.lvlog"
+    path.write_bytes(b"an earlier run")
+    sim = hinge_scene(gravity=(0, -9.81, 0)).build()
+    sim.set_body_velocity("arm", linear=[3e38, 3e38, 0])
+    sim.record(path)
+    with pytest.raises(lavender.NonFiniteError, match="nothing was recorded"):
+        sim.step(1 / 60)
+    assert path.read_bytes() == b"an earlier run"
+
+
+def test_two_recordings_to_one_path_are_refused(tmp_path):
+    # QA (2026-12-05): a second Sim recording to the same path took the first's frames.
+    for name in ("same.lvlog", "same.h5"):
+        path = tmp_path / name
+        a, b = lavender.Sim("pendulum"), lavender.Sim("chain")
+        a.record(path)
+        a.step()
+        with pytest.raises(OSError, match="still writing it"):
+            b.record(path)
+        assert b.recording is None
+        a.step()
+        assert a.stop_recording()["frames"] == 8
+        b.record(path)  # free again
+        b.step()
+        assert b.stop_recording()["frames"] == 4
 
 
 def test_hdf5_export_and_recording_match_the_log(tmp_path):

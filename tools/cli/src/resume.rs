@@ -96,11 +96,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             "interrupted after {done} of {frames} frames, at substep {} (t = {:.6} s){}",
             world.substeps_done().saturating_sub(1),
             world.time(),
-            log.as_ref().map_or(String::new(), |l| format!(
-                "; {} holds its {} recorded substeps, finished and readable",
-                l.path.display(),
-                l.frames
-            ))
+            log.as_ref().map_or(String::new(), |l| if l.frames == 0 {
+                format!(
+                    "; nothing was recorded, {} was left as it was",
+                    l.path.display()
+                )
+            } else {
+                format!(
+                    "; {} holds its {} recorded substeps, finished and readable",
+                    l.path.display(),
+                    l.frames
+                )
+            })
         ))
         .into());
     }

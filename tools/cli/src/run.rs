@@ -3,7 +3,7 @@
 use crate::output::{emit, emit_json, progress};
 use anyhow::{bail, Context};
 use lavender_engine::{ResidualMax, Scene, SolverPath, World};
-use lavender_replay::recorder::Recorder;
+use lavender_replay::recorder::{OutputKind, Recorder};
 use std::path::Path;
 use std::time::Instant;
 
@@ -215,18 +215,36 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             Ok(report) => report,
             Err(e) => {
                 // Keep the log of the run up to the failure: it is what `scrub` is for.
-                if let Some(log) = recorder.take().and_then(|r| r.finish().ok()) {
-                    eprintln!(
+                match recorder.take().and_then(|r| r.finish().ok()) {
+                    Some(log) if log.frames == 0 => eprintln!(
+                        "nothing was recorded (the first substep failed); {} was left as it was",
+                        log.path.display()
+                    ),
+                    Some(log) => eprintln!(
                         "the recording up to the failure ({} frames) is in {}",
                         log.frames,
                         log.path.display()
-                    );
+                    ),
+                    None => {}
                 }
                 return Err(e.into());
             }
         };
         if let Some(e) = record_error {
-            return Err(e).context("recording failed");
+            let kept = match (&args.record, recorder.as_ref().map(|r| r.frames())) {
+                (Some(path), _) if OutputKind::of(path) == OutputKind::Hdf5 => format!(
+                    "; {} was left as it was (HDF5 is written to a temporary file and moved \
+                     into place when finished)",
+                    path.display()
+                ),
+                (Some(path), Some(frames)) => format!(
+                    "; {} keeps the frames written before the failure (of {frames} recorded), \
+                     readable by scrub and export",
+                    path.display()
+                ),
+                _ => String::new(),
+            };
+            return Err(e).context(format!("recording failed{kept}"));
         }
         substeps += u64::from(report.substeps);
         done += 1;
@@ -283,6 +301,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     emitted?;
     if interrupted {
         let kept = match &log {
+            Some(log) if log.frames == 0 => {
+                format!(
+                    "; nothing was recorded, {} was left as it was",
+                    log.path.display()
+                )
+            }
             Some(log) => format!(
                 "; {} holds its {} recorded substeps, finished and readable",
                 log.path.display(),

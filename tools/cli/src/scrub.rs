@@ -31,8 +31,8 @@ pub struct Args {
         value_name = "SUBSTEP"
     )]
     at: Option<u64>,
-    /// Print the diagnostics of the last frame at or before this time (s; a frame whose
-    /// time differs from it only by float rounding counts as at it).
+    /// Print the diagnostics of the frame nearest this time (s; between two frames the
+    /// nearer, so a time scrub printed finds its frame).
     #[arg(
         long,
         conflicts_with_all = ["spikes", "plot", "k", "threshold", "window"],
@@ -443,7 +443,7 @@ fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
         })?,
         (None, Some(t)) => reader.index_at_time(t).with_context(|| {
             format!(
-                "time {t} s precedes the first frame (t = {} s)",
+                "time {t} s precedes the first frame (t = {} s) by more than half a substep",
                 reader.index()[0].summary.time
             )
         })?,

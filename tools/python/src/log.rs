@@ -394,8 +394,9 @@ impl Log {
         Log::make_frame(slf, i)
     }
 
-    /// The last frame at or before ``time`` seconds (ValueError if ``time`` precedes the
-    /// first frame or is NaN).
+    /// The frame nearest ``time`` seconds: between two frames the nearer (a tie the
+    /// earlier), after the last frame the last (ValueError if ``time`` is NaN or precedes
+    /// the first frame by more than half a substep).
     fn frame_at_time(slf: &Bound<'_, Self>, time: f64) -> PyResult<Frame> {
         if time.is_nan() {
             return Err(errors::value("time = nan: give a number of seconds"));
@@ -406,9 +407,12 @@ impl Log {
                 .index()
                 .first()
                 .map_or("the log is empty".to_string(), |m| {
-                    format!("the first frame is at {} s", m.summary.time)
+                    format!(
+                        "it precedes the first frame (at {} s) by more than half a substep",
+                        m.summary.time
+                    )
                 });
-            errors::value(format!("no frame at or before t = {time} s: {first}"))
+            errors::value(format!("no frame near t = {time} s: {first}"))
         })?;
         Log::make_frame(slf, i)
     }

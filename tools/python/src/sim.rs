@@ -407,8 +407,8 @@ impl Sim {
                     // failed write leaves it unusable for appending: either way the recording
                     // ends here, with a footer so the log opens without recovery.
                     let ended = match r.recorder.into_inner() {
-                        Ok(rec) => rec.finish().err(),
-                        Err(p) => p.into_inner().finish().err(),
+                        Ok(rec) => rec.finish(),
+                        Err(p) => p.into_inner().finish(),
                     };
                     let cause = if from_recording {
                         "writing the log failed"
@@ -416,12 +416,17 @@ impl Sim {
                         "the step failed"
                     };
                     match ended {
-                        None => format!(
+                        Ok(log) if log.frames == 0 => format!(
+                            "{message} (recording to {} stopped because {cause}; nothing was \
+                             recorded, and a file already there was left as it was)",
+                            r.path.display()
+                        ),
+                        Ok(_) => format!(
                             "{message} (recording to {} stopped because {cause}; the log holds \
                              the substeps before the failure)",
                             r.path.display()
                         ),
-                        Some(e) => format!(
+                        Err(e) => format!(
                             "{message} (recording to {} stopped because {cause}, and closing the \
                              log failed too: {e})",
                             r.path.display()
@@ -905,8 +910,10 @@ impl Sim {
     /// open it with ``lavender.Log``), or HDF5 for ``.h5``/``.hdf5``. Keyframes (the solver
     /// state, needed to resume) are stored every ``keyframe_every`` frames (0: never).
     ///
-    /// An existing file at ``path`` is replaced by a new file (unlinked first, so a
-    /// ``lavender.Log`` still reading the old one is unaffected). A Sim from ``Log.resume``
+    /// The file is created with the first recorded substep: an existing file at ``path`` is
+    /// then replaced by a new file (unlinked first, so a ``lavender.Log`` still reading the
+    /// old one is unaffected), and left as it was if nothing gets recorded. A path another
+    /// recording is writing (this process or another) is refused (OSError). A Sim from ``Log.resume``
     /// records under the original run's scene hash, so ``Log.diff`` compares the two
     /// directly, and refuses to record over the log it was resumed from (ValueError).
     /// The recording ends with
@@ -954,7 +961,8 @@ impl Sim {
     }
 
     /// Ends the recording: writes the footer index and closes the file. Returns a dict
-    /// ``{"path", "frames", "bytes"}``, or None when not recording.
+    /// ``{"path", "frames", "bytes"}``, or None when not recording. With no substep recorded
+    /// there is no file: ``frames`` and ``bytes`` are 0, with a RuntimeWarning.
     fn stop_recording<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(r) = self.recording.take() else {
             return Ok(None);
@@ -964,6 +972,16 @@ impl Sim {
             .into_inner()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let summary = py.detach(|| recorder.finish()).map_err(errors::replay)?;
+        if summary.frames == 0 {
+            runtime_warning(
+                py,
+                format!(
+                    "nothing was recorded (no substep ran since record()); {} was not created \
+                     and a file already there was left as it was",
+                    summary.path.display()
+                ),
+            )?;
+        }
         let d = PyDict::new(py);
         d.set_item("path", summary.path.display().to_string())?;
         d.set_item("frames", summary.frames)?;
