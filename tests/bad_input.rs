@@ -159,3 +159,28 @@ fn a_step_that_goes_non_finite_names_the_body_and_rolls_back() {
     assert_eq!(w.substeps_done(), 0);
     assert!(w.constraint_data()[0].iter().all(|x| !x.is_nan()) || before == w.state_hash());
 }
+
+/// QA (2026-12-05): `lavender run run.lvlog` said "stream did not contain valid UTF-8".
+#[test]
+fn a_log_or_binary_file_given_as_a_scene_says_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8], &str); 3] = [
+        (
+            "run.lvlog",
+            b"LAVLOG\0\0\x01\x00rest",
+            "is a Lavender run log",
+        ),
+        ("run.h5", b"\x89HDF\r\n\x1a\nrest", "is an HDF5 file"),
+        (
+            "a.out",
+            b"\x7fELF\x02\x01\x01\xff\xfe",
+            "is not a text file",
+        ),
+    ];
+    for (name, bytes, says) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let m = message(Scene::load(&path));
+        assert!(m.contains(says) && m.contains("lavender scrub"), "{m}");
+    }
+}

@@ -411,8 +411,8 @@ mod checked {
             // rounded to 0 here): refused as written.
             if v != 0.0 && v.abs() < f64::from(f32::MIN_POSITIVE) {
                 return Err(E::custom(format!(
-                    "`{field}`: {v:e} is below the f32 range (smallest 1.2e-38); give 0 or a \
-                     larger number"
+                    "`{field}`: {v:e} is below the f32 range (smallest 1.2e-38); give a \
+                     larger number (or 0 where the field allows it)"
                 )));
             }
             Ok(v as f32)
@@ -862,6 +862,12 @@ impl SceneJoint {
         }
         .anchors(vec3(self.anchor_a), vec3(self.anchor_b));
         if let Some(axis) = self.axis {
+            // Named as written: the joint itself would name the `axis_a` it fills from it.
+            if !(vec3(axis).is_finite() && vec3(axis).length_squared() > 0.0) {
+                return Err(bad(format!(
+                    "`axis` {axis:?} is not a usable direction: give a finite, non-zero axis"
+                )));
+            }
             desc = desc.axis(vec3(axis));
         }
         if let (Some(axis_a), Some(axis_b)) = (self.axis_a, self.axis_b) {
@@ -893,10 +899,26 @@ impl Scene {
     /// Reads and parses a scene file.
     pub fn load(path: impl AsRef<Path>) -> Result<Scene> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| EngineError::Scene {
+        let scene_error = |message: String| EngineError::Scene {
             origin: path.display().to_string(),
-            message: format!("cannot read the file: {e}"),
-        })?;
+            message,
+        };
+        let bytes =
+            std::fs::read(path).map_err(|e| scene_error(format!("cannot read the file: {e}")))?;
+        // A binary file given where a scene goes: most often a run's log or HDF5 file.
+        let binary = match &bytes {
+            b if b.starts_with(b"\x89HDF\r\n") => Some("is an HDF5 file, not a scene"),
+            b if b.starts_with(b"LAVLOG\0\0") => Some("is a Lavender run log, not a scene"),
+            b if std::str::from_utf8(b).is_err() => Some("is not a text file, so not a scene"),
+            _ => None,
+        };
+        if let Some(what) = binary {
+            return Err(scene_error(format!(
+                "this {what} (a scene is a TOML text file, see `lavender scenes`); a run's log \
+                 is read by `lavender scrub`, `diff`, `resume` and `export`"
+            )));
+        }
+        let text = String::from_utf8(bytes).expect("checked above");
         Scene::from_toml_str(&text, &path.display().to_string())
     }
 
@@ -1465,6 +1487,12 @@ mod tests {
         assert!(
             error(&joint("spherical", "reference_rotation = [0, 0, 0, 1]"))
                 .contains("`reference_rotation` would be ignored")
+        );
+        // Named as written (QA: a zero `axis` was reported as `axis_a`).
+        let e = error(&joint("revolute", "axis = [0.0, 0.0, 0.0]"));
+        assert!(
+            e.contains("`axis` [0.0, 0.0, 0.0] is not a usable direction"),
+            "{e}"
         );
         let e = error(&format!(
             "{BOB}[[body]]\nname = \"w\"\nkind = \"static\"\nangular_velocity = [0, 0, 3]\n"

@@ -224,10 +224,25 @@ impl Settings {
         Ok(())
     }
 
+    /// A warning when [`Settings::threads`] asks for more threads than this machine runs at
+    /// once: the results are the same bit for bit, but the step is slower (QA: `threads =
+    /// 1000` started 1,003 threads and ran the 20 x 20 grid 12 times slower than one).
+    pub fn threads_warning(&self) -> Option<String> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (self.threads as usize > cores).then(|| {
+            format!(
+                "threads = {} is more than the {cores} this machine runs at once: the results \
+                 are the same bit for bit, but the step is slower (threads = 0 uses one per core)",
+                self.threads
+            )
+        })
+    }
+
     /// Number of substeps for a frame of `dt` seconds: `ceil(dt / max_substep)`, at least 1.
     ///
     /// A relative tolerance of 1e-5 absorbs rounding, so that 1/120 s with a 1/240 s cap is
-    /// two substeps and not three.
+    /// two substeps and not three, and a typed `0.0166667` four and not five; a frame's
+    /// substeps may then be longer than the cap by up to 1e-5 of it.
     pub fn substeps_for(&self, dt: f32) -> u32 {
         self.substeps_exact(dt).max(1.0) as u32
     }
@@ -262,6 +277,23 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_threads_than_cores_is_a_warning_not_an_error() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        let with = |threads| Settings {
+            threads,
+            ..Settings::default()
+        };
+        for fine in [0, 1, cores] {
+            assert_eq!(with(fine).threads_warning(), None, "threads = {fine}");
+        }
+        let many = with(cores + 1);
+        assert!(many.validate().is_ok());
+        let text = many.threads_warning().expect("a warning");
+        assert!(text.contains(&format!("threads = {}", cores + 1)), "{text}");
+        assert!(text.contains("bit for bit"), "{text}");
+    }
 
     #[test]
     fn substep_cap_splits_frames_as_documented() {

@@ -74,11 +74,16 @@ fn check_target(path: &Path, target: &Path) -> Result<()> {
     }
     if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.is_dir() {
+            let (kind, why) = if dir.exists() {
+                (K::NotADirectory, "is a file, not a directory")
+            } else {
+                (K::NotFound, "does not exist")
+            };
             return Err(io_error(
                 "writing",
                 path,
-                K::NotFound,
-                &format!("the directory {} does not exist", dir.display()),
+                kind,
+                &format!("the directory {} {why}", dir.display()),
             ));
         }
     }
@@ -298,6 +303,19 @@ pub fn refuse_to_overwrite_input(input: &Path, output: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_output_under_a_file_or_a_missing_directory_says_which() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("afile");
+        std::fs::write(&file, b"x").unwrap();
+        let err = check_output(&file.join("x.lvlog")).unwrap_err().to_string();
+        assert!(err.contains("is a file, not a directory"), "{err}");
+        let err = check_output(&dir.path().join("none").join("x.lvlog"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("does not exist"), "{err}");
+    }
 
     #[test]
     fn same_file_sees_through_links_and_relative_paths() {

@@ -60,12 +60,17 @@ impl fmt::Display for RecoveryReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RecoveryReason::NoFooter => {
-                write!(f, "the log has no footer (the writer did not finish)")
+                write!(
+                    f,
+                    "the log has no footer yet (its writer is still writing, or was stopped \
+                     before it finished)"
+                )
             }
             RecoveryReason::TornTail { offset } => {
                 write!(
                     f,
-                    "the record at byte {offset} is incomplete (the writer stopped mid-write)"
+                    "the record at byte {offset} is incomplete (its writer is still writing it, \
+                     or was stopped mid-write)"
                 )
             }
             RecoveryReason::Corrupt { offset, detail } => {

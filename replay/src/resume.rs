@@ -222,6 +222,55 @@ impl Resumed {
         ((n - (self.world.substeps_done() % n)) % n) as u32
     }
 
+    /// Continues the run for `substeps` substeps: the rest of the current frame and whole
+    /// frames as the original run stepped them, then, if `substeps` ends inside a frame, its
+    /// first substeps one at a time (what a log whose writer was killed mid-frame holds).
+    /// Calls `observer` after every substep and returns the number run. The substeps are
+    /// the original run's bit for bit: one of a frame of `n` is `dt / n` whether the frame
+    /// or a lone substep runs it.
+    pub fn run_substeps(
+        &mut self,
+        substeps: u64,
+        mut observer: impl FnMut(&World, SubstepInfo) -> Result<()>,
+    ) -> Result<u64> {
+        let per_frame = u64::from(self.substeps_per_frame);
+        let mut left = substeps;
+        while left > 0 {
+            let to_boundary = match u64::from(self.substeps_to_frame_boundary()) {
+                0 => per_frame,
+                n => n,
+            };
+            let n = if to_boundary == per_frame && left >= per_frame {
+                self.run(1, &mut observer)?
+            } else {
+                self.run_lone_substeps(to_boundary.min(left), &mut observer)?
+            };
+            left -= n;
+        }
+        Ok(substeps)
+    }
+
+    /// Runs `n` substeps one at a time (`n` at most the substeps to the frame boundary).
+    fn run_lone_substeps(
+        &mut self,
+        n: u64,
+        mut observer: impl FnMut(&World, SubstepInfo) -> Result<()>,
+    ) -> Result<u64> {
+        let h = self.substep_dt();
+        let mut first_error: Option<ReplayError> = None;
+        for _ in 0..n {
+            self.world.step_observed(h, |w, info| {
+                if first_error.is_none() {
+                    first_error = observer(w, info).err();
+                }
+            })?;
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+        }
+        Ok(n)
+    }
+
     /// Continues the run for `frames` frames (completing the current frame first counts as
     /// one), calling `observer` after every substep like [`World::step_observed`]. Returns
     /// the number of substeps run.

@@ -149,6 +149,41 @@ def test_threads_and_solver_path_give_identical_runs():
         lavender.Sim("chain", velocity_iteration=3)
 
 
+def test_more_threads_than_cores_warn():
+    import os
+
+    many = (os.cpu_count() or 1) + 1
+    with pytest.warns(RuntimeWarning, match=f"threads = {many} is more than"):
+        sim = lavender.Sim("pendulum", threads=many)
+    with pytest.warns(RuntimeWarning, match="bit for bit"):
+        sim.set_settings(threads=many + 1)
+
+
+def test_a_sim_stepping_in_another_thread_is_busy_not_broken():
+    import threading
+
+    sim = lavender.Sim("chain")
+    worker = threading.Thread(target=sim.run, args=(3.0,))
+    worker.start()
+    seen_busy = False
+    while worker.is_alive() and not seen_busy:
+        seen_busy = "busy" in repr(sim)  # repr never raises
+    worker.join()
+    assert seen_busy
+    assert abs(sim.time - 3.0) < 1e-3 and "busy" not in repr(sim)
+    # While busy, other calls raise RuntimeError (documented), and the run is unharmed.
+    worker = threading.Thread(target=sim.run, args=(1.0,))
+    worker.start()
+    raised = False
+    while worker.is_alive() and not raised:
+        try:
+            sim.time
+        except RuntimeError:
+            raised = True
+    worker.join()
+    assert raised and abs(sim.time - 4.0) < 1e-3
+
+
 def test_bodies_and_velocities_as_arrays():
     sim = lavender.Sim("pendulum")
     assert sim.positions().shape == (2, 3) and sim.rotations().shape == (2, 4)

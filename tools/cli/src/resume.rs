@@ -15,7 +15,7 @@ use std::path::PathBuf;
 /// one substep at a time, then whole frames.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender resume run.lvlog --from 1199 --record again.lvlog   re-run from substep 1199 to the end\n  lavender diff run.lvlog again.lvlog                           identical over the common substeps\n  lavender resume run.lvlog --from 5000 --steps 30 --record detail.h5\n  lavender scrub run.lvlog --spikes                             find the substep to resume from"
+    after_help = "Examples:\n  lavender run chain --record run.lvlog                         5 s: substeps 0 to 1199\n  lavender scrub run.lvlog --spikes                             find the substep to resume from\n  lavender resume run.lvlog --from 600 --record again.lvlog     re-run from substep 600 to the end\n  lavender diff run.lvlog again.lvlog                           identical over the common substeps\n  lavender resume run.lvlog --from 1000 --steps 30 --record detail.h5\n                                                                30 frames from substep 1000, to HDF5"
 )]
 pub struct Args {
     /// The run log (written by `lavender run --record`).
@@ -79,11 +79,24 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     // A Ctrl-C stops the run at the end of a frame, the recording finished (as `run`).
     crate::interrupt::stop_cleanly();
     let (mut substeps, mut done) = (0u64, 0u64);
+    // Without --steps: exactly to the log's last substep, also where a killed writer's log
+    // ends inside a frame (so that `diff` finds the two runs identical).
+    let to_end = args.steps.is_none().then(|| last.saturating_sub(args.from));
     while done < frames && !crate::interrupt::requested() {
-        substeps += resumed.run(1, |w, info| match recorder.as_mut() {
+        let observer = |w: &lavender_engine::World, info| match recorder.as_mut() {
             Some(r) => r.record(w, info),
             None => Ok(()),
-        })?;
+        };
+        substeps += match to_end {
+            Some(total) => {
+                let frame = match u64::from(resumed.substeps_to_frame_boundary()) {
+                    0 => n,
+                    k => k,
+                };
+                resumed.run_substeps(frame.min(total - substeps), observer)?
+            }
+            None => resumed.run(1, observer)?,
+        };
         done += 1;
         bar.inc(1);
     }

@@ -183,6 +183,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         eprintln!("note: 0 frames to run ({why}); pass --steps N or --duration S");
     }
     let mut world = scene.build_with(settings)?;
+    if let Some(warning) = world.settings().threads_warning() {
+        eprintln!("warning: {warning}");
+    }
     let name = args.scene.clone().unwrap_or_else(|| "chain".into());
     tracing::info!(scene = %name, steps, dt, "running");
     let bar = progress(steps, &format!("running {name}"));

@@ -17,7 +17,8 @@ pub struct Args {
     chapter: String,
     /// The experiment to run (see --list).
     experiment: Option<String>,
-    /// List the chapter's experiments, one line each.
+    /// List the chapter's experiments, one line each (with --json: `{"chapter",
+    /// "experiments": [{"name", "summary"}]}`).
     #[arg(long)]
     list: bool,
     /// Reduced resolution: coarser sweeps and shorter runs (every experiment finishes in
@@ -40,6 +41,15 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         );
     }
     if args.list {
+        if args.json {
+            let list: Vec<_> = experiments()
+                .iter()
+                .map(|(name, summary)| serde_json::json!({ "name": name, "summary": summary }))
+                .collect();
+            return emit_json(
+                &serde_json::json!({ "chapter": "constraints", "experiments": list }),
+            );
+        }
         let mut text = String::new();
         for (name, summary) in experiments() {
             text.push_str(&format!("{name:<26} {summary}\n"));

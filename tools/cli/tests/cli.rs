@@ -255,7 +255,17 @@ fn scenes_and_tutorial_list() {
         assert!(text.contains(name), "{text}");
     }
     let out = lavender(&["tutorial", "constraints", "--list"]);
-    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 8);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 8);
+    // The same list as JSON (QA: --json was ignored).
+    let out = lavender(&["tutorial", "constraints", "--list", "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let list = j["experiments"].as_array().unwrap();
+    assert_eq!(list.len(), 8);
+    for (e, line) in list.iter().zip(text.lines()) {
+        assert!(line.starts_with(e["name"].as_str().unwrap()), "{line}");
+        assert!(line.ends_with(e["summary"].as_str().unwrap()), "{line}");
+    }
 }
 
 #[test]

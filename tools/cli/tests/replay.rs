@@ -704,3 +704,54 @@ fn outputs_through_links_protected_files_and_empty_runs() {
     assert!(err.contains("is a finished recording"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// QA (2026-12-05): a killed writer's log ends inside a frame; a default resume ran to the
+/// frame's end, past the log, and `diff` then said the runs diverged. It now stops at the
+/// log's last substep, from inside a frame or at its start.
+#[test]
+fn a_default_resume_of_a_killed_writers_log_ends_where_the_log_ends() {
+    let dir = scratch("killed-resume");
+    let run = dir.join("run.lvlog");
+    ok(&["run", "pendulum", "--duration", "0.5", "--record", s(&run)]);
+    // Cut inside a frame: 4 substeps a frame, so 0.6 of the file ends mid-frame somewhere.
+    let killed = dir.join("killed.lvlog");
+    let bytes = std::fs::read(&run).unwrap();
+    std::fs::write(&killed, &bytes[..bytes.len() * 6 / 10]).unwrap();
+    let last = {
+        let j: serde_json::Value =
+            serde_json::from_str(&ok(&["scrub", s(&killed), "--json"])).unwrap();
+        // Every substep from 0 is recorded.
+        j["frames"].as_u64().expect("frames") - 1
+    };
+    assert_ne!(
+        last % 4,
+        3,
+        "the cut should end inside a frame (last substep {last})"
+    );
+    for from in [20, 21, last - 1] {
+        let again = dir.join(format!("again-{from}.lvlog"));
+        let out: serde_json::Value = serde_json::from_str(&ok(&[
+            "resume",
+            s(&killed),
+            "--from",
+            &from.to_string(),
+            "--record",
+            s(&again),
+            "--json",
+        ]))
+        .unwrap();
+        assert_eq!(
+            out["last_substep"].as_u64(),
+            Some(last),
+            "from {from}: {out}"
+        );
+        let diff = lavender(&["diff", s(&killed), s(&again)]);
+        assert_eq!(
+            diff.status.code(),
+            Some(0),
+            "from {from}: {}",
+            String::from_utf8_lossy(&diff.stdout)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

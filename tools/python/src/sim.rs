@@ -46,6 +46,11 @@ struct Recording {
 /// chain, a hanging net's columns) exactly in every velocity pass, so one pass does what
 /// Gauss-Seidel needs many for. A keyword given as ``None`` leaves a setting as it is.
 ///
+/// Threads: ``step`` and ``run`` release the GIL, so other Python threads run meanwhile, and
+/// Sims in different threads step in parallel. One Sim serves one thread at a time: a call on
+/// it from another thread while it steps raises ``RuntimeError`` ("Already borrowed"). Give
+/// each thread its own Sim, or guard a shared one with a ``threading.Lock``.
+///
 /// Island sleeping is off by default; with ``sleeping=True`` an island whose bodies stay
 /// below ``sleep_linear_speed`` (m/s) and ``sleep_angular_speed`` (rad/s) for
 /// ``time_to_sleep`` (s) stops moving until ``wake_all()`` or a ``set_body_*`` call wakes it
@@ -343,6 +348,9 @@ impl Sim {
         settings.check_substeps(frame_dt).map_err(errors::engine)?;
         let world = scene.build_with(settings).map_err(errors::engine)?;
         warn_ill_conditioned(&world)?;
+        if let Some(warning) = world.settings().threads_warning() {
+            Python::attach(|py| runtime_warning(py, warning))?;
+        }
         Ok(Sim {
             world,
             scene,
@@ -867,6 +875,9 @@ impl Sim {
             .check_substeps(overrides.dt.unwrap_or(self.frame_dt))
             .map_err(errors::engine)?;
         self.world.set_settings(settings).map_err(errors::engine)?;
+        if let Some(warning) = self.world.settings().threads_warning() {
+            Python::attach(|py| runtime_warning(py, warning))?;
+        }
         if let Some(dt) = overrides.dt {
             self.frame_dt = dt;
         }
@@ -901,9 +912,15 @@ impl Sim {
         Ok(d)
     }
 
-    /// How many substeps a frame of ``dt`` seconds runs: ``ceil(dt / max_substep)``.
+    /// How many substeps a frame of ``dt`` seconds runs: ``ceil(dt / max_substep)``, with a
+    /// relative tolerance of 1e-5 for rounding (a typed ``0.0166667`` is four 1/240 s
+    /// substeps, not five). ValueError where ``step(dt)`` would refuse the frame (more than
+    /// 100,000 substeps).
     fn substeps_for(&self, dt: f64) -> PyResult<u32> {
-        Ok(self.world.settings().substeps_for(frame_dt(dt)?))
+        let dt = frame_dt(dt)?;
+        let settings = self.world.settings();
+        settings.check_substeps(dt).map_err(errors::engine)?;
+        Ok(settings.substeps_for(dt))
     }
 
     /// Starts recording every following substep to ``path``: a Lavender log (``.lvlog``;
@@ -1117,14 +1134,18 @@ impl Sim {
         self.scene.to_toml_string()
     }
 
-    fn __repr__(&self) -> String {
+    /// Never raises: a Sim another thread is stepping says so (a debugger shows it).
+    fn __repr__(slf: &Bound<'_, Self>) -> String {
+        let Ok(this) = slf.try_borrow() else {
+            return "<lavender.Sim: busy, another thread is stepping it>".to_string();
+        };
         format!(
             "<lavender.Sim: {} bodies, {} joints, t = {:.6} s, {} substeps{}>",
-            self.world.body_count(),
-            self.world.joint_count(),
-            self.world.time(),
-            self.world.substeps_done(),
-            match &self.recording {
+            this.world.body_count(),
+            this.world.joint_count(),
+            this.world.time(),
+            this.world.substeps_done(),
+            match &this.recording {
                 Some(r) => format!(", recording to {}", r.path.display()),
                 None => String::new(),
             }
