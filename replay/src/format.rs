@@ -208,6 +208,27 @@ impl Header {
             .unwrap_or(false)
     }
 
+    /// Whether the recorded run let islands sleep (`Settings::sleeping`; the header's scene
+    /// names it only when on, or when the scene named it).
+    pub fn sleeping(&self) -> bool {
+        self.scene_world(|w| w.sleeping).unwrap_or(false)
+    }
+
+    /// Whether the recorded run warm-started its velocity passes (`Settings::warm_starting`;
+    /// on unless the header's scene says otherwise).
+    pub fn warm_starting(&self) -> bool {
+        self.scene_world(|w| w.warm_starting).unwrap_or(true)
+    }
+
+    fn scene_world<T>(
+        &self,
+        field: impl Fn(&lavender_engine::scene::SceneWorld) -> Option<T>,
+    ) -> Option<T> {
+        lavender_engine::Scene::from_toml_str(&self.scene, "the log header")
+            .ok()
+            .and_then(|s| field(&s.world))
+    }
+
     /// Checks that the names match the counts.
     pub fn validate(&self) -> Result<(), String> {
         if !self.body_names.is_empty() && self.body_names.len() != self.body_count {

@@ -169,10 +169,10 @@ pub fn run_suite(
         let mut row = |k: usize| measure(&mut report, "scenes", Ok(median_run(&runs[k])));
         let (wide, scalar, threaded, direct) = (row(0)?, row(1)?, row(2)?, row(3)?);
         ratios += &format!(
-            "{:<12} wide/scalar (1 thread) {}   {} threads/1 thread {}",
+            "{:<12} wide/scalar (1 thread) {}   {}/1 thread {}",
             scene.name(),
             round_ratio(&runs[1], &runs[0]),
-            options.threads,
+            threads_label(options.threads),
             round_ratio(&runs[0], &runs[2])
         );
         ratios += &format!(
@@ -190,9 +190,9 @@ pub fn run_suite(
         if options.peer {
             let rapier = measure(&mut report, "scenes", Ok(median_run(&runs[4])))?;
             ratios += &format!(
-                "   vs rapier3d: 1 thread {}, {} threads {} (max anchor error {:.2e} m vs {:.2e} m)",
+                "   vs rapier3d: 1 thread {}, {} {} (max anchor error {:.2e} m vs {:.2e} m)",
                 round_ratio(&runs[4], &runs[0]),
-                options.threads,
+                threads_label(options.threads),
                 round_ratio(&runs[4], &runs[2]),
                 wide.max_anchor_error,
                 rapier.max_anchor_error
@@ -253,7 +253,7 @@ pub fn run_suite(
             &stem,
             &vec![
                 ("wide, 1 thread".to_string(), one),
-                (format!("wide, {} threads", options.threads), many),
+                (format!("wide, {}", threads_label(options.threads)), many),
             ],
         )?);
     }
@@ -502,6 +502,15 @@ pub fn row_by_row_at_equal_error(ours: &[BenchRow], theirs: &[BenchRow]) -> Stri
         text += &format!("; none reaches rapier3d {}", unmatched.join(", "));
     }
     text
+}
+
+/// "1 thread", "2 threads".
+fn threads_label(n: u32) -> String {
+    if n == 1 {
+        "1 thread".into()
+    } else {
+        format!("{n} threads")
+    }
 }
 
 #[cfg(test)]

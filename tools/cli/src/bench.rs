@@ -29,7 +29,7 @@ pub struct Args {
     /// `vb1/p` with one bias pass, `vc/p` with the chain solve).
     #[arg(long)]
     peer: bool,
-    /// Threads of the multi-threaded rows (default 2; the other rows use 1).
+    /// Threads of the multi-threaded rows (default 2; 0: one per core; the other rows use 1).
     #[arg(long, default_value_t = 2)]
     threads: u32,
     /// A short run: 5 frames per row, scaling at 1k and 10k joints.
@@ -86,13 +86,19 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    if !(1..=MAX_THREADS).contains(&args.threads) {
+    // 0 means one per core, as for `run`; the rows report the number.
+    let threads = match args.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        n => n,
+    };
+    if threads > MAX_THREADS {
         anyhow::bail!(
-            "--threads {} is out of range: the multi-threaded rows take 1 to {MAX_THREADS} threads",
+            "--threads {} is out of range: the multi-threaded rows take 1 to {MAX_THREADS} \
+             threads (0: one per core)",
             args.threads
         );
     }
-    options.threads = args.threads;
+    options.threads = threads;
     if args.rounds == 0 {
         anyhow::bail!("--rounds must be at least 1 (1 runs each row once)");
     }

@@ -114,7 +114,15 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
                 b => format!(" ({b} with a bias pass)"),
             },
             h.world.position_iterations,
-            if h.chain_solve() { ", chain solve" } else { "" }
+            [
+                (h.chain_solve(), ", chain solve"),
+                (h.sleeping(), ", sleeping"),
+                (!h.warm_starting(), ", no warm start"),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, name)| *name)
+            .collect::<String>()
         );
     }
     let common = match (report.first_common_substep, report.last_common_substep) {
@@ -129,7 +137,7 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
                 if tol == Tolerance::EXACT {
                     " (bit for bit)".to_string()
                 } else {
-                    format!(" within atol {} rtol {}", tol.atol, tol.rtol)
+                    format!(" within atol {:e} rtol {:e}", tol.atol, tol.rtol)
                 },
                 report.frames_compared,
                 if report.extent == Extent::Overlap
@@ -172,7 +180,8 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
                     let _ = writeln!(
                         out,
                         ": the recorded values are equal but the state hashes differ \
-                         (hidden solver state, e.g. warm-start impulses)"
+                         (hidden solver state: warm-start impulses, or with sleeping the \
+                         bodies' rest timers)"
                     );
                 }
             }

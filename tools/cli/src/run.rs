@@ -165,6 +165,16 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         ),
         (None, None) => (scene.duration() / dt).round() as u64,
     };
+    // A duration that is not a whole number of frames runs the nearest whole number: say so.
+    if let (None, Some(d)) = (args.steps, args.duration) {
+        let ran = steps as f64 * f64::from(dt);
+        if steps > 0 && (ran - d).abs() > 1e-6 * d.max(f64::from(dt)) {
+            eprintln!(
+                "note: --duration {d} s is {:.4} frames of {dt} s; running {steps} frames ({ran:.6} s)",
+                d / f64::from(dt)
+            );
+        }
+    }
     if steps == 0 {
         let why = match (args.steps, args.duration) {
             (Some(_), _) => "--steps 0".to_string(),
@@ -293,7 +303,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let mut text = summary.text();
         if let Some(log) = &log {
             text.push_str(&format!(
-                "recorded           {} frames, {} to {}\n",
+                "recorded            {} frames, {} to {}\n",
                 log.frames,
                 human_bytes(log.bytes),
                 log.path.display()
@@ -432,14 +442,14 @@ impl Summary {
 
     fn text(&self) -> String {
         format!(
-            "scene              {}\n\
-             bodies, joints     {}, {}\n\
-             steps              {} of {} s ({} substeps)\n\
-             wall time          {:.3} s\n\
-             max anchor error   {:.3e} m (worst joint: {})\n\
-             final anchor error {:.3e} m\n\
-             max angular error  {:.3e} rad\n\
-             max limit violation {:.3e}\n",
+            "scene               {}\n\
+             bodies, joints      {}, {}\n\
+             steps               {} of {} s ({} substeps)\n\
+             wall time           {:.3} s\n\
+             max anchor error    {:.3e} m (worst joint: {})\n\
+             final anchor error  {:.3e} m\n\
+             max angular error   {:.3e} rad\n\
+             max limit violation {:.3e} (rad for hinges, m for sliders)\n",
             self.scene,
             self.bodies,
             self.joints,
@@ -455,14 +465,14 @@ impl Summary {
         ) + &self
             .sleeping
             .map(|(bodies, islands, of)| {
-                format!("sleeping at end    {islands} of {of} islands ({bodies} bodies)\n")
+                format!("sleeping at end     {islands} of {of} islands ({bodies} bodies)\n")
             })
             .unwrap_or_default()
             + &self
                 .chains
                 .map(|(chains, joints)| {
                     format!(
-                        "chain solve        {chains} chains, {joints} of {} joints solved directly\n",
+                        "chain solve         {chains} chains, {joints} of {} joints solved directly\n",
                         self.joints
                     )
                 })
@@ -471,11 +481,11 @@ impl Summary {
                 .hubs
                 .map(|(hubs, joints)| {
                     let plural = if hubs == 1 { "" } else { "s" };
-                    format!("hub solve          {hubs} hub{plural}, {joints} joints solved directly\n")
+                    format!("hub solve           {hubs} hub{plural}, {joints} joints solved directly\n")
                 })
                 .unwrap_or_default()
             + if self.solver_path == "scalar" {
-                "solver path        scalar (the reference: the same bits as the wide path)\n"
+                "solver path         scalar (the reference: the same bits as the wide path)\n"
             } else {
                 ""
             }

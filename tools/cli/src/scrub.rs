@@ -557,7 +557,7 @@ fn file_identity(path: &Path) -> Option<(u64, u64)> {
 /// Opens the log to follow, waiting for a recording that has not started yet.
 fn open_when_started(path: &Path) -> anyhow::Result<LogReader> {
     let start = std::time::Instant::now();
-    let mut said = false;
+    let (mut said, mut said_idle) = (false, false);
     loop {
         let e = match open_quietly(path) {
             Ok(r) => return Ok(r),
@@ -574,6 +574,15 @@ fn open_when_started(path: &Path) -> anyhow::Result<LogReader> {
                 path.display()
             );
             said = true;
+        }
+        if !said_idle && start.elapsed() >= FOLLOW_IDLE_NOTICE {
+            eprintln!(
+                "note: nothing has started writing {} for {} s; is a recording to it running? \
+                 (still waiting; Ctrl-C to stop)",
+                path.display(),
+                FOLLOW_IDLE_NOTICE.as_secs()
+            );
+            said_idle = true;
         }
         std::thread::sleep(Duration::from_millis(200));
     }

@@ -101,7 +101,7 @@ fn run_sleep_reports_the_islands_asleep_at_the_end() {
     let out = lavender(&["run", "grid", "--sleep", "--duration", "6"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("sleeping at end    1 of 1 islands (380 bodies)"),
+        text.contains("sleeping at end     1 of 1 islands (380 bodies)"),
         "{text}"
     );
 }

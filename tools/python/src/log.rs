@@ -550,7 +550,7 @@ impl Log {
     /// it is reported once, until the score falls below ``k / 2``. Non-finite values are
     /// always spikes. ``columns`` defaults to 3, 4, 5 (anchor error norm, angular error,
     /// limit violation); names are accepted. ``k``, ``abs_threshold`` and ``window`` are
-    /// the command's ``--k``, ``--threshold`` and ``--window`` (a window of 0 counts as 1).
+    /// the command's ``--k``, ``--threshold`` and ``--window`` (a window is at least 2).
     /// With the defaults, a finished log recorded by Lavender answers from its spike index
     /// (the footer: milliseconds whatever the log's size); otherwise every frame is judged.
     /// Both give the same spikes.
@@ -724,10 +724,10 @@ impl Log {
         let to_substep = to_substep
             .map(|t| non_negative("to_substep", t))
             .transpose()?;
-        let every = non_negative("every", every)?;
-        if every == 0 {
-            return Err(errors::value("every must be at least 1"));
-        }
+        let every = u64::try_from(every)
+            .ok()
+            .filter(|&e| e >= 1)
+            .ok_or_else(|| errors::value(format!("every = {every}: must be at least 1")))?;
         let path = path_arg(path)?;
         let range = h5::ExportRange {
             from: from_substep,

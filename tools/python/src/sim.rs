@@ -156,7 +156,14 @@ fn setting_u32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
         .ok_or_else(|| bad_setting(name, value, "must be a whole number, not True or False"))?
         .extract()
         .map_err(|_| bad_setting(name, value, "must be a whole number"))?;
-    u32::try_from(v).map_err(|_| bad_setting(name, value, "must be a whole number >= 0"))
+    u32::try_from(v).map_err(|_| {
+        let why = if v < 0 {
+            "must be a whole number >= 0"
+        } else {
+            "is too large (at most 4294967295)"
+        };
+        bad_setting(name, value, why)
+    })
 }
 
 impl Overrides {
