@@ -57,6 +57,17 @@ fn main() {
         Err(e) => e.exit(),
     };
     output::init_tracing(matches!(&cli.command, Command::Bench(args) if args.stages()));
+    // Every subcommand has --json; under it a failure is a JSON object on standard output too.
+    let json = match matches.subcommand() {
+        Some((name, sub)) if sub.try_get_one::<bool>("json").ok().flatten() == Some(&true) => {
+            if name == "bench" {
+                output::JsonErrors::Lines
+            } else {
+                output::JsonErrors::Object
+            }
+        }
+        _ => output::JsonErrors::Off,
+    };
     interrupt::install();
     let result = match cli.command {
         Command::Run(args) => run::main(args),
@@ -73,5 +84,5 @@ fn main() {
         },
         Command::Resume(args) => resume::main(args),
     };
-    output::finish(result);
+    output::finish(result, json);
 }

@@ -45,7 +45,36 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
 
 /// Prints a JSON value on one line.
 pub fn emit_json(value: &serde_json::Value) -> anyhow::Result<()> {
+    JSON_EMITTED.store(true, std::sync::atomic::Ordering::Relaxed);
     emit(&format!("{value}\n"))
+}
+
+/// Whether a JSON object went to standard output (then a failure adds none: one object per
+/// command, except `bench`'s one per line).
+static JSON_EMITTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// How a failed command reports itself on standard output under `--json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsonErrors {
+    /// No `--json`: the error goes to standard error only.
+    Off,
+    /// One JSON object per command: an error object unless the command already printed one.
+    Object,
+    /// JSON lines (`bench`): an error line after whatever rows were printed.
+    Lines,
+}
+
+/// `{"error": {"message", "causes": [...], "exit_code"}}`: what a `--json` consumer reads
+/// when a command fails (the same text as on standard error).
+pub fn error_json(e: &anyhow::Error, exit_code: i32) -> serde_json::Value {
+    let causes: Vec<String> = e.chain().skip(1).map(|c| c.to_string()).collect();
+    serde_json::json!({
+        "error": {
+            "message": e.to_string(),
+            "causes": causes,
+            "exit_code": exit_code,
+        }
+    })
 }
 
 /// A progress bar on standard error when it is a terminal, hidden otherwise.
@@ -64,7 +93,7 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
 }
 
 /// Exits with 0 on success; prints the error chain and exits with 2 otherwise.
-pub fn finish(result: anyhow::Result<()>) {
+pub fn finish(result: anyhow::Result<()>, json: JsonErrors) {
     if let Err(e) = result {
         eprintln!("{}", error_report(&e));
         let interrupted = e.downcast_ref::<crate::interrupt::Interrupted>().is_some()
@@ -72,11 +101,17 @@ pub fn finish(result: anyhow::Result<()>) {
                 e.downcast_ref::<lavender_replay::ReplayError>(),
                 Some(lavender_replay::ReplayError::Interrupted { .. })
             );
-        std::process::exit(if interrupted {
+        let code = if interrupted {
             crate::interrupt::EXIT_CODE
         } else {
             2
-        });
+        };
+        let already = JSON_EMITTED.load(std::sync::atomic::Ordering::Relaxed);
+        if json == JsonErrors::Lines || (json == JsonErrors::Object && !already) {
+            // Best effort: standard output may be the closed pipe that failed the command.
+            let _ = emit_json(&error_json(&e, code));
+        }
+        std::process::exit(code);
     }
 }
 

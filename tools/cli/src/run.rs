@@ -228,7 +228,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             Ok(report) => report,
             Err(e) => {
                 // Keep the log of the run up to the failure: it is what `scrub` is for.
-                match recorder.take().and_then(|r| r.finish().ok()) {
+                let kept = recorder.take().and_then(|r| r.finish().ok());
+                match &kept {
                     Some(log) if log.frames == 0 => eprintln!(
                         "nothing was recorded (the first substep failed); {} was left as it was",
                         log.path.display()
@@ -240,7 +241,23 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                     ),
                     None => {}
                 }
-                return Err(e.into());
+                let e = anyhow::Error::from(e);
+                if args.json {
+                    // The run up to the failure, and the failure, as one object.
+                    let wall = start.elapsed().as_secs_f64();
+                    let mut json =
+                        Summary::of(&name, &world, done, substeps, dt, wall, &max).json();
+                    json["error"] = crate::output::error_json(&e, 2)["error"].take();
+                    if let Some(log) = kept.filter(|l| l.frames > 0) {
+                        json["record"] = serde_json::json!({
+                            "path": log.path,
+                            "frames": log.frames,
+                            "bytes": log.bytes,
+                        });
+                    }
+                    emit_json(&json)?;
+                }
+                return Err(e);
             }
         };
         if let Some(e) = record_error {

@@ -497,11 +497,16 @@ fn bench_refuses_arguments_that_would_time_nothing_or_contradict() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(expected), "{args:?}: {err}");
-        // Refused before timing anything: `--json` prints each row as it is measured.
-        assert!(
-            out.stdout.is_empty(),
-            "{args:?} measured rows before refusing"
-        );
+        // Refused before timing anything: `--json` prints each row as it is measured, so
+        // standard output holds nothing but the error's own line (under `--json`).
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for line in stdout.lines() {
+            let j: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert!(
+                j.get("error").is_some(),
+                "{args:?} measured rows before refusing: {line}"
+            );
+        }
     }
     // A scene named twice runs once.
     let rows = json_lines(&[
@@ -598,4 +603,58 @@ fn a_run_ending_beyond_single_precision_warns() {
     );
     let out = lavender(&["run", "chain", "--duration", "1"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+}
+
+/// QA (2026-12-05): `--json` commands that failed printed nothing on standard output. Now a
+/// failure is one JSON object there too (the same text as on standard error), and a run
+/// that goes non-finite reports the frames run before it.
+#[test]
+fn a_failure_under_json_is_a_json_object() {
+    let dir = std::env::temp_dir().join(format!("lavender-cli-json-errors-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = dir.join("missing.lvlog");
+    let missing = missing.to_str().unwrap();
+    for args in [
+        vec!["scrub", missing, "--json"],
+        vec!["diff", missing, missing, "--json"],
+        vec!["run", "no-such-scene", "--json"],
+    ] {
+        let out = lavender(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {:?}", out.stdout));
+        let message = j["error"]["message"].as_str().unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(message),
+            "{args:?}"
+        );
+        assert_eq!(j["error"]["exit_code"], 2);
+    }
+    // A run that goes non-finite at its first step: its summary up to there, and why.
+    let scene = dir.join("fling.toml");
+    std::fs::write(
+        &scene,
+        "[[body]]\nname = \"g\"\nkind = \"static\"\n[[body]]\nname = \"b\"\n\
+         position = [0.0, -1.0, 0.0]\nlinear_velocity = [3e38, 3e38, 0.0]\n\
+         [[joint]]\nname = \"j\"\nkind = \"spherical\"\nbody_a = \"g\"\nbody_b = \"b\"\n\
+         anchor_b = [0.0, 1.0, 0.0]\n",
+    )
+    .unwrap();
+    let out = lavender(&["run", scene.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        j["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("non-finite"),
+        "{j}"
+    );
+    assert_eq!(
+        (j["steps"].as_u64(), j["joints"].as_u64()),
+        (Some(0), Some(1)),
+        "{j}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

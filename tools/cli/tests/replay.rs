@@ -304,7 +304,15 @@ fn diff_names_the_chain_solve_of_a_run_that_used_it() {
     );
     // Sleeping is named too, and the hidden state it adds (QA: blamed on warm starts alone).
     let (c, d) = (dir.join("c.lvlog"), dir.join("d.lvlog"));
-    ok(&["run", "pendulum", "--steps", "2", "--sleep", "--record", s(&c)]);
+    ok(&[
+        "run",
+        "pendulum",
+        "--steps",
+        "2",
+        "--sleep",
+        "--record",
+        s(&c),
+    ]);
     ok(&["run", "pendulum", "--steps", "2", "--record", s(&d)]);
     let text = String::from_utf8(lavender(&["diff", s(&c), s(&d)]).stdout).unwrap();
     assert!(
