@@ -184,3 +184,18 @@ fn a_log_or_binary_file_given_as_a_scene_says_what_it_is() {
         assert!(m.contains(says) && m.contains("lavender scrub"), "{m}");
     }
 }
+
+/// QA (2026-12-05): names with tabs or newlines broke every table that prints them.
+#[test]
+fn names_with_control_characters_are_refused() {
+    let (mut w, a, b) = world_with_two_bodies();
+    let m = message(w.add_body(BodyDesc::dynamic("two\nlines")));
+    assert!(
+        m.contains("control character") && m.contains("two\\nlines"),
+        "{m}"
+    );
+    let m = message(w.add_joint(JointDesc::spherical("tab\there", a, b)));
+    assert!(m.contains("control character"), "{m}");
+    // Spaces, punctuation and other scripts are fine.
+    w.add_body(BodyDesc::dynamic("arm (left), #2 – ß")).unwrap();
+}

@@ -277,6 +277,12 @@ impl Bodies {
                 reason: "every body needs a non-empty name".into(),
             });
         }
+        if let Some(reason) = name_problem(name) {
+            return Err(EngineError::InvalidBody {
+                body: name.escape_debug().to_string(),
+                reason,
+            });
+        }
         if self.by_name.contains_key(name) {
             return Err(EngineError::InvalidBody {
                 body: name.clone(),
@@ -378,6 +384,17 @@ impl Bodies {
         }
         None
     }
+}
+
+/// Why a body or joint name is refused, if it is: control characters (a tab, a newline)
+/// would break every table and log line that prints names (QA: a name with a newline split
+/// `scrub`'s tables), and the names go into the log header and HDF5 attributes as they are.
+pub(crate) fn name_problem(name: &str) -> Option<String> {
+    name.chars().any(char::is_control).then(|| {
+        "the name holds a control character (a tab, a newline, ...); names are printed in \
+         tables and logs: use letters, digits, spaces and punctuation"
+            .to_string()
+    })
 }
 
 #[cfg(test)]

@@ -665,6 +665,12 @@ impl Joints {
                 reason: "every joint needs a non-empty name".into(),
             });
         }
+        if let Some(reason) = crate::bodies::name_problem(&desc.name) {
+            return Err(EngineError::InvalidJoint {
+                joint: desc.name.escape_debug().to_string(),
+                reason,
+            });
+        }
         if self.by_name.contains_key(&desc.name) {
             return Err(bad(
                 "another joint already has this name; names must be unique".into(),

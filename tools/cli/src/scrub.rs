@@ -267,17 +267,25 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             "joint", "anchor m", "@substep", "angular rad", "@substep", "limit", "@substep"
         );
     }
+    // A peak of zero has no substep to name.
+    let at = |peak: f32, substep: u64| {
+        if peak == 0.0 {
+            "-".to_string()
+        } else {
+            substep.to_string()
+        }
+    };
     for w in &worst {
         let _ = writeln!(
             out,
             "  {:<24} {:>12.3e} {:>9} {:>12.3e} {:>9} {:>12.3e} {:>9}{}",
             w.name,
             w.peak_anchor_error,
-            w.anchor_error_substep,
+            at(w.peak_anchor_error, w.anchor_error_substep),
             w.peak_angular_error,
-            w.angular_error_substep,
+            at(w.peak_angular_error, w.angular_error_substep),
             w.peak_limit_violation,
-            w.limit_violation_substep,
+            at(w.peak_limit_violation, w.limit_violation_substep),
             w.first_non_finite_substep
                 .map(|s| format!("  non-finite from substep {s}"))
                 .unwrap_or_default()
