@@ -34,3 +34,61 @@ fn the_readme_scene_example_builds() {
     // ground and bob, the chain's anchor and 100 links, the 20 x 20 grid.
     assert_eq!(world.body_count(), 2 + 101 + 400);
 }
+
+/// Every relative link of the README and of the documents it links to names a file that
+/// exists, and every `#anchor` into a Markdown file names one of its headings (GitHub's
+/// slugs: lower case, spaces to `-`, punctuation other than `-` and `_` dropped).
+#[test]
+fn documentation_links_lead_somewhere() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let slug = |heading: &str| -> String {
+        heading
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect()
+    };
+    let anchors = |file: &std::path::Path| -> Vec<String> {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with('#') && l.contains("# "))
+            .map(|l| slug(l.trim_start_matches('#')))
+            .collect()
+    };
+    let mut broken = Vec::new();
+    for doc in ["README.md", "engine/DESIGN.md", "benches/PERFORMANCE.md"] {
+        let path = root.join(doc);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let dir = path.parent().unwrap();
+        for (i, _) in text.match_indices("](") {
+            let rest = &text[i + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = &rest[..end];
+            if target.starts_with("http") || target.contains(' ') {
+                continue;
+            }
+            let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let file = if file.is_empty() {
+                path.clone()
+            } else {
+                dir.join(file)
+            };
+            if !file.exists() {
+                broken.push(format!("{doc}: {target} (no such file)"));
+            } else if !anchor.is_empty() && !anchors(&file).iter().any(|a| a == anchor) {
+                broken.push(format!("{doc}: {target} (no such heading)"));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "broken links:\n  {}",
+        broken.join("\n  ")
+    );
+}

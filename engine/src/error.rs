@@ -73,7 +73,8 @@ pub enum EngineError {
         "the step produced a non-finite {quantity} on body `{body}` at substep {substep} \
          (joints touching it: {joints}); the world was rolled back to the state before this step. \
          {conditioning}Check masses, inertia and joint anchors of that body, or lower dt; a light \
-         body jointed to much heavier ones may need `warm_starting = false` (README: Hubs)"
+         body jointed to much heavier ones may need `warm_starting = false` \
+         (engine/DESIGN.md: Hubs)"
     )]
     NonFinite {
         /// The body whose state went non-finite.

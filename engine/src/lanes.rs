@@ -29,9 +29,9 @@ use wide::f32x8;
 /// two-register values: 52.8 against 46.2 ms per step on the benchmark chain and 71.1 against
 /// 62.2 ms on the grid, one thread, same machine and minute. With AVX-512, 16 lanes ran the
 /// benchmark chain and fixed-stack scenes 5 to 12 % faster than 8 on one thread, the mixed
-/// scene up to 7 %, the grid no faster, and two threads about as fast as 8 (README, "Build
-/// flags"): so 8 stays the default. Each lane computes the scalar path's bits whatever the
-/// width, so results do not depend on it.
+/// scene up to 7 %, the grid no faster, and two threads about as fast as 8
+/// (benches/PERFORMANCE.md, "Build flags"): so 8 stays the default. Each lane computes the
+/// scalar path's bits whatever the width, so results do not depend on it.
 #[cfg(not(all(target_feature = "avx512f", feature = "lanes16")))]
 pub type Wide = wide::f32x8;
 /// The wide lane type with `lanes16` on AVX-512: 16 lanes of f32 in one register; see the

@@ -35,7 +35,7 @@ pub struct Settings {
     /// the joint graph ([`crate::schedule::chains`]) is solved exactly in each velocity pass,
     /// by one forward and one backward sweep over its block-tridiagonal system, instead of
     /// row by row; the other joints are solved by the colours after it. Long chains and nets
-    /// then converge in one or two passes where Gauss-Seidel needs many (see the README's
+    /// then converge in one or two passes where Gauss-Seidel needs many (see engine/DESIGN.md,
     /// "Direct chain solve"). Changes results (the default keeps every golden log).
     pub chain_solve: bool,
     /// Error-reduction factor in `[0, 1]`: the bias solve targets the corrective velocity

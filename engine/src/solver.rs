@@ -1142,7 +1142,8 @@ impl<L: Lane> Solver<L> {
         // A hub's limits are not projected: the hub solve's exact bias system takes their
         // violation back. Projected (Gauss-Seidel through the hub), a light hub's limited
         // spokes were left millimetres short of their stops, where the velocity solve has no
-        // limit row, and the velocity that carried them there grew unchecked (README, *Hubs*).
+        // limit row, and the velocity that carried them there grew unchecked
+        // (engine/DESIGN.md, *Hubs*).
         let mut projection_limited: Vec<bool> = joints.limit.iter().map(Option::is_some).collect();
         for &j in schedule.hubs.iter().flat_map(|h| &h.joints) {
             projection_limited[j as usize] = false;

@@ -1,5 +1,5 @@
 //! Hubs: one body jointed to many heavier ones at long lever arms, the hard case for
-//! sequential impulses, which the hub solve takes out of Gauss-Seidel (README: *Hubs*).
+//! sequential impulses, which the hub solve takes out of Gauss-Seidel (engine/DESIGN.md: *Hubs*).
 //! Ten 0.2 kg bobs hang 0.8 m out from a 1 kg hub pinned at its centre; the bobs' inertia
 //! about the hub (about 1 kg m^2) is what the hub's own inertia is measured against.
 
@@ -373,7 +373,7 @@ fn two_linked_hubs_are_both_solved_whole() {
     let worst = regression("hubs-linked-40-sliders.toml", 3.0, |s| s);
     println!("two linked hubs: {worst:.3e} m");
     // Measured 7.6e-6 m. (Past 6 s the unlimited sliders have fallen 200 m, and f32 loses
-    // them: README, *Hubs*.)
+    // them: engine/DESIGN.md, *Hubs*.)
     assert!(worst < 1e-4, "max anchor error {worst} m");
 }
 

@@ -151,6 +151,26 @@ struct FrameDiff {
     worst_beyond: Option<(f64, Location)>,
     /// Largest deviation in the frame, regardless of tolerance.
     max: Option<(f64, Location)>,
+    /// The frame's largest deviations by kind of value.
+    by_kind: FrameDeviation,
+}
+
+/// The largest deviations of one frame pair, by kind of value (0 where bitwise equal,
+/// infinite where one side is not finite): how two runs drift apart, substep by substep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct FrameDeviation {
+    /// The substep both frames record.
+    pub substep: u64,
+    /// Simulation time of the frame in the first log, s.
+    pub time: f64,
+    /// Body positions, m.
+    pub position: f64,
+    /// Body orientation quaternion components (about half the angle, rad, when small).
+    pub rotation: f64,
+    /// Body velocities, linear (m/s) and angular (rad/s).
+    pub velocity: f64,
+    /// Joint diagnostic columns (m, rad, m/s: the columns' own units).
+    pub diagnostics: f64,
 }
 
 fn compare_frame(
@@ -163,12 +183,21 @@ fn compare_frame(
     let mut out = FrameDiff {
         worst_beyond: None,
         max: None,
+        by_kind: FrameDeviation::default(),
     };
     let mut visit = |kind, index: usize, field: &str, x: f32, y: f32| {
         let d = deviation(x, y);
         if d == 0.0 {
             return;
         }
+        let by_kind = &mut out.by_kind;
+        let group = match kind {
+            LocationKind::Joint => &mut by_kind.diagnostics,
+            _ if field.starts_with("position") => &mut by_kind.position,
+            _ if field.starts_with("quaternion") => &mut by_kind.rotation,
+            _ => &mut by_kind.velocity,
+        };
+        *group = group.max(d);
         let limit = tol.atol + tol.rtol * (x.abs().max(y.abs()) as f64);
         let loc = || {
             let name = match kind {
@@ -250,7 +279,32 @@ pub fn diff_with_progress(
     b: &LogReader,
     tol: &Tolerance,
     extent: Extent,
+    progress: impl FnMut(usize, usize),
+) -> Result<DiffReport> {
+    compare(a, b, tol, extent, progress, |_| {})
+}
+
+/// [`diff_with_progress`], also returning every compared frame pair's largest deviations by
+/// kind (what `lavender diff --plot` draws): 0 for frames whose hashes match.
+pub fn diff_series(
+    a: &LogReader,
+    b: &LogReader,
+    tol: &Tolerance,
+    extent: Extent,
+    progress: impl FnMut(usize, usize),
+) -> Result<(DiffReport, Vec<FrameDeviation>)> {
+    let mut series = Vec::new();
+    let report = compare(a, b, tol, extent, progress, |d| series.push(d))?;
+    Ok((report, series))
+}
+
+fn compare(
+    a: &LogReader,
+    b: &LogReader,
+    tol: &Tolerance,
+    extent: Extent,
     mut progress: impl FnMut(usize, usize),
+    mut on_frame: impl FnMut(FrameDeviation),
 ) -> Result<DiffReport> {
     let (ha, hb) = (a.header(), b.header());
     if ha.body_count != hb.body_count {
@@ -295,9 +349,19 @@ pub fn diff_with_progress(
         if ma.state_hash == mb.state_hash && ma.diagnostics_hash == mb.diagnostics_hash {
             a.frame(oa + i)?;
             b.frame(ob + i)?;
+            on_frame(FrameDeviation {
+                substep: sa,
+                time: ma.summary.time,
+                ..FrameDeviation::default()
+            });
             continue;
         }
         let fd = compare_frame(a, b, (oa + i, ob + i), tol)?;
+        on_frame(FrameDeviation {
+            substep: sa,
+            time: ma.summary.time,
+            ..fd.by_kind
+        });
         if let Some((d, loc)) = fd.max {
             if d > max.value {
                 max = Deviation {
@@ -374,6 +438,54 @@ mod tests {
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["identical"], true);
         assert!(json["first_divergent_substep"].is_null() && json["where"].is_null());
+    }
+
+    #[test]
+    fn the_series_holds_each_frames_deviation_by_kind() {
+        let frames = testutil::frames(3, 2, 60, 0);
+        let mut perturbed = frames.clone();
+        // From substep 23 on, body 1's y drifts by 1e-3 per substep; at 40 a joint column
+        // and a velocity differ too.
+        for (k, f) in perturbed[23..].iter_mut().enumerate() {
+            f.poses[1][1] += 1e-3 * (k + 1) as f32;
+            f.rehash();
+        }
+        perturbed[40].diagnostics[1][3] += 0.5;
+        perturbed[40].velocities[2][4] -= 0.25;
+        perturbed[40].rehash();
+        let (a, b) = (open(&frames, 1), open(&perturbed, 1));
+        let (report, series) =
+            diff_series(&a, &b, &Tolerance::EXACT, Extent::Whole, |_, _| {}).unwrap();
+        assert_eq!(report.first_divergent_substep, Some(23));
+        assert_eq!(series.len(), 60);
+        assert!(series[..23]
+            .iter()
+            .all(|d| d.position == 0.0 && d.diagnostics == 0.0));
+        for (i, d) in series.iter().enumerate().skip(23) {
+            assert_eq!(d.substep, i as u64);
+            assert_eq!(d.time, frames[i].time);
+            let drift = 1e-3 * (i - 22) as f64;
+            assert!((d.position - drift).abs() < 1e-5, "{i}: {d:?}");
+            assert_eq!(d.rotation, 0.0);
+        }
+        // f32 rounding of the values the offsets were added to: within 1e-6.
+        assert!(
+            (series[40].diagnostics - 0.5).abs() < 1e-6,
+            "{:?}",
+            series[40]
+        );
+        assert!(
+            (series[40].velocity - 0.25).abs() < 1e-6,
+            "{:?}",
+            series[40]
+        );
+        assert_eq!((series[41].diagnostics, series[41].velocity), (0.0, 0.0));
+        // The report is the one `diff` gives.
+        let plain = diff(&a, &b, &Tolerance::EXACT).unwrap();
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            serde_json::to_value(&report).unwrap()
+        );
     }
 
     #[test]

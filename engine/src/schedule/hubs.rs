@@ -5,7 +5,7 @@
 //! (in rotation) than what hangs on it, Gauss-Seidel converges on them so slowly that the
 //! warm start, which re-applies the last substep's impulses, feeds a growing spin: a 1 kg hub
 //! (a 0.1 m cube) with ten 0.2 kg bobs 0.8 m out spun up to 1e4 rad/s within 8 s, and with
-//! twenty the step went non-finite within a second (README: Hubs). An exact solve of
+//! twenty the step went non-finite within a second (engine/DESIGN.md: Hubs). An exact solve of
 //! the hub's joints does not depend on where it starts, so the warm start cannot feed it.
 //!
 //! How hubs are found (from the scene alone): every dynamic body with at least

@@ -6,9 +6,9 @@
 use crate::output::{emit, emit_json, progress};
 use crate::scrub::open_log;
 use anyhow::bail;
-use lavender_replay::diff::{diff_with_progress, Divergence, Extent, Tolerance};
+use lavender_replay::diff::{diff_series, Divergence, Extent, FrameDeviation, Tolerance};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Compare two run logs frame by frame: the first substep where any body pose or velocity
 /// or joint diagnostic differs beyond `atol + rtol * max(|a|, |b|)`, naming the body or joint
@@ -21,7 +21,7 @@ use std::path::PathBuf;
 /// without `--force`).
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender diff golden.lvlog new.lvlog                 bitwise; exit 1 if they differ\n  lavender diff a.lvlog b.lvlog --atol 1e-6 --rtol 1e-5\n  lavender diff a.lvlog b.lvlog --json                 {\"identical\", \"first_divergent_substep\", \"where\": {\"kind\", \"index\", \"name\", \"field\"}, \"max_deviation\"}\n  lavender diff run.lvlog other-scene.lvlog --force    compare even though the scene hashes differ\n  lavender diff run.lvlog detail.lvlog --overlap       a short resumed run: only the substeps both hold"
+    after_help = "Examples:\n  lavender diff golden.lvlog new.lvlog                 bitwise; exit 1 if they differ\n  lavender diff a.lvlog b.lvlog --atol 1e-6 --rtol 1e-5\n  lavender diff a.lvlog b.lvlog --json                 {\"identical\", \"first_divergent_substep\", \"where\": {\"kind\", \"index\", \"name\", \"field\"}, \"max_deviation\"}\n  lavender diff run.lvlog other-scene.lvlog --force    compare even though the scene hashes differ\n  lavender diff run.lvlog detail.lvlog --overlap       a short resumed run: only the substeps both hold\n  lavender diff golden.lvlog new.lvlog --plot drift.png\n                                                       how the runs drift apart, substep by substep"
 )]
 pub struct Args {
     /// The reference run log.
@@ -44,12 +44,21 @@ pub struct Args {
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Draw the largest deviation of every substep (body positions, orientations,
+    /// velocities, joint diagnostics; log scale) with the first divergence marked, to a
+    /// `.png` or `.svg`.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 /// Runs the comparison; `Ok(true)` means the runs diverged (exit code 1).
 pub fn main(args: Args) -> anyhow::Result<bool> {
     if !(args.atol.is_finite() && args.atol >= 0.0 && args.rtol.is_finite() && args.rtol >= 0.0) {
         bail!("--atol and --rtol must be finite and >= 0");
+    }
+    if let Some(plot) = &args.plot {
+        crate::paths::check_plot_path(plot, &args.a)?;
+        crate::paths::check_plot_path(plot, &args.b)?;
     }
     let a = open_log(&args.a)?;
     let b = open_log(&args.b)?;
@@ -73,11 +82,16 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
     } else {
         Extent::Whole
     };
-    let report = diff_with_progress(&a, &b, &tol, extent, |done, total| {
+    let (report, series) = diff_series(&a, &b, &tol, extent, |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })?;
     bar.finish_and_clear();
+    if let Some(plot) = &args.plot {
+        lavender_replay::files::prepare_output(plot)?;
+        draw(plot, (&args.a, &args.b), &series, &report, &tol)?;
+        eprintln!("plot written to {}", plot.display());
+    }
     if args.json {
         emit_json(&serde_json::to_value(&report)?)?;
         return Ok(!report.identical);
@@ -203,4 +217,186 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
     }
     emit(&out)?;
     Ok(!report.identical)
+}
+
+/// File name for a title, cut in the middle when long.
+fn short_name(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let chars: Vec<char> = name.chars().collect();
+    if chars.len() > 32 {
+        let head: String = chars[..14].iter().collect();
+        let tail: String = chars[chars.len() - 14..].iter().collect();
+        format!("{head}...{tail}")
+    } else {
+        name
+    }
+}
+
+/// log10 of a deviation, floored at 1e-12 (zeros cannot be shown on a log axis); a
+/// non-finite deviation goes to the top edge.
+fn lg(v: f64, top: f64) -> f64 {
+    if v.is_finite() {
+        v.max(1e-12).log10()
+    } else {
+        top
+    }
+}
+
+/// A deviation curve: legend label, the value it plots.
+type Kind = (&'static str, fn(&FrameDeviation) -> f64);
+
+const KINDS: [Kind; 4] = [
+    ("body positions (m)", |d| d.position),
+    ("body orientations (quaternion)", |d| d.rotation),
+    ("body velocities (m/s, rad/s)", |d| d.velocity),
+    ("joint diagnostics (m, rad, m/s)", |d| d.diagnostics),
+];
+
+/// The deviation series as lines on a log axis against time, the first divergence as a
+/// vertical line and the tolerance `atol` (if any) as a horizontal one.
+fn draw(
+    path: &Path,
+    (a, b): (&Path, &Path),
+    series: &[FrameDeviation],
+    report: &lavender_replay::diff::DiffReport,
+    tol: &Tolerance,
+) -> anyhow::Result<()> {
+    use plotters::prelude::*;
+    lavender_tutorial::plot::register_fonts().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let positive = series
+        .iter()
+        .flat_map(|d| KINDS.map(|(_, get)| get(d)))
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .chain((tol.atol > 0.0).then_some(tol.atol));
+    let (lo, hi) = positive.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v.log10()), hi.max(v.log10()))
+    });
+    let y = if lo.is_finite() {
+        let y_lo = lo.floor().max(-12.0);
+        (y_lo, (hi.ceil() + 0.5).max(y_lo + 1.0))
+    } else {
+        (-12.0, 0.0)
+    };
+    let x = match (series.first(), series.last()) {
+        (Some(f), Some(l)) => (f.time, l.time.max(f.time + 1e-9)),
+        _ => (0.0, 1.0),
+    };
+    let first = report
+        .first_divergent_substep
+        .and_then(|s| series.iter().find(|d| d.substep == s));
+    let title = format!(
+        "{} vs {}: largest deviation per substep{}",
+        short_name(a),
+        short_name(b),
+        match report.first_divergent_substep {
+            Some(s) => format!(", first beyond tolerance at substep {s}"),
+            None => ", identical within tolerance".to_string(),
+        }
+    );
+    let chart = DiffChart {
+        title,
+        series,
+        first,
+        atol: tol.atol,
+        x,
+        y,
+    };
+    let svg = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    if svg {
+        chart.render(SVGBackend::new(path, (1200, 500)).into_drawing_area())
+    } else {
+        chart.render(BitMapBackend::new(path, (1200, 500)).into_drawing_area())
+    }
+    .map_err(|e| e.context(format!("drawing {}", path.display())))
+}
+
+struct DiffChart<'a> {
+    title: String,
+    series: &'a [FrameDeviation],
+    first: Option<&'a FrameDeviation>,
+    atol: f64,
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+impl DiffChart<'_> {
+    fn render<DB: plotters::prelude::DrawingBackend>(
+        &self,
+        root: plotters::drawing::DrawingArea<DB, plotters::coord::Shift>,
+    ) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        use plotters::prelude::*;
+        let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("{e}");
+        let ((t0, t1), (y_lo, y_hi)) = (self.x, self.y);
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        // The legend gets a panel of its own to the right, so that it never covers data.
+        let (width, _) = root.dim_in_pixel();
+        let (plot_area, legend_area) = root.split_horizontally(width.saturating_sub(290));
+        let mut chart = ChartBuilder::on(&plot_area)
+            .caption(self.title.as_str(), ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(t0..t1, y_lo..y_hi)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc("deviation (log scale; equal at the bottom edge)")
+            .y_label_formatter(&|v| format!("{:.0e}", 10f64.powf(*v)))
+            .draw()
+            .map_err(|e| err(&e))?;
+        let mut entries: Vec<(String, RGBColor)> = Vec::new();
+        for (k, (name, get)) in KINDS.iter().enumerate() {
+            let color = lavender_tutorial::plot::color(k);
+            let points = self.series.iter().map(|d| (d.time, lg(get(d), y_hi)));
+            chart
+                .draw_series(LineSeries::new(points, color.stroke_width(1)))
+                .map_err(|e| err(&e))?;
+            entries.push((name.to_string(), color));
+        }
+        if self.atol > 0.0 {
+            let yt = self.atol.log10();
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(t0, yt), (t1, yt)],
+                    8,
+                    5,
+                    BLACK.stroke_width(2),
+                ))
+                .map_err(|e| err(&e))?;
+            entries.push((format!("--atol {:e} (dashed)", self.atol), BLACK));
+        }
+        if let Some(d) = self.first {
+            chart
+                .draw_series(LineSeries::new(
+                    [(d.time, y_lo), (d.time, y_hi)],
+                    RED.stroke_width(1),
+                ))
+                .map_err(|e| err(&e))?;
+            entries.push((format!("first divergence, substep {}", d.substep), RED));
+        }
+        let style = ("sans-serif", 14).into_font().color(&BLACK);
+        for (row, (text, color)) in entries.iter().enumerate() {
+            let y = 60 + 24 * row as i32;
+            legend_area
+                .draw(&PathElement::new(
+                    vec![(8, y), (30, y)],
+                    color.stroke_width(2),
+                ))
+                .map_err(|e| err(&e))?;
+            legend_area
+                .draw(&Text::new(text.clone(), (38, y - 8), style.clone()))
+                .map_err(|e| err(&e))?;
+        }
+        root.present().map_err(|e| err(&e))?;
+        Ok(())
+    }
 }

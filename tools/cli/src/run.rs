@@ -56,7 +56,7 @@ pub struct Args {
     /// Start each substep's velocity passes from zero impulses instead of the last substep's
     /// (as `warm_starting = false` in the scene's `[world]`; on by default). The workaround
     /// for a light body jointed to much heavier ones, which warm starting can set spinning
-    /// where the hub solve does not reach (README: Hubs); nothing else should use it: without
+    /// where the hub solve does not reach (engine/DESIGN.md: Hubs); nothing else should use it: without
     /// warm starting long chains and stacks come apart (the shipped 100-link chain reaches
     /// 9 m of anchor error in 5 s, 7.8 m even with 32 velocity passes). A recorded run keeps
     /// the setting.

@@ -324,7 +324,7 @@ fn diff_names_the_chain_solve_of_a_run_that_used_it() {
 
 #[test]
 fn a_light_hub_runs_records_and_resumes() {
-    // The shipped `hub`: a 1 kg hub with twenty 0.2 kg spokes (README: Hubs).
+    // The shipped `hub`: a 1 kg hub with twenty 0.2 kg spokes (engine/DESIGN.md: Hubs).
     let hub = "hub";
     let dir = scratch("light-hub");
     let log = dir.join("hub.lvlog");
@@ -770,5 +770,50 @@ fn a_default_resume_of_a_killed_writers_log_ends_where_the_log_ends() {
             String::from_utf8_lossy(&diff.stdout)
         );
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `diff --plot` draws how two runs drift apart: a PNG or SVG, never over either log.
+#[test]
+fn diff_plots_the_deviation_of_every_substep() {
+    let dir = scratch("diff-plot");
+    let (a, b) = (dir.join("a.lvlog"), dir.join("b.lvlog"));
+    ok(&["run", "pendulum", "--duration", "0.5", "--record", s(&a)]);
+    ok(&[
+        "run",
+        "pendulum",
+        "--duration",
+        "0.5",
+        "--position-iterations",
+        "1",
+        "--record",
+        s(&b),
+    ]);
+    let png = dir.join("drift.png");
+    let out = lavender(&["diff", s(&a), s(&b), "--plot", s(&png), "--json"]);
+    assert_eq!(out.status.code(), Some(1), "the runs differ");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["identical"], false);
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+        "{}",
+        bytes.len()
+    );
+    let svg = dir.join("drift.svg");
+    ok(&["diff", s(&a), s(&a), "--plot", s(&svg)]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.contains("identical within tolerance"),
+        "the title says so"
+    );
+    for bad in [dir.join("drift.txt"), a.clone()] {
+        let out = lavender(&["diff", s(&a), s(&b), "--plot", s(&bad)]);
+        assert_eq!(out.status.code(), Some(2), "{}", bad.display());
+    }
+    assert!(
+        std::fs::metadata(&a).unwrap().len() > 1000,
+        "the log is intact"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
