@@ -226,6 +226,18 @@ def test_diff_finds_the_first_divergent_substep(tmp_path):
     assert report["where"]["kind"] in ("body", "joint")
     assert report["max_deviation"]["value"] > 0.0
     assert la.diff(lc, atol=1.0)["identical"]
+    # The series: every frame pair's largest deviation by kind, 0 before the nudge.
+    series = la.diff(lc, series=True)["series"]
+    assert "series" not in report
+    np.testing.assert_array_equal(series["substep"], la.substeps())
+    np.testing.assert_array_equal(series["time"], la.times())
+    moved = series["velocity"] > 0
+    assert not moved[:30].any() and moved[30]
+    # The position moved by at most the velocity difference over one substep.
+    h = 1 / 240
+    assert 0 < series["position"][30] <= series["velocity"][30] * h * 1.01
+    worst = max(series[k].max() for k in ("position", "rotation", "velocity", "diagnostics"))
+    assert worst == report["max_deviation"]["value"]
     other = tmp_path / "other.lvlog"
     record_substeps(lavender.Sim("pendulum"), other, 5)
     with pytest.raises(ValueError, match="different scenes"):

@@ -664,10 +664,17 @@ impl Log {
     /// ``location``), ``frames_compared``, ``first_common_substep``,
     /// ``last_common_substep``, ``frames_a``, ``frames_b``, ``scene_hash_mismatch``.
     ///
+    /// With ``series=True`` the dict also holds ``series``: a dict of arrays with one entry
+    /// per compared frame pair, ``substep`` (uint64), ``time`` (s) and the pair's largest
+    /// deviations by kind, ``position`` (m), ``rotation`` (quaternion components),
+    /// ``velocity`` (m/s, rad/s) and ``diagnostics`` (the columns' units), float64, 0 where
+    /// equal: how the runs drift apart (``lavender diff --plot`` draws it).
+    ///
     /// Raises ValueError when the logs have different body or joint counts, share no
     /// substep, and, unless ``force=True``, when they come from different scenes (different
     /// scene hashes); OSError when a frame is corrupt.
-    #[pyo3(signature = (other, atol = 0.0, rtol = 0.0, force = false, overlap = false))]
+    #[pyo3(signature = (other, atol = 0.0, rtol = 0.0, force = false, overlap = false, series = false))]
+    #[allow(clippy::too_many_arguments)]
     fn diff<'py>(
         &self,
         py: Python<'py>,
@@ -676,6 +683,7 @@ impl Log {
         rtol: f64,
         force: bool,
         overlap: bool,
+        series: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         if !(atol.is_finite() && atol >= 0.0 && rtol.is_finite() && rtol >= 0.0) {
             return Err(errors::value(format!(
@@ -692,17 +700,38 @@ impl Log {
             )));
         }
         let tol = Tolerance { atol, rtol };
-        let report = py
+        let (report, deviations) = py
             .detach(|| {
                 let extent = if overlap {
                     diff::Extent::Overlap
                 } else {
                     diff::Extent::Whole
                 };
-                diff::diff_with_progress(a, b, &tol, extent, |_, _| {})
+                if series {
+                    diff::diff_series(a, b, &tol, extent, |_, _| {})
+                } else {
+                    diff::diff_with_progress(a, b, &tol, extent, |_, _| {}).map(|r| (r, Vec::new()))
+                }
             })
             .map_err(errors::replay)?;
-        diff_dict(py, &report)
+        let d = diff_dict(py, &report)?;
+        if series {
+            let arrays = PyDict::new(py);
+            let column = |get: fn(&diff::FrameDeviation) -> f64| {
+                PyArray1::from_iter(py, deviations.iter().map(get))
+            };
+            arrays.set_item(
+                "substep",
+                PyArray1::from_iter(py, deviations.iter().map(|d| d.substep)),
+            )?;
+            arrays.set_item("time", column(|d| d.time))?;
+            arrays.set_item("position", column(|d| d.position))?;
+            arrays.set_item("rotation", column(|d| d.rotation))?;
+            arrays.set_item("velocity", column(|d| d.velocity))?;
+            arrays.set_item("diagnostics", column(|d| d.diagnostics))?;
+            d.set_item("series", arrays)?;
+        }
+        Ok(d)
     }
 
     /// Copies frames to a new HDF5 file at ``path`` (as ``lavender export`` does): the

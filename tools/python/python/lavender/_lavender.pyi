@@ -269,6 +269,14 @@ class _Deviation(TypedDict):
     substep: Optional[int]
     location: Optional[_Location]
 
+class _DiffSeries(TypedDict):
+    substep: npt.NDArray[np.uint64]
+    time: npt.NDArray[np.float64]
+    position: npt.NDArray[np.float64]
+    rotation: npt.NDArray[np.float64]
+    velocity: npt.NDArray[np.float64]
+    diagnostics: npt.NDArray[np.float64]
+
 _DiffReport = TypedDict(
     "_DiffReport",
     {
@@ -285,6 +293,9 @@ _DiffReport = TypedDict(
         "scene_hash_mismatch": bool,
     },
 )
+
+class _DiffReportWithSeries(_DiffReport, total=False):
+    series: _DiffSeries
 
 class _Spike(TypedDict):
     substep: int
@@ -394,9 +405,11 @@ class Log:
         rtol: float = 0.0,
         force: bool = False,
         overlap: bool = False,
-    ) -> _DiffReport:
+        series: bool = False,
+    ) -> _DiffReportWithSeries:
         """Compares two runs frame by frame (``lavender diff``'s semantics; ``overlap=True``
-        compares only the substeps both logs record)."""
+        compares only the substeps both logs record; ``series=True`` adds ``series``, every
+        compared substep's largest deviation by kind)."""
     def export_hdf5(
         self,
         path: Union[str, "os.PathLike[str]"],
