@@ -3,6 +3,7 @@
 //! Exit codes: 0 identical within tolerance, 1 diverged, 2 unusable input (unreadable logs,
 //! different shapes, or different scenes without `--force`).
 
+use crate::chart;
 use crate::output::{emit, emit_json, progress};
 use crate::scrub::open_log;
 use anyhow::bail;
@@ -219,22 +220,6 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
     Ok(!report.identical)
 }
 
-/// File name for a title, cut in the middle when long.
-fn short_name(path: &Path) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let chars: Vec<char> = name.chars().collect();
-    if chars.len() > 32 {
-        let head: String = chars[..14].iter().collect();
-        let tail: String = chars[chars.len() - 14..].iter().collect();
-        format!("{head}...{tail}")
-    } else {
-        name
-    }
-}
-
 /// log10 of a deviation, floored at 1e-12 (zeros cannot be shown on a log axis); a
 /// non-finite deviation goes to the top edge.
 fn lg(v: f64, top: f64) -> f64 {
@@ -264,22 +249,11 @@ fn draw(
     report: &lavender_replay::diff::DiffReport,
     tol: &Tolerance,
 ) -> anyhow::Result<()> {
-    use plotters::prelude::*;
-    lavender_tutorial::plot::register_fonts().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let positive = series
+    let values = series
         .iter()
         .flat_map(|d| KINDS.map(|(_, get)| get(d)))
-        .filter(|v| v.is_finite() && *v > 0.0)
         .chain((tol.atol > 0.0).then_some(tol.atol));
-    let (lo, hi) = positive.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-        (lo.min(v.log10()), hi.max(v.log10()))
-    });
-    let y = if lo.is_finite() {
-        let y_lo = lo.floor().max(-12.0);
-        (y_lo, (hi.ceil() + 0.5).max(y_lo + 1.0))
-    } else {
-        (-12.0, 0.0)
-    };
+    let y = chart::log_range(values, -12.0);
     let x = match (series.first(), series.last()) {
         (Some(f), Some(l)) => (f.time, l.time.max(f.time + 1e-9)),
         _ => (0.0, 1.0),
@@ -289,14 +263,14 @@ fn draw(
         .and_then(|s| series.iter().find(|d| d.substep == s));
     let title = format!(
         "{} vs {}: largest deviation per substep{}",
-        short_name(a),
-        short_name(b),
+        chart::short_name(a, 32),
+        chart::short_name(b, 32),
         match report.first_divergent_substep {
             Some(s) => format!(", first beyond tolerance at substep {s}"),
             None => ", identical within tolerance".to_string(),
         }
     );
-    let chart = DiffChart {
+    let drift = DiffChart {
         title,
         series,
         first,
@@ -304,15 +278,7 @@ fn draw(
         x,
         y,
     };
-    let svg = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
-    if svg {
-        chart.render(SVGBackend::new(path, (1200, 500)).into_drawing_area())
-    } else {
-        chart.render(BitMapBackend::new(path, (1200, 500)).into_drawing_area())
-    }
-    .map_err(|e| e.context(format!("drawing {}", path.display())))
+    chart::save(path, &drift)
 }
 
 struct DiffChart<'a> {
@@ -324,7 +290,7 @@ struct DiffChart<'a> {
     y: (f64, f64),
 }
 
-impl DiffChart<'_> {
+impl chart::Chart for DiffChart<'_> {
     fn render<DB: plotters::prelude::DrawingBackend>(
         &self,
         root: plotters::drawing::DrawingArea<DB, plotters::coord::Shift>,
@@ -332,35 +298,24 @@ impl DiffChart<'_> {
     where
         DB::ErrorType: 'static,
     {
+        use chart::err;
         use plotters::prelude::*;
-        let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("{e}");
         let ((t0, t1), (y_lo, y_hi)) = (self.x, self.y);
-        root.fill(&WHITE).map_err(|e| err(&e))?;
-        // The legend gets a panel of its own to the right, so that it never covers data.
-        let (width, _) = root.dim_in_pixel();
-        let (plot_area, legend_area) = root.split_horizontally(width.saturating_sub(290));
-        let mut chart = ChartBuilder::on(&plot_area)
-            .caption(self.title.as_str(), ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(t0..t1, y_lo..y_hi)
-            .map_err(|e| err(&e))?;
-        chart
-            .configure_mesh()
-            .x_desc("time (s)")
-            .y_desc("deviation (log scale; equal at the bottom edge)")
-            .y_label_formatter(&|v| format!("{:.0e}", 10f64.powf(*v)))
-            .draw()
-            .map_err(|e| err(&e))?;
-        let mut entries: Vec<(String, RGBColor)> = Vec::new();
+        let (plot_area, legend_area) = chart::panels(&root, 290)?;
+        let mut chart = chart::time_log_axes(
+            &plot_area,
+            &self.title,
+            (self.x, self.y),
+            "deviation (log scale; equal at the bottom edge)",
+        )?;
+        let mut entries: Vec<(String, RGBColor, chart::Mark)> = Vec::new();
         for (k, (name, get)) in KINDS.iter().enumerate() {
             let color = lavender_tutorial::plot::color(k);
             let points = self.series.iter().map(|d| (d.time, lg(get(d), y_hi)));
             chart
                 .draw_series(LineSeries::new(points, color.stroke_width(1)))
                 .map_err(|e| err(&e))?;
-            entries.push((name.to_string(), color));
+            entries.push((name.to_string(), color, chart::Mark::Line));
         }
         if self.atol > 0.0 {
             let yt = self.atol.log10();
@@ -372,7 +327,11 @@ impl DiffChart<'_> {
                     BLACK.stroke_width(2),
                 ))
                 .map_err(|e| err(&e))?;
-            entries.push((format!("--atol {:e} (dashed)", self.atol), BLACK));
+            entries.push((
+                format!("--atol {:e} (dashed)", self.atol),
+                BLACK,
+                chart::Mark::Line,
+            ));
         }
         if let Some(d) = self.first {
             chart
@@ -381,21 +340,13 @@ impl DiffChart<'_> {
                     RED.stroke_width(1),
                 ))
                 .map_err(|e| err(&e))?;
-            entries.push((format!("first divergence, substep {}", d.substep), RED));
+            entries.push((
+                format!("first divergence, substep {}", d.substep),
+                RED,
+                chart::Mark::Line,
+            ));
         }
-        let style = ("sans-serif", 14).into_font().color(&BLACK);
-        for (row, (text, color)) in entries.iter().enumerate() {
-            let y = 60 + 24 * row as i32;
-            legend_area
-                .draw(&PathElement::new(
-                    vec![(8, y), (30, y)],
-                    color.stroke_width(2),
-                ))
-                .map_err(|e| err(&e))?;
-            legend_area
-                .draw(&Text::new(text.clone(), (38, y - 8), style.clone()))
-                .map_err(|e| err(&e))?;
-        }
+        chart::legend(&legend_area, &entries)?;
         root.present().map_err(|e| err(&e))?;
         Ok(())
     }

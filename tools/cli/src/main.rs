@@ -3,6 +3,7 @@
 //! The binary is thin: every subcommand parses its flags, calls the libraries and prints.
 
 mod bench;
+mod chart;
 mod diff;
 mod export;
 mod interrupt;

@@ -1,6 +1,7 @@
 //! `lavender scrub`: the residual timeline of a run, its worst joints, one frame's table, the
 //! early spikes, a live tail of a log being written, and a plot.
 
+use crate::chart;
 use crate::output::{emit, emit_json, progress};
 use anyhow::{bail, Context};
 use lavender_engine::COLUMN_UNITS;
@@ -702,77 +703,36 @@ fn draw(
     timeline: &[TimelinePoint],
     spikes: &[Spike],
 ) -> anyhow::Result<()> {
-    use plotters::prelude::*;
-    lavender_tutorial::plot::register_fonts().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let svg = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
-    let finite = timeline
-        .iter()
-        .flat_map(|p| {
-            [
-                p.max_anchor_error,
-                p.max_angular_error,
-                p.max_limit_violation,
-            ]
-        })
-        .filter(|v| v.is_finite());
-    // Zeros cannot be shown on a log axis: they sit at the floor, which is lowered only as
-    // far as the smallest positive value needs (at most to 1e-9); with no positive value at
-    // all the axis spans 1e-9 to 1.
-    let positive = finite.filter(|&v| v > 0.0).map(lg);
-    let (lo, hi) = positive.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
+    let values = timeline.iter().flat_map(|p| {
+        [
+            p.max_anchor_error,
+            p.max_angular_error,
+            p.max_limit_violation,
+        ]
+        .map(f64::from)
     });
-    let (y_lo, y_hi) = if lo.is_finite() {
-        let y_lo = lo.floor().max(-9.0);
-        (y_lo, (hi.ceil() + 0.5).max(y_lo + 1.0))
-    } else {
-        (-9.0, 0.0)
-    };
     let (t0, t1) = (
         timeline[0].time,
         timeline[timeline.len() - 1]
             .time
             .max(timeline[0].time + 1e-9),
     );
-    // A long file name is cut in the middle so that the title fits.
-    let name = reader
-        .path()
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let chars: Vec<char> = name.chars().collect();
-    let name = if chars.len() > 60 {
-        let (head, tail) = (&chars[..28], &chars[chars.len() - 28..]);
-        format!(
-            "{}...{}",
-            head.iter().collect::<String>(),
-            tail.iter().collect::<String>()
-        )
-    } else {
-        name
-    };
     let title = format!(
-        "{name}: per-substep max residuals, {} spike(s) marked",
+        "{}: per-substep max residuals, {} spike(s) marked",
+        chart::short_name(reader.path(), 60),
         spikes.len()
     );
-    let chart = Chart {
+    let timeline_chart = Timeline {
         title,
         timeline,
         spikes,
         x: (t0, t1),
-        y: (y_lo, y_hi),
+        y: chart::log_range(values, -9.0),
     };
-    if svg {
-        chart.render(SVGBackend::new(path, (1200, 500)).into_drawing_area())
-    } else {
-        chart.render(BitMapBackend::new(path, (1200, 500)).into_drawing_area())
-    }
-    .with_context(|| format!("drawing {}", path.display()))
+    chart::save(path, &timeline_chart)
 }
 
-struct Chart<'a> {
+struct Timeline<'a> {
     title: String,
     timeline: &'a [TimelinePoint],
     spikes: &'a [Spike],
@@ -792,7 +752,7 @@ fn lg(v: f32) -> f64 {
     f64::from(v).max(1e-9).log10()
 }
 
-impl Chart<'_> {
+impl chart::Chart for Timeline<'_> {
     fn render<DB: plotters::prelude::DrawingBackend>(
         &self,
         root: plotters::drawing::DrawingArea<DB, plotters::coord::Shift>,
@@ -800,8 +760,8 @@ impl Chart<'_> {
     where
         DB::ErrorType: 'static,
     {
+        use chart::err;
         use plotters::prelude::*;
-        let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("{e}");
         let series: [Series; 3] = [
             (
                 "max anchor error (m)",
@@ -819,28 +779,15 @@ impl Chart<'_> {
                 lavender_tutorial::plot::color(2),
             ),
         ];
-        root.fill(&WHITE).map_err(|e| err(&e))?;
-        // The legend gets a panel of its own to the right, so that it never covers data.
-        let (width, _) = root.dim_in_pixel();
-        let (plot_area, legend_area) = root.split_horizontally(width.saturating_sub(270));
-        let mut chart = ChartBuilder::on(&plot_area)
-            .caption(self.title.as_str(), ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(self.x.0..self.x.1, self.y.0..self.y.1)
-            .map_err(|e| err(&e))?;
-        chart
-            .configure_mesh()
-            .x_desc("time (s)")
-            .y_desc("residual (log scale; zeros at the bottom edge)")
-            // The axis is log10 of the value; ticks fall between powers of ten, so a label
-            // gives the value itself.
-            .y_label_formatter(&|v| format!("{:.1e}", 10f64.powf(*v)))
-            .draw()
-            .map_err(|e| err(&e))?;
+        let (plot_area, legend_area) = chart::panels(&root, 270)?;
+        let mut chart = chart::time_log_axes(
+            &plot_area,
+            &self.title,
+            (self.x, self.y),
+            "residual (log scale; zeros at the bottom edge)",
+        )?;
         // Legend entries, drawn in the panel: a line (or a marker) and its text.
-        let mut entries: Vec<(String, RGBColor, bool)> = Vec::new();
+        let mut entries: Vec<(String, RGBColor, chart::Mark)> = Vec::new();
         for (name, get, color) in series {
             // A residual that is zero throughout (no limit crossed) has no line on a log axis.
             let zero = self.timeline.iter().all(|p| get(p) == 0.0);
@@ -852,9 +799,13 @@ impl Chart<'_> {
             chart
                 .draw_series(LineSeries::new(points, color.stroke_width(1)))
                 .map_err(|e| err(&e))?;
-            entries.push((name.to_string(), color, false));
+            entries.push((name.to_string(), color, chart::Mark::Line));
             if zero {
-                entries.push(("zero throughout (not drawn)".into(), WHITE, true));
+                entries.push((
+                    "zero throughout (not drawn)".into(),
+                    WHITE,
+                    chart::Mark::Text,
+                ));
             }
         }
         // A spike marks the joint's own value (below the curve of the maximum over all
@@ -881,31 +832,11 @@ impl Chart<'_> {
             entries.push((
                 "spike onset: the joint's value,".into(),
                 lavender_tutorial::plot::color(0),
-                true,
+                chart::Mark::Circle,
             ));
-            entries.push(("in its column's colour".into(), WHITE, true));
+            entries.push(("in its column's colour".into(), WHITE, chart::Mark::Text));
         }
-        let style = ("sans-serif", 14).into_font().color(&BLACK);
-        for (row, (text, color, marker)) in entries.iter().enumerate() {
-            let y = 60 + 24 * row as i32;
-            if *marker {
-                if *color != WHITE {
-                    legend_area
-                        .draw(&Circle::new((18, y), 5, color.stroke_width(2)))
-                        .map_err(|e| err(&e))?;
-                }
-            } else {
-                legend_area
-                    .draw(&PathElement::new(
-                        vec![(8, y), (30, y)],
-                        color.stroke_width(2),
-                    ))
-                    .map_err(|e| err(&e))?;
-            }
-            legend_area
-                .draw(&Text::new(text.clone(), (38, y - 8), style.clone()))
-                .map_err(|e| err(&e))?;
-        }
+        chart::legend(&legend_area, &entries)?;
         root.present().map_err(|e| err(&e))?;
         Ok(())
     }

@@ -1,0 +1,168 @@
+//! What `scrub --plot` and `diff --plot` share: a log-scale axis for residuals, the legend
+//! panel, the file name in a title, and writing PNG or SVG by the file's extension.
+
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+
+/// A chart that draws itself on any plotters backend.
+pub trait Chart {
+    fn render<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static;
+}
+
+/// Draws `chart` to `path`, 1200 x 500: SVG for a `.svg` name, PNG otherwise.
+pub fn save(path: &Path, chart: &impl Chart) -> anyhow::Result<()> {
+    lavender_tutorial::plot::register_fonts().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let svg = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    if svg {
+        chart.render(SVGBackend::new(path, (1200, 500)).into_drawing_area())
+    } else {
+        chart.render(BitMapBackend::new(path, (1200, 500)).into_drawing_area())
+    }
+    .map_err(|e| e.context(format!("drawing {}", path.display())))
+}
+
+/// The chart's two panels on a white page: the plot, and to its right the legend's, of
+/// `legend_width` pixels (so that the legend never covers data).
+pub fn panels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    legend_width: u32,
+) -> anyhow::Result<(DrawingArea<DB, Shift>, DrawingArea<DB, Shift>)>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let (width, _) = root.dim_in_pixel();
+    Ok(root.split_horizontally(width.saturating_sub(legend_width)))
+}
+
+/// Axes of time (s) against a log10 value, drawn with their mesh; the y labels give the
+/// value itself (ticks fall between powers of ten).
+pub fn time_log_axes<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    (x, y): ((f64, f64), (f64, f64)),
+    y_desc: &str,
+) -> anyhow::Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>>
+where
+    DB::ErrorType: 'static,
+{
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x.0..x.1, y.0..y.1)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc(y_desc)
+        .y_label_formatter(&|v| format!("{:.1e}", 10f64.powf(*v)))
+        .draw()
+        .map_err(|e| err(&e))?;
+    Ok(chart)
+}
+
+/// A plotters error as an `anyhow` one.
+pub fn err(e: &dyn std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}
+
+/// The range of a log10 axis for `values`: zeros cannot be shown on a log axis, so they sit
+/// at the floor, which is lowered only as far as the smallest positive value needs (at most
+/// to `10^floor`); with no positive finite value the axis spans `10^floor` to 1.
+pub fn log_range(values: impl Iterator<Item = f64>, floor: f64) -> (f64, f64) {
+    let positive = values.filter(|v| v.is_finite() && *v > 0.0).map(f64::log10);
+    let (lo, hi) = positive.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if lo.is_finite() {
+        let lo = lo.floor().max(floor);
+        (lo, (hi.ceil() + 0.5).max(lo + 1.0))
+    } else {
+        (floor, 0.0)
+    }
+}
+
+/// A file's name for a title, cut in the middle when longer than `max` characters.
+pub fn short_name(path: &Path, max: usize) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let chars: Vec<char> = name.chars().collect();
+    if chars.len() <= max {
+        return name;
+    }
+    let keep = max.saturating_sub(3) / 2;
+    let head: String = chars[..keep].iter().collect();
+    let tail: String = chars[chars.len() - keep..].iter().collect();
+    format!("{head}...{tail}")
+}
+
+/// How a legend entry is marked.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// A short line in the entry's colour.
+    Line,
+    /// A circle, as the chart marks points.
+    Circle,
+    /// No mark: a line of text continuing the entry above.
+    Text,
+}
+
+/// The legend: one row per entry, a mark and its text, in a panel of its own (so that it
+/// never covers data).
+pub fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, RGBColor, Mark)],
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let style = ("sans-serif", 14).into_font().color(&BLACK);
+    for (row, (text, color, mark)) in entries.iter().enumerate() {
+        let y = 60 + 24 * row as i32;
+        match mark {
+            Mark::Line => area
+                .draw(&PathElement::new(
+                    vec![(8, y), (30, y)],
+                    color.stroke_width(2),
+                ))
+                .map_err(|e| err(&e))?,
+            Mark::Circle => area
+                .draw(&Circle::new((18, y), 5, color.stroke_width(2)))
+                .map_err(|e| err(&e))?,
+            Mark::Text => {}
+        }
+        area.draw(&Text::new(text.clone(), (38, y - 8), style.clone()))
+            .map_err(|e| err(&e))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_range_floors_zeros_and_spans_the_values() {
+        assert_eq!(log_range([0.0, 3e-4, 20.0].into_iter(), -9.0), (-4.0, 2.5));
+        assert_eq!(log_range([0.0, f64::NAN].into_iter(), -9.0), (-9.0, 0.0));
+        assert_eq!(log_range([1e-20].into_iter(), -12.0), (-12.0, -11.0));
+    }
+
+    #[test]
+    fn long_names_are_cut_in_the_middle() {
+        assert_eq!(short_name(Path::new("dir/run.lvlog"), 20), "run.lvlog");
+        let cut = short_name(Path::new("a-very-long-file-name-of-a-run.lvlog"), 20);
+        assert_eq!(cut, "a-very-l...un.lvlog");
+        assert!(cut.chars().count() <= 20);
+    }
+}
