@@ -158,9 +158,21 @@ pub fn partial_path(path: &Path) -> std::path::PathBuf {
     ))
 }
 
+/// The output's file name in its [`partial_path`], cut to 200 bytes (at a character
+/// boundary) so that the temporary name fits the usual 255-byte limit of a file name (QA: a
+/// 250-character `.h5` name failed where the same `.lvlog` name worked).
 fn partial_stem(path: &Path) -> String {
-    path.file_name()
-        .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned())
+    let mut name = path
+        .file_name()
+        .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
+    if name.len() > 200 {
+        let mut cut = 200;
+        while !name.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        name.truncate(cut);
+    }
+    name
 }
 
 /// Removes the [`partial_path`] files of writers to `path` whose process no longer runs (a
@@ -176,6 +188,17 @@ pub fn remove_stale_partials(path: &Path) -> usize {
         }
     }
     removed
+}
+
+/// Removes the [`partial_path`] files this process is writing for `path` (a command
+/// stopped at once by a second Ctrl-C, whose unfinished HDF5 file cannot be read); returns
+/// how many. Best effort.
+pub fn remove_own_partials(path: &Path) -> usize {
+    let me = std::process::id();
+    partials_of(&output_target(path))
+        .into_iter()
+        .filter(|(partial, pid)| *pid == me && std::fs::remove_file(partial).is_ok())
+        .count()
 }
 
 /// The [`partial_path`] files of writers to `path` with their process ids, where `/proc`
@@ -303,6 +326,19 @@ pub fn refuse_to_overwrite_input(input: &Path, output: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_temporary_name_fits_a_file_name_however_long_the_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = format!("{}.h5", "ä".repeat(125));
+        assert_eq!(long.len(), 253);
+        let partial = partial_path(&dir.path().join(&long));
+        let name = partial.file_name().unwrap().to_str().unwrap();
+        assert!(name.len() <= 255, "{}", name.len());
+        std::fs::write(&partial, b"x").unwrap();
+        // And it is still found as this output's temporary file.
+        assert_eq!(partials_of(&dir.path().join(&long)).len(), 1);
+    }
 
     #[test]
     fn an_output_under_a_file_or_a_missing_directory_says_which() {

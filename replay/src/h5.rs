@@ -222,6 +222,8 @@ pub struct Hdf5Writer {
     path: PathBuf,
     /// Set until `finish` renames the file there; a writer dropped before removes it.
     destination: Option<Destination>,
+    /// A write failed: nothing more is written.
+    failed: bool,
     body_count: usize,
     joint_count: usize,
     chunk: usize,
@@ -278,7 +280,12 @@ impl Hdf5Writer {
     }
 
     fn create_inner(path: &Path, h: &Header) -> hdf5::Result<Hdf5Writer> {
-        let file = hdf5::File::create(path)?;
+        // The 1.8 file format (readable by HDF5 1.8 and later: MATLAB, h5py, pandas) or
+        // newer: the earliest format keeps attributes in the object header, 64 KiB in all,
+        // and the body names of a 4,500-link chain did not fit (QA, 2026-12-05).
+        let file = hdf5::File::with_options()
+            .with_fapl(|p| p.libver_v18())
+            .create(path)?;
         let chunk = Self::chunk_frames(h);
         let (b, j) = (h.body_count, h.joint_count);
         str_attr(&file, "format", "lavender run (one frame per substep)")?;
@@ -347,6 +354,7 @@ impl Hdf5Writer {
             file: Some(file),
             path: path.to_path_buf(),
             destination: None,
+            failed: false,
             body_count: b,
             joint_count: j,
             chunk,
@@ -398,6 +406,16 @@ impl Hdf5Writer {
             .destination
             .as_ref()
             .map_or_else(|| self.path.clone(), |d| d.path.clone());
+        if self.failed {
+            // A failed write leaves the datasets' extents and the buffers out of step:
+            // writing again would only add the library's complaint about that.
+            return Err(ReplayError::Hdf5 {
+                action: "writing",
+                path,
+                detail: "an earlier write failed, so the file cannot be finished".into(),
+            });
+        }
+        self.failed = true;
         (|| -> hdf5::Result<()> {
             self.time.flush(at, n)?;
             self.substep.flush(at, n)?;
@@ -411,6 +429,7 @@ impl Hdf5Writer {
             Ok(())
         })()
         .map_err(h5err("writing", &path))?;
+        self.failed = false;
         self.written += n;
         self.buffered = 0;
         Ok(())
@@ -738,6 +757,28 @@ mod tests {
         assert_eq!(bias, 2);
         let chain_solve: u8 = file.attr("chain_solve").unwrap().read_scalar().unwrap();
         assert_eq!(chain_solve, 1);
+    }
+
+    /// QA (2026-12-05): the names of more than about 4,000 bodies did not fit an attribute
+    /// in the earliest file format (64 KiB of object header), so large scenes could not be
+    /// written at all.
+    #[test]
+    fn the_names_of_a_hundred_thousand_bodies_are_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = testutil::header(100_000, 99_999);
+        let path = dir.path().join("big.h5");
+        let w = Hdf5Writer::create(&path, &header).unwrap();
+        assert_eq!(w.finish().unwrap().frames, 0);
+        let file = hdf5::File::open(&path).unwrap();
+        let names: Vec<VarLenUnicode> = file
+            .group("bodies")
+            .unwrap()
+            .attr("names")
+            .unwrap()
+            .read_raw()
+            .unwrap();
+        assert_eq!(names.len(), 100_000);
+        assert_eq!(names[99_999].as_str(), "link99999");
     }
 
     #[test]

@@ -626,6 +626,30 @@ impl LogReader {
         }
     }
 
+    /// Whether the path this log was opened from now names another file (a new recording
+    /// to the same path replaces the file rather than truncating it, so this reader keeps
+    /// the old one, which will not grow again): open the path again to read the new run.
+    /// False for a log held in memory, or where the platform has no file identity.
+    pub fn replaced(&self) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let Storage::Mapped { file, .. } = &self.storage else {
+                return false;
+            };
+            match (file.metadata(), std::fs::metadata(&self.path)) {
+                (Ok(open), Ok(now)) => (open.dev(), open.ino()) != (now.dev(), now.ino()),
+                // Gone from its path: replaced by nothing (yet).
+                (Ok(_), Err(_)) => true,
+                _ => false,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            false
+        }
+    }
+
     /// Re-maps a growing file and picks up the complete frames appended since the last call
     /// (or since open). Returns how many frames were added. A log that was finished when last
     /// read, or one held in memory, never grows.
@@ -745,9 +769,10 @@ impl LogReader {
     }
 
     /// Index of the frame nearest to time `t` (`None` if `t` is NaN or precedes the first
-    /// frame by more than half the spacing of the first two frames). Between two frames the
-    /// nearer wins (a tie the earlier), so a time printed with a few digits (`1.44583`, for
-    /// the frame at 1.4458333 s) finds its frame; after the last frame, the last.
+    /// frame by more than the spacing of the first two frames: `t = 0` finds the first
+    /// substep of a run, which ends at one substep's time). Between two frames the nearer
+    /// wins (a tie the earlier), so a time printed with a few digits (`1.44583`, for the
+    /// frame at 1.4458333 s) finds its frame; after the last frame, the last.
     pub fn index_at_time(&self, t: f64) -> Option<usize> {
         if t.is_nan() || self.frames.is_empty() {
             return None;
@@ -757,14 +782,14 @@ impl LogReader {
         let after = self.frames.partition_point(|m| m.summary.time <= t);
         match after {
             0 => {
-                // Before the first frame: it, within half a spacing (or float rounding of
-                // its single-precision substep length, relative 2^-23, with one frame).
-                let half = if self.frames.len() > 1 {
-                    0.5 * (time(1) - time(0))
+                // Before the first frame: it, within a spacing (the run's start, t = 0, is
+                // one substep before its first frame), or with one frame, its own time.
+                let spacing = if self.frames.len() > 1 {
+                    time(1) - time(0)
                 } else {
-                    time(0).abs() * f64::from(f32::EPSILON)
+                    time(0).abs()
                 };
-                (time(0) - t <= half).then_some(0)
+                (time(0) - t <= spacing * (1.0 + 1e-6)).then_some(0)
             }
             n if n == self.frames.len() => Some(n - 1),
             n => Some(if time(n) - t < t - time(n - 1) {
@@ -1142,7 +1167,6 @@ mod tests {
         let r = LogReader::from_bytes(&testutil::log_bytes(&header, &frames, true)).unwrap();
         let dt = 1.0 / 240.0;
         // Frame i has time (i + 1) * dt.
-        assert_eq!(r.index_at_time(0.0), None);
         assert_eq!(r.index_at_time(f64::NAN), None);
         assert_eq!(r.index_at_time(frames[0].time), Some(0));
         assert_eq!(r.index_at_time(frames[17].time), Some(17));
@@ -1154,9 +1178,10 @@ mod tests {
         let printed: f64 = format!("{:.5}", frames[34].time).parse().unwrap();
         assert!(printed < frames[34].time, "{printed}");
         assert_eq!(r.index_at_time(printed), Some(34));
-        // Before the first frame: it, within half a spacing; else none.
-        assert_eq!(r.index_at_time(frames[0].time - 0.4 * dt), Some(0));
-        assert_eq!(r.index_at_time(frames[0].time - 0.6 * dt), None);
+        // Before the first frame: it, within a spacing (t = 0 for a run's log); else none.
+        assert_eq!(r.index_at_time(frames[0].time - 0.6 * dt), Some(0));
+        assert_eq!(r.index_at_time(0.0), Some(0));
+        assert_eq!(r.index_at_time(frames[0].time - 1.1 * dt), None);
         assert_eq!(r.index_at_time(1e9), Some(39));
         assert_eq!(
             r.frame_at_time(frames[5].time).unwrap().unwrap().substep(),

@@ -544,6 +544,11 @@ impl Recorder {
     /// Steps `world` by `dt` and records every substep; the first recording error stops
     /// recording and is returned after the step (the world has advanced).
     pub fn step(&mut self, world: &mut World, dt: f32) -> Result<StepReport> {
+        // Before the first frame, whether the file can still be created is judged before
+        // the world moves (another recording may have taken the path since `create`).
+        if self.sink.is_none() {
+            crate::files::check_output(&self.plan.path)?;
+        }
         let mut first_error = None;
         let report = world.step_observed(dt, |w, info| {
             if first_error.is_none() {
@@ -868,8 +873,14 @@ mod tests {
             let mut early = Recorder::create(&other, &scene, &world2, dt).unwrap();
             let mut late = Recorder::create(&other, &scene, &world2, dt).unwrap();
             early.step(&mut world2, dt).unwrap();
+            let before = world2.substeps_done();
             let err = late.step(&mut world2, dt).unwrap_err().to_string();
             assert!(err.contains("still writing it"), "{name}: {err}");
+            assert_eq!(
+                world2.substeps_done(),
+                before,
+                "refused before the world moved"
+            );
             assert_eq!(early.finish().unwrap().frames, 4);
             // Once finished, the path is free again.
             first.step(&mut world, dt).unwrap();

@@ -98,8 +98,9 @@ def test_multi_substep_frames_and_access_by_substep_and_time(tmp_path):
         log[40]
     with pytest.raises(ValueError, match="substep 99"):
         log.frame_at_substep(99)
+    assert log.frame_at_time(0.0).substep == 0  # the run's start: its first substep
     with pytest.raises(ValueError, match="precedes the first frame"):
-        log.frame_at_time(0.0)
+        log.frame_at_time(-0.01)
     with pytest.raises(ValueError, match="joint"):
         log.column(3, 0)
     with pytest.raises(ValueError, match="column"):
@@ -155,6 +156,14 @@ def test_refresh_follows_a_run_still_being_recorded(tmp_path):
     np.testing.assert_array_equal(log[-1].poses, again[-1].poses)
     del log, again
     np.testing.assert_array_equal(early, expected)
+    # A new recording to the path replaces the file: refresh says so instead of 0 forever.
+    old = lavender.Log(path)
+    sim.record(path)
+    sim.step()
+    with pytest.raises(OSError, match="another file"):
+        old.refresh()
+    assert len(old) == 300
+    sim.stop_recording()
 
 
 def test_recording_over_an_open_log_leaves_the_reader_intact(tmp_path):

@@ -16,6 +16,10 @@ pub trait Chart {
 /// Draws `chart` to `path`, 1200 x 500: SVG for a `.svg` name, PNG otherwise.
 pub fn save(path: &Path, chart: &impl Chart) -> anyhow::Result<()> {
     lavender_tutorial::plot::register_fonts().map_err(|e| anyhow::anyhow!("{e}"))?;
+    // Opened here first so that a path that cannot be written is a plain I/O error, not
+    // the plotting backend's debug dump (QA: a read-only file system).
+    std::fs::File::create(path)
+        .map_err(|e| anyhow::anyhow!("cannot write the plot {}: {e}", path.display()))?;
     let svg = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("svg"));

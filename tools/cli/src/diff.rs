@@ -148,13 +148,13 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
         None => {
             let _ = writeln!(
                 out,
-                "identical{} over {} frames ({common}{})",
+                "identical{} over {} ({common}{})",
                 if tol == Tolerance::EXACT {
                     " (bit for bit)".to_string()
                 } else {
                     format!(" within atol {:e} rtol {:e}", tol.atol, tol.rtol)
                 },
-                report.frames_compared,
+                crate::output::count(report.frames_compared as u64, "frame"),
                 if report.extent == Extent::Overlap
                     && report.frames_compared < report.frames_a.max(report.frames_b)
                 {
@@ -265,9 +265,12 @@ fn draw(
         "{} vs {}: largest deviation per substep{}",
         chart::short_name(a, 32),
         chart::short_name(b, 32),
-        match report.first_divergent_substep {
-            Some(s) => format!(", first beyond tolerance at substep {s}"),
-            None => ", identical within tolerance".to_string(),
+        match (report.first_divergent_substep, report.reason) {
+            (Some(s), Some(Divergence::LogEnds)) => {
+                format!(", equal where both record; one log ends before substep {s}")
+            }
+            (Some(s), _) => format!(", first beyond tolerance at substep {s}"),
+            (None, _) => ", identical within tolerance".to_string(),
         }
     );
     let drift = DiffChart {
@@ -309,7 +312,8 @@ impl chart::Chart for DiffChart<'_> {
             "deviation (log scale; equal at the bottom edge)",
         )?;
         let mut entries: Vec<(String, RGBColor, chart::Mark)> = Vec::new();
-        for (k, (name, get)) in KINDS.iter().enumerate() {
+        // Blue, orange, green, reddish purple: apart even for colour-blind readers.
+        for ((name, get), k) in KINDS.iter().zip([0, 1, 2, 4]) {
             let color = lavender_tutorial::plot::color(k);
             let points = self.series.iter().map(|d| (d.time, lg(get(d), y_hi)));
             chart

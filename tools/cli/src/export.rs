@@ -50,6 +50,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     };
     // A Ctrl-C stops the export cleanly: its temporary file removed, the output untouched.
     crate::interrupt::stop_cleanly();
+    crate::interrupt::writing(&args.output);
     let stop = crate::interrupt::flag();
     let summary = export_interruptible(
         &reader,

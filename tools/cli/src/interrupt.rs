@@ -34,6 +34,7 @@ pub fn install() {
         if CLEAN_STOP.load(Ordering::SeqCst) && !REQUESTED.swap(true, Ordering::SeqCst) {
             eprintln!("\ninterrupted: stopping cleanly (interrupt again to stop at once)");
         } else {
+            say_what_a_hard_stop_leaves();
             std::process::exit(EXIT_CODE);
         }
     });
@@ -55,4 +56,38 @@ pub fn requested() -> bool {
 /// The flag [`requested`] reads, for library code that polls one.
 pub fn flag() -> &'static AtomicBool {
     &REQUESTED
+}
+
+/// The file the running command writes, for [`say_what_a_hard_stop_leaves`].
+static OUTPUT: std::sync::Mutex<Option<std::path::PathBuf>> = std::sync::Mutex::new(None);
+
+/// Names the file the command writes (a recording, an export), so that stopping at once
+/// says what became of it.
+pub fn writing(path: &std::path::Path) {
+    if let Ok(mut output) = OUTPUT.lock() {
+        *output = Some(path.to_path_buf());
+    }
+}
+
+/// On a stop at once: an HDF5 file being written is not readable until finished, so its
+/// temporary file is removed and the path left as it was; a log keeps every complete frame.
+fn say_what_a_hard_stop_leaves() {
+    let Some(path) = OUTPUT.lock().ok().and_then(|o| o.clone()) else {
+        return;
+    };
+    let hdf5 = lavender_replay::recorder::OutputKind::of(&path)
+        == lavender_replay::recorder::OutputKind::Hdf5;
+    if hdf5 {
+        lavender_replay::files::remove_own_partials(&path);
+        eprintln!(
+            "\nstopped at once: the HDF5 file was not finished, so {} was left as it was",
+            path.display()
+        );
+    } else if path.exists() {
+        eprintln!(
+            "\nstopped at once: {} holds the frames written so far, without its footer (scrub, \
+             export and resume recover every complete frame)",
+            path.display()
+        );
+    }
 }

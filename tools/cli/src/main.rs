@@ -52,10 +52,13 @@ enum Command {
 fn main() {
     let version = output::build_identity();
     let version: &'static str = Box::leak(version.into_boxed_str());
-    let matches = Cli::command().version(version).get_matches();
+    let matches = Cli::command()
+        .version(version)
+        .try_get_matches()
+        .unwrap_or_else(|e| output::exit_on_usage_error(e));
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
-        Err(e) => e.exit(),
+        Err(e) => output::exit_on_usage_error(e),
     };
     output::init_tracing(matches!(&cli.command, Command::Bench(args) if args.stages()));
     // Every subcommand has --json; under it a failure is a JSON object on standard output too.

@@ -64,10 +64,47 @@ pub enum JsonErrors {
     Lines,
 }
 
+/// Exits on a command line clap cannot parse (or on `--help`/`--version`, which clap also
+/// reports this way). Under `--json` a usage error is also a JSON error object on standard
+/// output, as every other failure is.
+pub fn exit_on_usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind as K;
+    let usage = !matches!(e.kind(), K::DisplayHelp | K::DisplayVersion)
+        && !matches!(e.kind(), K::DisplayHelpOnMissingArgumentOrSubcommand);
+    if usage && std::env::args_os().any(|a| a == "--json") {
+        let text = e.render().to_string();
+        let message = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string();
+        let value = serde_json::json!({
+            "error": {
+                "message": message,
+                "causes": [],
+                "usage": text.trim_end(),
+                "exit_code": e.exit_code(),
+            }
+        });
+        let _ = emit_json(&value);
+    }
+    e.exit()
+}
+
 /// `{"error": {"message", "causes": [...], "exit_code"}}`: what a `--json` consumer reads
 /// when a command fails (the same text as on standard error).
 pub fn error_json(e: &anyhow::Error, exit_code: i32) -> serde_json::Value {
-    let causes: Vec<String> = e.chain().skip(1).map(|c| c.to_string()).collect();
+    // As on standard error: a cause the line before already ends with is not repeated.
+    let mut causes: Vec<String> = Vec::new();
+    let mut last = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !last.ends_with(&text) {
+            causes.push(text.clone());
+        }
+        last = text;
+    }
     serde_json::json!({
         "error": {
             "message": e.to_string(),
@@ -75,6 +112,14 @@ pub fn error_json(e: &anyhow::Error, exit_code: i32) -> serde_json::Value {
             "exit_code": exit_code,
         }
     })
+}
+
+/// `n` and the noun, plural unless `n` is 1: "1 frame", "4 frames".
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    match n.into() {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
 }
 
 /// A progress bar on standard error when it is a terminal, hidden otherwise.

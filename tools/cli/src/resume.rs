@@ -78,6 +78,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     // A Ctrl-C stops the run at the end of a frame, the recording finished (as `run`).
     crate::interrupt::stop_cleanly();
+    if let Some(path) = &args.record {
+        crate::interrupt::writing(path);
+    }
     let (mut substeps, mut done) = (0u64, 0u64);
     // Without --steps: exactly to the log's last substep, also where a killed writer's log
     // ends inside a frame (so that `diff` finds the two runs identical).
@@ -104,7 +107,23 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let wall = start.elapsed().as_secs_f64();
     let log = recorder.map(|r| r.finish()).transpose()?;
     let world = &resumed.world;
+    let mut json = serde_json::json!({
+        "from_substep": args.from,
+        "keyframe_substep": resumed.keyframe_substep,
+        "replayed_substeps": resumed.replayed,
+        "substeps": substeps,
+        "last_substep": world.substeps_done().checked_sub(1),
+        "time": world.time(),
+        "state_hash": world.state_hash(),
+        "wall_seconds": wall,
+        "record": log.as_ref().map(|l| serde_json::json!({"path": l.path, "frames": l.frames, "bytes": l.bytes})),
+    });
     if done < frames {
+        if args.json {
+            // As `run`: the summary of what ran, marked interrupted.
+            json["interrupted"] = serde_json::json!({ "frames_run": done, "frames_asked": frames });
+            emit_json(&json)?;
+        }
         return Err(crate::interrupt::Interrupted(format!(
             "interrupted after {done} of {frames} frames, at substep {} (t = {:.6} s){}",
             world.substeps_done().saturating_sub(1),
@@ -125,20 +144,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         .into());
     }
     if args.json {
-        return emit_json(&serde_json::json!({
-            "from_substep": args.from,
-            "keyframe_substep": resumed.keyframe_substep,
-            "replayed_substeps": resumed.replayed,
-            "substeps": substeps,
-            "last_substep": world.substeps_done().checked_sub(1),
-            "time": world.time(),
-            "state_hash": world.state_hash(),
-            "wall_seconds": wall,
-            "record": log.as_ref().map(|l| serde_json::json!({"path": l.path, "frames": l.frames, "bytes": l.bytes})),
-        }));
+        return emit_json(&json);
     }
     let mut out = format!(
-        "resumed {} after substep {} (restored from {}{}), ran {} substeps in {:.3} s; now at \
+        "resumed {} after substep {} (restored from {}{}), ran {} in {:.3} s; now at \
          substep {}, t = {:.6} s\n",
         args.log.display(),
         args.from,
@@ -148,19 +157,22 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                 format!("the keyframe at substep {k}")
             }),
         if resumed.replayed > 0 {
-            format!(", {} substeps re-run", resumed.replayed)
+            format!(
+                ", {} re-run",
+                crate::output::count(resumed.replayed, "substep")
+            )
         } else {
             String::new()
         },
-        substeps,
+        crate::output::count(substeps, "substep"),
         wall,
         world.substeps_done().saturating_sub(1),
         world.time()
     );
     if let Some(l) = &log {
         out.push_str(&format!(
-            "recorded {} frames, {} to {}\n",
-            l.frames,
+            "recorded {}, {} to {}\n",
+            crate::output::count(l.frames as u64, "frame"),
             human_bytes(l.bytes),
             l.path.display()
         ));

@@ -170,8 +170,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let ran = steps as f64 * f64::from(dt);
         if steps > 0 && (ran - d).abs() > 1e-6 * d.max(f64::from(dt)) {
             eprintln!(
-                "note: --duration {d} s is {:.4} frames of {dt} s; running {steps} frames ({ran:.6} s)",
-                d / f64::from(dt)
+                "note: --duration {d} s is {:.4} frames of {dt} s; running {} ({ran:.6} s)",
+                d / f64::from(dt),
+                crate::output::count(steps, "frame")
             );
         }
     }
@@ -212,6 +213,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     // A Ctrl-C stops the run at the end of a frame: the log is finished (footer, index) and
     // the summary covers the frames run.
     crate::interrupt::stop_cleanly();
+    if let Some(path) = &args.record {
+        crate::interrupt::writing(path);
+    }
     let mut done = 0u64;
     for _ in 0..steps {
         if crate::interrupt::requested() {
@@ -235,8 +239,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                         log.path.display()
                     ),
                     Some(log) => eprintln!(
-                        "the recording up to the failure ({} frames) is in {}",
-                        log.frames,
+                        "the recording up to the failure ({}) is in {}",
+                        crate::output::count(log.frames as u64, "frame"),
                         log.path.display()
                     ),
                     None => {}
@@ -265,6 +269,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                 (Some(path), _) if OutputKind::of(path) == OutputKind::Hdf5 => format!(
                     "; {} was left as it was (HDF5 is written to a temporary file and moved \
                      into place when finished)",
+                    path.display()
+                ),
+                (Some(path), Some(0)) => format!(
+                    "; nothing was recorded, so {} was left as it was",
                     path.display()
                 ),
                 (Some(path), Some(frames)) => format!(
@@ -320,8 +328,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let mut text = summary.text();
         if let Some(log) = &log {
             text.push_str(&format!(
-                "recorded            {} frames, {} to {}\n",
-                log.frames,
+                "recorded            {}, {} to {}\n",
+                crate::output::count(log.frames as u64, "frame"),
                 human_bytes(log.bytes),
                 log.path.display()
             ));

@@ -452,7 +452,7 @@ fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
         })?,
         (None, Some(t)) => reader.index_at_time(t).with_context(|| {
             format!(
-                "time {t} s precedes the first frame (t = {} s) by more than half a substep",
+                "time {t} s precedes the first frame (t = {} s) by more than a substep",
                 reader.index()[0].summary.time
             )
         })?,

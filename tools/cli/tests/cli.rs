@@ -619,6 +619,8 @@ fn a_failure_under_json_is_a_json_object() {
         vec!["scrub", missing, "--json"],
         vec!["diff", missing, missing, "--json"],
         vec!["run", "no-such-scene", "--json"],
+        // A command line that does not parse (QA: nothing on standard output).
+        vec!["run", "pendulum", "--steps", "abc", "--json"],
     ] {
         let out = lavender(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -343,6 +343,8 @@ impl Log {
 
     /// Picks up the frames a writer appended since the log was opened or last refreshed
     /// (a run still being recorded) and returns how many; 0 once the log is finished.
+    /// Raises OSError when the path now holds another file (a new recording to the same
+    /// path): this Log keeps the run it opened; open the path again for the new one.
     /// Frames and arrays taken before stay valid: an array keeps the mapping it was read
     /// from. Raises RuntimeError if another thread is inside a call on this Log that
     /// released the GIL (``column``, ``spikes``, ...); refresh once it has returned. ::
@@ -360,6 +362,14 @@ impl Log {
                  is still running); refresh once it has returned",
             ));
         };
+        if reader.replaced() {
+            return Err(pyo3::exceptions::PyOSError::new_err(format!(
+                "{} now holds another file (a new recording to the same path replaced it); \
+                 this Log keeps reading the run it opened: open the path again with \
+                 lavender.Log(path) for the new one",
+                reader.path().display()
+            )));
+        }
         py.detach(|| reader.refresh()).map_err(errors::replay)
     }
 
@@ -395,8 +405,8 @@ impl Log {
     }
 
     /// The frame nearest ``time`` seconds: between two frames the nearer (a tie the
-    /// earlier), after the last frame the last (ValueError if ``time`` is NaN or precedes
-    /// the first frame by more than half a substep).
+    /// earlier), after the last frame the last, and ``time = 0`` the first substep's
+    /// (ValueError if ``time`` is NaN or precedes the first frame by more than a substep).
     fn frame_at_time(slf: &Bound<'_, Self>, time: f64) -> PyResult<Frame> {
         if time.is_nan() {
             return Err(errors::value("time = nan: give a number of seconds"));
@@ -408,7 +418,7 @@ impl Log {
                 .first()
                 .map_or("the log is empty".to_string(), |m| {
                     format!(
-                        "it precedes the first frame (at {} s) by more than half a substep",
+                        "it precedes the first frame (at {} s) by more than a substep",
                         m.summary.time
                     )
                 });

@@ -430,7 +430,16 @@ impl Sim {
                     } else {
                         "the step failed"
                     };
+                    let hdf5 = lavender_replay::recorder::OutputKind::of(&r.path)
+                        == lavender_replay::recorder::OutputKind::Hdf5;
                     match ended {
+                        Err(_) if hdf5 => format!(
+                            "{message} (recording to {} stopped because {cause}; HDF5 is \
+                             written under a temporary name and moved into place when \
+                             finished, so {} was left as it was)",
+                            r.path.display(),
+                            r.path.display()
+                        ),
                         Ok(log) if log.frames == 0 => format!(
                             "{message} (recording to {} stopped because {cause}; nothing was \
                              recorded, and a file already there was left as it was)",
