@@ -340,6 +340,24 @@ mod tests {
         assert_eq!(partials_of(&dir.path().join(&long)).len(), 1);
     }
 
+    /// What a second Ctrl-C removes: this process's temporary files for the output, not
+    /// another process's, nor another output's.
+    #[test]
+    fn a_hard_stop_removes_only_its_own_temporary_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run.h5");
+        let mine = partial_path(&out);
+        let other_pid = dir
+            .path()
+            .join(format!(".run.h5.{}-0.partial", std::process::id() + 1));
+        let other_output = partial_path(&dir.path().join("other.h5"));
+        for f in [&mine, &other_pid, &other_output] {
+            std::fs::write(f, b"x").unwrap();
+        }
+        assert_eq!(remove_own_partials(&out), 1);
+        assert!(!mine.exists() && other_pid.exists() && other_output.exists());
+    }
+
     #[test]
     fn an_output_under_a_file_or_a_missing_directory_says_which() {
         let dir = tempfile::tempdir().unwrap();

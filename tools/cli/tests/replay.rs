@@ -591,6 +591,27 @@ fn an_interrupted_run_finishes_its_log() {
     let v: serde_json::Value =
         serde_json::from_str(&ok(&["scrub", s(&again), "--spikes", "--json"])).unwrap();
     assert_eq!(v["source"], "index", "{v}");
+    // With --json, an interrupted resume prints its summary, marked, as `run` does.
+    let json_again = dir.join("json-again.lvlog");
+    let out = interrupted(
+        &[
+            "resume",
+            s(&log),
+            "--from",
+            &from,
+            "--steps",
+            "1000000",
+            "--record",
+            s(&json_again),
+            "--json",
+        ],
+        &json_again,
+    );
+    assert_eq!(out.status.code(), Some(130));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["interrupted"]["frames_asked"], 1_000_000, "{j}");
+    assert!(j["record"]["frames"].as_u64().unwrap() > 0, "{j}");
+    assert!(j.get("error").is_none(), "one object, the summary: {j}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
