@@ -1089,10 +1089,14 @@ impl World {
         }
         let start = (self.time, self.substeps_done);
         let observed = observer.is_some();
+        // The pool's thread does not inherit this thread's span: the stages' spans nest
+        // under `step` only if it is entered there too.
+        let step_span = tracing::Span::current();
         for _ in 0..n {
             // One entry into the thread pool per substep: the stages, the finiteness check
             // and, for an observer, the diagnostics (entering the pool wakes its workers).
             let checked = self.in_pool(|w| {
+                let _step = step_span.enter();
                 w.substep(h);
                 let checked = w.check_finite();
                 if checked.is_ok() && observed {
