@@ -77,6 +77,15 @@ fn golden_runs_are_reproduced_bit_for_bit() {
         // SAFETY: as above.
         let f = unsafe { LogReader::open(&fresh) }.unwrap();
         let report = diff(&g, &f, &Tolerance::EXACT).unwrap();
+        // `diff` compares the recorded state and diagnostics; the per-frame summaries (the
+        // maxima, the joints holding them, the energy) are the writer's and are checked too:
+        // until 2026-12-05 a change in which joint a zero maximum names went unnoticed here.
+        if let Some((a, b)) = g.summaries().zip(f.summaries()).find(|(a, b)| a != b) {
+            failures.push(format!(
+                "{name}: the frame summaries differ at substep {}: golden {a:?}, this build {b:?}",
+                a.substep
+            ));
+        }
         if !report.identical || report.scene_hash_mismatch {
             failures.push(format!(
                 "{name}: {} (golden: engine {} {}; this build: {} {}); report: {}",
