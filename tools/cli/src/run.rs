@@ -238,11 +238,25 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                         "nothing was recorded (the first substep failed); {} was left as it was",
                         log.path.display()
                     ),
-                    Some(log) => eprintln!(
-                        "the recording up to the failure ({}) is in {}",
-                        crate::output::count(log.frames as u64, "frame"),
-                        log.path.display()
-                    ),
+                    Some(log) => {
+                        // Substeps of the failed step recorded before it failed.
+                        let rolled_back = (log.frames as u64).saturating_sub(substeps);
+                        eprintln!(
+                            "the recording up to the failure is in {} ({}{})",
+                            log.path.display(),
+                            crate::output::count(log.frames as u64, "frame"),
+                            match rolled_back {
+                                0 => String::new(),
+                                1 => "; the last is from the failed step, which the world \
+                                      rolled back"
+                                    .to_string(),
+                                n => format!(
+                                    "; the last {n} are from the failed step, which the world \
+                                     rolled back"
+                                ),
+                            }
+                        )
+                    }
                     None => {}
                 }
                 let e = anyhow::Error::from(e);
