@@ -199,3 +199,58 @@ fn names_with_control_characters_are_refused() {
     // Spaces, punctuation and other scripts are fine.
     w.add_body(BodyDesc::dynamic("arm (left), #2 – ß")).unwrap();
 }
+
+/// QA (2026-12-05): `add_body` took masses and inertias single precision cannot invert
+/// (the first step then failed naming no cause), and a static body's velocity silently.
+#[test]
+fn masses_f32_cannot_invert_and_moving_static_bodies_are_refused() {
+    let (mut w, _, _) = world_with_two_bodies();
+    for mass in [1e-40, 1e38, f32::MIN_POSITIVE / 2.0] {
+        let m = message(w.add_body(BodyDesc::dynamic("tiny").mass(mass)));
+        assert!(m.contains("single precision"), "{mass}: {m}");
+    }
+    let m = message(w.add_body(BodyDesc::dynamic("flat").inertia(Vec3::new(1.0, 1e-40, 1.0))));
+    assert!(
+        m.contains("inertia") && m.contains("single precision"),
+        "{m}"
+    );
+    // The extremes that still invert are fine.
+    w.add_body(BodyDesc::dynamic("light").mass(1e-30)).unwrap();
+    w.add_body(BodyDesc::dynamic("heavy").mass(1e30)).unwrap();
+    let m = message(w.add_body(BodyDesc::fixed("wall").velocity(Vec3::X, Vec3::ZERO)));
+    assert!(m.contains("static body never moves"), "{m}");
+    // A joint id this world does not have is an error, as a body id is (QA: it panicked).
+    let m = message(w.joint_force(lavender::engine::JointId(42)));
+    assert!(m.contains("no joint with index 42"), "{m}");
+}
+
+/// QA (2026-12-05): joints on bodies too heavy for f32 rows were dropped with no word (a
+/// 1e15 kg arm fell freely). `conditioning_warning` (logged by `add_joint`, a RuntimeWarning
+/// in Python) now says so where they stop holding: measured, 1e12 kg holds, 2e12 kg falls.
+#[test]
+fn joints_on_bodies_too_heavy_for_single_precision_are_named() {
+    for (mass, warned) in [(1e12f32, false), (2e12, true), (1e15, true)] {
+        let mut w = World::new(Settings::default()).unwrap();
+        let g = w.add_body(BodyDesc::fixed("g")).unwrap();
+        let arm = w
+            .add_body(
+                BodyDesc::dynamic("arm")
+                    .position(Vec3::X)
+                    .mass(mass)
+                    // A 0.1 m cube of that mass, as a scene's `mass` alone gives.
+                    .inertia(Vec3::splat(mass * 0.01 / 6.0)),
+            )
+            .unwrap();
+        let j = w
+            .add_joint(JointDesc::revolute("h", g, arm).anchors(Vec3::ZERO, -Vec3::X))
+            .unwrap();
+        let warning = w.conditioning_warning(j.index());
+        assert_eq!(warning.is_some(), warned, "{mass}: {warning:?}");
+        if let Some(text) = warning {
+            assert!(
+                text.contains("too heavy") && text.contains("tonnes"),
+                "{text}"
+            );
+        }
+    }
+}

@@ -79,7 +79,7 @@ fn constraint_power(world: &World) -> (f64, f64) {
     let bodies = world.bodies();
     let (mut power, mut scale) = (0.0f64, 0.0f64);
     for j in 0..world.joint_count() {
-        let f = world.joint_force(JointId(j as u32));
+        let f = world.joint_force(JointId(j as u32)).unwrap();
         let (a, b) = world.joints().bodies_of(j);
         let (va, wa) = (
             bodies.linear_velocities()[a.index()],

@@ -319,15 +319,46 @@ impl Bodies {
                         ),
                     });
                 }
+                // Both the value and its inverse must be normal f32 numbers: a subnormal mass
+                // has an infinite inverse (the body then has no mass at all), and a mass
+                // beyond about 8.5e37 kg a subnormal one, which the solver flushes to 0.
+                let normal = |v: f32| v.is_normal() && v.recip().is_normal();
+                if !normal(desc.mass) {
+                    return Err(EngineError::InvalidBody {
+                        body: name.clone(),
+                        reason: format!(
+                            "mass {:e} kg is outside what single precision can invert (about \
+                             1.2e-38 to 8.5e37 kg); choose units that bring it nearer 1",
+                            desc.mass
+                        ),
+                    });
+                }
+                if !desc.inertia.to_array().into_iter().all(normal) {
+                    return Err(EngineError::InvalidBody {
+                        body: name.clone(),
+                        reason: format!(
+                            "inertia {:?} kg m^2 is outside what single precision can invert \
+                             (each moment about 1.2e-38 to 8.5e37); choose units that bring it \
+                             nearer 1",
+                            desc.inertia.to_array()
+                        ),
+                    });
+                }
                 (1.0 / desc.mass, desc.inertia.recip())
             }
             BodyKind::Static | BodyKind::Kinematic => (0.0, Vec3::ZERO),
         };
-        let (lin, ang) = if desc.kind == BodyKind::Static {
-            (Vec3::ZERO, Vec3::ZERO)
-        } else {
-            (desc.linear_velocity, desc.angular_velocity)
-        };
+        if desc.kind == BodyKind::Static
+            && (desc.linear_velocity != Vec3::ZERO || desc.angular_velocity != Vec3::ZERO)
+        {
+            return Err(EngineError::InvalidBody {
+                body: name.clone(),
+                reason: "a static body never moves, so it takes no velocity: make it kinematic \
+                         to move it at a set velocity"
+                    .into(),
+            });
+        }
+        let (lin, ang) = (desc.linear_velocity, desc.angular_velocity);
         let id = BodyId(self.len() as u32);
         self.by_name.insert(name.clone(), id.0);
         self.name.push(name.clone());

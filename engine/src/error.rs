@@ -53,6 +53,9 @@ pub enum EngineError {
     /// A body handle does not name a body of this world.
     #[error("no body with index {0} in this world (it has {1} bodies)")]
     NoSuchBody(usize, usize),
+    /// A joint handle does not name a joint of this world.
+    #[error("no joint with index {0} in this world (it has {1} joints)")]
+    NoSuchJoint(usize, usize),
     /// A name lookup failed.
     #[error("no {kind} named `{name}` in this world")]
     NoSuchName {

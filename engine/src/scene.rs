@@ -572,6 +572,11 @@ impl ChainSpec {
                 self.link_mass
             )));
         }
+        if self.name.trim().is_empty() {
+            return Err(
+                self.error("a chain needs a name: its bodies and joints are named after it".into())
+            );
+        }
         let dir = Vec3::from(self.direction);
         if !dir.is_finite() || dir.length() < 1e-6 {
             return Err(self.error("direction must be a finite non-zero vector".into()));
@@ -657,6 +662,11 @@ impl GridSpec {
     fn check(&self) -> Result<()> {
         if self.rows < 2 || self.cols < 1 {
             return Err(self.error("a grid needs rows >= 2 and cols >= 1".into()));
+        }
+        if self.name.trim().is_empty() {
+            return Err(
+                self.error("a grid needs a name: its bodies and joints are named after it".into())
+            );
         }
         let (bodies, joints) = self.counts();
         if bodies > MAX_SCENE_ITEMS || joints > MAX_SCENE_ITEMS {
@@ -1527,6 +1537,22 @@ mod tests {
             "{BOB}[[body]]\nname = \"ground\"\nkind = \"static\"\n[[joint]]\nname = \"j\"\n\
              kind = \"{kind}\"\nbody_a = \"ground\"\nbody_b = \"bob\"\n{fields}\n"
         )
+    }
+
+    /// QA (2026-12-05): an empty generator name made bodies `.link0` and joints `.joint0`.
+    #[test]
+    fn generators_need_a_name() {
+        for table in [
+            "[[chain]]\nname = \"\"\nlinks = 3\n",
+            "[[grid]]\nname = \" \"\nrows = 2\ncols = 2\n",
+        ] {
+            let e = Scene::from_toml_str(table, "t")
+                .and_then(|s| s.build())
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("needs a name"), "{e}");
+        }
     }
 
     #[test]

@@ -510,6 +510,18 @@ impl Recorder {
     /// Records the world as it is after the substep `info` describes (call it from the
     /// observer of [`World::step_observed`]).
     pub fn record(&mut self, world: &World, info: SubstepInfo) -> Result<()> {
+        // A body or joint added since `create` would not fit the header's arrays.
+        let header = &self.plan.header;
+        if (world.body_count(), world.joint_count()) != (header.body_count, header.joint_count) {
+            return Err(ReplayError::InvalidHeader(format!(
+                "the world has {} bodies and {} joints, the recording {} and {}: a world that \
+                 changes shape needs a new recording (finish this one and create another)",
+                world.body_count(),
+                world.joint_count(),
+                header.body_count,
+                header.joint_count
+            )));
+        }
         // `checked_rem` is None when keyframes are off (0).
         let keyframe = self.recorded.checked_rem(self.keyframe_every) == Some(0);
         let sink = match &mut self.sink {
@@ -542,8 +554,25 @@ impl Recorder {
     }
 
     /// Steps `world` by `dt` and records every substep; the first recording error stops
-    /// recording and is returned after the step (the world has advanced).
+    /// recording and is returned after the step (the world has advanced). Refused before
+    /// stepping: a `dt` whose substeps are not the recording's length (a resume replays the
+    /// log with them; single substeps of that length are fine) and, before the first frame,
+    /// a path another writer has taken since `create`. A world that gained bodies or joints
+    /// since `create` is an error at its next frame.
     pub fn step(&mut self, world: &mut World, dt: f32) -> Result<StepReport> {
+        // Frames of any length may be recorded, but their substeps must be the header's:
+        // a resumed run replays the log with substeps of that length (QA: frames of 0.01 s,
+        // 1/300 s substeps, on a recording of 1/60 s frames did not resume).
+        let h = f64::from(dt / world.settings().substeps_for(dt) as f32);
+        let recorded = self.plan.header.substep_length();
+        if (h - recorded).abs() > 1e-6 * recorded {
+            return Err(ReplayError::InvalidArgument(format!(
+                "a step of {dt} s runs substeps of {h:.6e} s, the recording's are {recorded:.6e} \
+                 s: step with frames that split into the recording's substeps (its dt {} s, or \
+                 one substep at a time), or start a new recording",
+                self.plan.header.world.dt
+            )));
+        }
         // Before the first frame, whether the file can still be created is judged before
         // the world moves (another recording may have taken the path since `create`).
         if self.sink.is_none() {
@@ -817,6 +846,34 @@ mod tests {
         // SAFETY: private temporary file.
         let r = unsafe { LogReader::open(&path) }.unwrap();
         assert_eq!(r.len(), 20);
+    }
+
+    /// QA (2026-12-05): a recorder took a world that grew after its creation (a panic in
+    /// the energy) and steps whose substeps resume could not replay.
+    #[test]
+    fn a_recorder_refuses_what_its_log_could_not_hold_or_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = Scene::builtin("pendulum").unwrap();
+        let dt = 1.0 / 60.0;
+        for threaded in [false, true] {
+            let options = RecordOptions {
+                threaded,
+                ..RecordOptions::default()
+            };
+            let path = dir.path().join(format!("grow-{threaded}.lvlog"));
+            let mut world = scene.build().unwrap();
+            let mut rec = Recorder::create_with(&path, &scene, &world, dt, options).unwrap();
+            rec.step(&mut world, dt).unwrap();
+            // Single substeps are the recording's substeps: fine.
+            rec.step(&mut world, 1.0 / 240.0).unwrap();
+            let err = rec.step(&mut world, 0.01).unwrap_err().to_string();
+            assert!(err.contains("substeps of"), "{err}");
+            world
+                .add_body(lavender_engine::BodyDesc::dynamic("extra"))
+                .unwrap();
+            let err = rec.step(&mut world, dt).unwrap_err().to_string();
+            assert!(err.contains("needs a new recording"), "{err}");
+        }
     }
 
     /// QA (2026-12-05): a recording that never got a frame replaced the file at its path by

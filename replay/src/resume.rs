@@ -85,6 +85,17 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
             header.joint_count
         )));
     }
+    // A log of a world its scene does not build (a hand-built world recorded under another
+    // scene's header) would resume as another world (QA, 2026-12-05).
+    let names = |w: &World| (w.bodies().names().to_vec(), w.joints().names().to_vec());
+    if names(&world) != (header.body_names.clone(), header.joint_names.clone()) {
+        return Err(ReplayError::Resume(
+            "the header's scene does not build the world this log recorded (its body or joint \
+             names differ): the run was recorded with another scene than the one its world \
+             was built from, and cannot be resumed"
+                .into(),
+        ));
+    }
     let dt = header.world.dt as f32;
     let n = world.settings().substeps_for(dt);
     let h = dt / n as f32;
@@ -316,6 +327,34 @@ impl Resumed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QA (2026-12-05): a hand-built world recorded under a shipped scene's header resumed
+    /// as the shipped scene's world (or failed with "should not happen").
+    #[test]
+    fn a_log_of_a_world_its_scene_does_not_build_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.lvlog");
+        let scene = Scene::builtin("pendulum").unwrap();
+        let mut world = World::new(lavender_engine::Settings::default()).unwrap();
+        let g = world
+            .add_body(lavender_engine::BodyDesc::fixed("g"))
+            .unwrap();
+        let b = world
+            .add_body(lavender_engine::BodyDesc::dynamic("b"))
+            .unwrap();
+        world
+            .add_joint(lavender_engine::JointDesc::spherical("j", g, b))
+            .unwrap();
+        let dt = 1.0 / 60.0;
+        let rec = Recorder::create(&path, &scene, &world, dt).unwrap();
+        crate::recorder::run_recorded(&mut world, dt, 5, rec).unwrap();
+        // SAFETY: private temporary file.
+        let reader = unsafe { LogReader::open(&path) }.unwrap();
+        for from in [15, 16] {
+            let err = resume(&reader, from).map(|_| ()).unwrap_err().to_string();
+            assert!(err.contains("does not build the world"), "{from}: {err}");
+        }
+    }
 
     #[test]
     fn boundaries_name_the_frame_ends_around_a_substep() {

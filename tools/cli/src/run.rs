@@ -157,6 +157,15 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         (Some(n), _) => n,
         // Checked as given (a 1e39 read as f32 would be reported as inf), then in f32.
         (None, Some(d)) if d.is_finite() && (0.0..=f64::from(f32::MAX)).contains(&d) => {
+            let frames = d / f64::from(dt);
+            // Beyond this a run would not end in any lifetime (QA: 1e30 s saturated to 2^64
+            // frames and ran on).
+            if frames > 1e12 {
+                bail!(
+                    "--duration {d:e} s is {frames:.1e} frames of {dt} s, more than any run can \
+                     step (at most 1e12 frames); give a shorter duration"
+                );
+            }
             (d as f32 / dt).round() as u64
         }
         (None, Some(d)) => bail!(

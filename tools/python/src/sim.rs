@@ -946,7 +946,9 @@ impl Sim {
     /// The file is created with the first recorded substep: an existing file at ``path`` is
     /// then replaced by a new file (unlinked first, so a ``lavender.Log`` still reading the
     /// old one is unaffected), and left as it was if nothing gets recorded. A path another
-    /// recording is writing (this process or another) is refused (OSError). A Sim from ``Log.resume``
+    /// recording is writing (this process or another) is refused (OSError). While recording,
+    /// ``step(dt)`` takes any frame length whose substeps are the recording's (``resume``
+    /// replays with them); another substep length is refused. A Sim from ``Log.resume``
     /// records under the original run's scene hash, so ``Log.diff`` compares the two
     /// directly, and refuses to record over the log it was resumed from (ValueError).
     /// The recording ends with
