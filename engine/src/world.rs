@@ -1281,7 +1281,13 @@ impl World {
         // Into the pose blocks the projection works on; the bodies get them after it.
         exec.for_each_indexed(&mut self.poses, &|i, p| {
             let (mut x, mut q) = (position[i], rotation[i]);
-            if kind[i] != BodyKind::Static && !asleep[i] {
+            if kind[i] == BodyKind::Kinematic {
+                // A prescribed motion is followed exactly: the rotation by the angle itself,
+                // where the first-order update below turns by 2 atan(w h / 2) (1.4 % short at
+                // 100 rad/s in 1/240 s substeps; QA).
+                x += linear[i] * h;
+                q = (Quat::from_scaled_axis(angular[i] * h) * q).normalize();
+            } else if kind[i] != BodyKind::Static && !asleep[i] {
                 x += (linear[i] + u[i].linear()) * h;
                 q = integrate_rotation(q, (angular[i] + u[i].angular()) * h);
             }
