@@ -254,3 +254,19 @@ fn joints_on_bodies_too_heavy_for_single_precision_are_named() {
         }
     }
 }
+
+/// QA (2026-12-05): a non-finite step caused by a huge initial spin blamed masses and
+/// inertia; the error now says how far the body moved and turned per substep.
+#[test]
+fn a_step_undone_by_a_huge_velocity_says_so() {
+    let (mut w, a, b) = world_with_two_bodies();
+    w.add_joint(JointDesc::spherical("j", a, b).anchors(Vec3::ZERO, -Vec3::X))
+        .unwrap();
+    w.set_body_velocity(b, Vec3::ZERO, Vec3::new(0.0, 0.0, 1e30))
+        .unwrap();
+    let m = message(w.step(1.0 / 60.0));
+    assert!(
+        m.contains("angular velocity 1.0e30 rad/s") && m.contains("check the velocities"),
+        "{m}"
+    );
+}

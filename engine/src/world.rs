@@ -624,6 +624,30 @@ impl World {
 
     /// What [`World::far_lever`] finds among the joints touching the body named `body`, as a
     /// sentence (empty when nothing).
+    /// A sentence when body `body` moved, at the state rolled back to, farther in one
+    /// substep of `h` s than any scene spans (1e6 m or rad): then its velocity is the cause,
+    /// not its mass (QA: a 1e30 rad/s initial spin was blamed on masses and inertia).
+    fn too_fast(&self, body: &str, h: f32) -> String {
+        let Some(i) = self.bodies.index_of(body) else {
+            return String::new();
+        };
+        // In f64: the squares of such speeds overflow f32.
+        let speed = |v: Vec3| v.as_dvec3().length();
+        let (v, w) = (
+            speed(self.bodies.linear_velocity[i]),
+            speed(self.bodies.angular_velocity[i]),
+        );
+        let (dx, dtheta) = (v * f64::from(h), w * f64::from(h));
+        if dx <= 1e6 && dtheta <= 1e6 {
+            return String::new();
+        }
+        format!(
+            "Before it, the body moved {dx:.1e} m and turned {dtheta:.1e} rad per substep of \
+             {h:.2e} s (velocity {v:.1e} m/s, angular velocity {w:.1e} rad/s): far more than \
+             a substep can integrate; check the velocities it was given. "
+        )
+    }
+
     fn lever_warnings_of(&self, body: &str) -> String {
         let Some(i) = self.bodies.index_of(body) else {
             return String::new();
@@ -1149,7 +1173,7 @@ impl World {
                     body, conditioning, ..
                 } = &mut e
                 {
-                    *conditioning = self.lever_warnings_of(body);
+                    *conditioning = self.lever_warnings_of(body) + &self.too_fast(body, h);
                 }
                 return Err(e);
             }
