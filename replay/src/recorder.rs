@@ -338,6 +338,8 @@ struct Plan {
     path: std::path::PathBuf,
     header: Header,
     options: RecordOptions,
+    /// The header's substep length, s (what every step must run).
+    substep_length: f64,
 }
 
 impl Plan {
@@ -497,6 +499,7 @@ impl Recorder {
                 path: path.to_path_buf(),
                 header: header.clone(),
                 options,
+                substep_length: header.substep_length(),
             },
             sink: None,
             masses: Masses::of(world),
@@ -564,7 +567,7 @@ impl Recorder {
         // a resumed run replays the log with substeps of that length (QA: frames of 0.01 s,
         // 1/300 s substeps, on a recording of 1/60 s frames did not resume).
         let h = f64::from(dt / world.settings().substeps_for(dt) as f32);
-        let recorded = self.plan.header.substep_length();
+        let recorded = self.plan.substep_length;
         if (h - recorded).abs() > 1e-6 * recorded {
             return Err(ReplayError::InvalidArgument(format!(
                 "a step of {dt} s runs substeps of {h:.6e} s, the recording's are {recorded:.6e} \

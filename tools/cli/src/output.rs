@@ -95,16 +95,7 @@ pub fn exit_on_usage_error(e: clap::Error) -> ! {
 /// `{"error": {"message", "causes": [...], "exit_code"}}`: what a `--json` consumer reads
 /// when a command fails (the same text as on standard error).
 pub fn error_json(e: &anyhow::Error, exit_code: i32) -> serde_json::Value {
-    // As on standard error: a cause the line before already ends with is not repeated.
-    let mut causes: Vec<String> = Vec::new();
-    let mut last = e.to_string();
-    for cause in e.chain().skip(1) {
-        let text = cause.to_string();
-        if !last.ends_with(&text) {
-            causes.push(text.clone());
-        }
-        last = text;
-    }
+    let causes = causes(e);
     serde_json::json!({
         "error": {
             "message": e.to_string(),
@@ -112,6 +103,25 @@ pub fn error_json(e: &anyhow::Error, exit_code: i32) -> serde_json::Value {
             "exit_code": exit_code,
         }
     })
+}
+
+/// What an interrupted `run` or `resume` left at its recording's path, as the end of its
+/// message ("" without a recording).
+pub fn interrupted_log(log: Option<&lavender_replay::LogSummary>) -> String {
+    match log {
+        Some(l) if l.frames == 0 => {
+            format!(
+                "; nothing was recorded, {} was left as it was",
+                l.path.display()
+            )
+        }
+        Some(l) => format!(
+            "; {} holds its {} recorded substeps, finished and readable",
+            l.path.display(),
+            l.frames
+        ),
+        None => String::new(),
+    }
 }
 
 /// `n` and the noun, plural unless `n` is 1: "1 frame", "4 frames".
@@ -164,11 +174,21 @@ pub fn finish(result: anyhow::Result<()>, json: JsonErrors) {
 /// ends with (an I/O error its wrapper quotes) is not repeated.
 pub fn error_report(e: &anyhow::Error) -> String {
     let mut out = format!("error: {e}");
+    for cause in causes(e) {
+        out.push_str(&format!("\n  caused by: {cause}"));
+    }
+    out
+}
+
+/// The causes of `e` worth a line: a cause whose text the one before already ends with (an
+/// I/O error its wrapper quotes) is left out. Standard error and the JSON error say the same.
+fn causes(e: &anyhow::Error) -> Vec<String> {
+    let mut out = Vec::new();
     let mut last = e.to_string();
     for cause in e.chain().skip(1) {
         let text = cause.to_string();
         if !last.ends_with(&text) {
-            out.push_str(&format!("\n  caused by: {text}"));
+            out.push(text.clone());
         }
         last = text;
     }

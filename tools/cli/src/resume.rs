@@ -128,18 +128,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             "interrupted after {done} of {frames} frames, at substep {} (t = {:.6} s){}",
             world.substeps_done().saturating_sub(1),
             world.time(),
-            log.as_ref().map_or(String::new(), |l| if l.frames == 0 {
-                format!(
-                    "; nothing was recorded, {} was left as it was",
-                    l.path.display()
-                )
-            } else {
-                format!(
-                    "; {} holds its {} recorded substeps, finished and readable",
-                    l.path.display(),
-                    l.frames
-                )
-            })
+            crate::output::interrupted_log(log.as_ref())
         ))
         .into());
     }

@@ -361,20 +361,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     };
     emitted?;
     if interrupted {
-        let kept = match &log {
-            Some(log) if log.frames == 0 => {
-                format!(
-                    "; nothing was recorded, {} was left as it was",
-                    log.path.display()
-                )
-            }
-            Some(log) => format!(
-                "; {} holds its {} recorded substeps, finished and readable",
-                log.path.display(),
-                log.frames
-            ),
-            None => String::new(),
-        };
+        let kept = crate::output::interrupted_log(log.as_ref());
         return Err(crate::interrupt::Interrupted(format!(
             "interrupted after {done} of {steps} frames (t = {:.4} s){kept}",
             world.time()
