@@ -172,7 +172,15 @@ pub(crate) fn check_vec(v: Vec3, what: &str, name: &str) -> Result<()> {
     }
 }
 
-/// Checks that `q` is finite and of unit length within 1e-3, and returns it normalised.
+/// How far from 1 the computed length of a stored unit quaternion or axis may be, in units of
+/// [`f32::EPSILON`]: a value that close is stored as given, anything else divided by its
+/// length (whose result is always that close, so a stored value passes through unchanged:
+/// `Scene::from_world` writes it back exactly, and `set_body_pose` of a body's own pose
+/// changes no bit). Normalising an already-unit value would move it by an ulp or leave it.
+pub(crate) const UNIT_TOLERANCE: f32 = 4.0 * f32::EPSILON;
+
+/// Checks that `q` is finite and of unit length within 1e-3, and returns it normalised (as
+/// given when its length is 1 within [`UNIT_TOLERANCE`]).
 pub(crate) fn check_unit_quat(q: Quat) -> std::result::Result<Quat, String> {
     if !q.is_finite() {
         return Err(format!(
@@ -188,7 +196,11 @@ pub(crate) fn check_unit_quat(q: Quat) -> std::result::Result<Quat, String> {
             q.to_array()
         ));
     }
-    Ok(q / len)
+    Ok(if (len - 1.0).abs() <= UNIT_TOLERANCE {
+        q
+    } else {
+        q / len
+    })
 }
 
 impl Bodies {
@@ -454,5 +466,39 @@ mod tests {
         assert!((iw.y_axis.y - 1.0).abs() < 1e-5 && (iw.x_axis.x - 2.0).abs() < 1e-5);
         let inv = b.inv_inertia_world[0];
         assert!(((inv * iw) - Mat3::IDENTITY).abs_diff_eq(Mat3::ZERO, 1e-5));
+    }
+
+    #[test]
+    fn a_unit_rotation_is_stored_as_given_and_setting_a_bodys_own_pose_changes_no_bit() {
+        // Normalised rotations (glam's way, the integrator's after steps, this check's own)
+        // pass the check unchanged; before, dividing by a computed length of 1 - 1 ulp moved
+        // about one in three by an ulp.
+        let mut world = crate::scene::Scene::builtin("chain")
+            .unwrap()
+            .build()
+            .unwrap();
+        let mut moved_by_division = 0;
+        for i in 1..world.body_count() {
+            let t = i as f32;
+            let q = Quat::from_xyzw(t.sin(), (2.0 * t).cos(), 0.3, 1.0 + 0.1 * t.cos()).normalize();
+            assert_eq!(check_unit_quat(q).unwrap().to_array(), q.to_array());
+            moved_by_division += usize::from((q / q.length()).to_array() != q.to_array());
+            let (p, _) = world.body_pose(BodyId(i as u32)).unwrap();
+            world.set_body_pose(BodyId(i as u32), p, q).unwrap();
+        }
+        assert!(moved_by_division > 0, "the old rule would have moved some");
+        for _ in 0..20 {
+            world.step(1.0 / 60.0).unwrap();
+        }
+        for i in 0..world.body_count() {
+            let q = world.bodies().rotations()[i];
+            let (p, r) = world.body_pose(BodyId(i as u32)).unwrap();
+            world.set_body_pose(BodyId(i as u32), p, r).unwrap();
+            assert_eq!(world.bodies().rotations()[i].to_array(), q.to_array());
+        }
+        // Not unit to f32 precision: divided by the length (within 1e-3 of 1 is accepted).
+        let long = Quat::from_xyzw(0.0, 0.0, 0.0, 1.0005);
+        assert_eq!(check_unit_quat(long).unwrap(), Quat::IDENTITY);
+        assert!(check_unit_quat(Quat::from_xyzw(0.0, 0.0, 0.0, 1.01)).is_err());
     }
 }

@@ -50,6 +50,7 @@ pub mod scene;
 pub mod schedule;
 pub mod settings;
 mod sleep;
+mod snapshot;
 mod solver;
 pub mod world;
 

@@ -809,7 +809,10 @@ impl World {
         ))
     }
 
-    /// Sets a body's pose without advancing time, then refreshes the diagnostics. With
+    /// Sets a body's pose without advancing time, then refreshes the diagnostics. The rotation
+    /// is kept bit for bit when its length is 1 to f32 precision (within 4 `f32::EPSILON`; a
+    /// pose read from [`World::body_pose`] always is), else divided by its length (which
+    /// must be within 1e-3 of 1). With
     /// sleeping on, this wakes the body's island (or, for a static or kinematic body, every
     /// island jointed to it).
     pub fn set_body_pose(&mut self, id: BodyId, position: Vec3, rotation: Quat) -> Result<()> {
@@ -984,12 +987,12 @@ impl World {
     }
 
     /// Restores every body's pose `[x y z qx qy qz qw]` and velocity `[vx vy vz wx wy wz]`
-    /// exactly as given (bit for bit; no re-normalisation, unlike [`World::set_body_pose`]),
-    /// then refreshes the diagnostics once. For resuming a recorded run: with
-    /// [`World::set_solver_state`] and [`World::set_clock`] it reproduces the recorded state
-    /// hash. (Added by the replay crate's owner; `set_body_pose` per body re-normalises the
-    /// quaternion, which changes the last bit of about one rotation in three, and re-syncs
-    /// every joint per body.) With sleeping on it wakes every island and resets the rest
+    /// exactly as given (bit for bit, also a quaternion whose length is not 1 to f32
+    /// precision, which [`World::set_body_pose`] would divide by it), then refreshes the
+    /// diagnostics once. For resuming a recorded run: with [`World::set_solver_state`] and
+    /// [`World::set_clock`] it reproduces the recorded state hash. (Added by the replay
+    /// crate's owner; `set_body_pose` per body re-syncs every joint per body.) With sleeping
+    /// on it wakes every island and resets the rest
     /// timers; [`World::set_solver_state`], called after it, restores them.
     pub fn restore_body_states(
         &mut self,

@@ -19,6 +19,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! A world built in code has no scene file: [`Scene::from_world`] writes one from it (every
+//! body in its current state and every joint, explicit, rebuilding the same world bit for
+//! bit), and that scene is the one to record with, so that the log resumes like any other:
+//! `Recorder::create("run.lvlog", &Scene::from_world(&world, dt)?, &world, dt)?`.
+//!
 //! The header carries the scene as TOML with every world setting written out (the run's
 //! effective settings, including command-line overrides, and the frame `dt`), so that
 //! [`crate::resume`] can rebuild the exact world. The scene hash is the hash of the scene as

@@ -19,7 +19,7 @@ pub mod prismatic;
 pub mod revolute;
 pub mod spherical;
 
-use crate::bodies::{check_unit_quat, Bodies, BodyId};
+use crate::bodies::{check_unit_quat, Bodies, BodyId, UNIT_TOLERANCE};
 use crate::error::{EngineError, Result};
 use crate::lanes::{
     atan2, gather_poses, gather_velocity_pairs, max, Lane, PairVelocities, PoseLanesOf, SolverPose,
@@ -92,7 +92,8 @@ pub struct JointDesc {
     pub anchor_a: Vec3,
     /// Anchor point in B's frame, m.
     pub anchor_b: Vec3,
-    /// Hinge or slide axis in A's frame (revolute, prismatic); normalised on insertion.
+    /// Hinge or slide axis in A's frame (revolute, prismatic); normalised on insertion (kept
+    /// as given when its length is already 1 to f32 precision).
     pub axis_a: Vec3,
     /// Hinge axis in B's frame (revolute).
     pub axis_b: Vec3,
@@ -101,6 +102,18 @@ pub struct JointDesc {
     /// Orientation of B relative to A (`q_A^-1 q_B`) at which the joint coordinate is zero and
     /// a fixed or prismatic joint is at rest. `None`: taken from the poses when the joint is added.
     pub reference_rotation: Option<Quat>,
+}
+
+/// `axis / |axis|`: a hinge or slide axis as stored; as given when its length is already 1
+/// within [`UNIT_TOLERANCE`], so that a stored axis passes through unchanged (as rotations do
+/// in `check_unit_quat`; `Scene::from_world` relies on it).
+pub(crate) fn unit_axis(axis: Vec3) -> Vec3 {
+    let length = axis.length();
+    if (length - 1.0).abs() <= UNIT_TOLERANCE {
+        axis
+    } else {
+        axis / length
+    }
 }
 
 impl JointDesc {
@@ -691,7 +704,7 @@ impl Joints {
                         v.to_array()
                     )));
                 }
-                *v = v.normalize();
+                *v = unit_axis(*v);
             }
         }
         if let Some([lo, hi]) = desc.limit {

@@ -1147,9 +1147,19 @@ impl Sim {
         lavender_replay::recorder::world_state_hash(&self.world)
     }
 
-    /// The scene the Sim was built from, as TOML text (settings overrides not included).
-    fn scene_toml(&self) -> String {
-        self.scene.to_toml_string()
+    /// The scene the Sim was built from, as TOML text (settings overrides not included); with
+    /// `current=True`, the world as it is now: every body in its current pose and velocity and
+    /// every joint as explicit tables, with the settings in force and the frame `dt`, such
+    /// that `Sim.from_toml` of the text builds the same world bit for bit (without the
+    /// warm-start impulses and the clock).
+    #[pyo3(signature = (current = false))]
+    fn scene_toml(&self, current: bool) -> PyResult<String> {
+        if current {
+            let scene = Scene::from_world(&self.world, self.frame_dt).map_err(errors::engine)?;
+            Ok(scene.to_toml_string())
+        } else {
+            Ok(self.scene.to_toml_string())
+        }
     }
 
     /// Never raises: a Sim another thread is stepping says so (a debugger shows it).

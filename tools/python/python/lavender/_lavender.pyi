@@ -255,8 +255,9 @@ class Sim:
         """Kinetic plus gravitational potential energy, J."""
     def state_hash(self) -> int:
         """Hash of the full state (as stored in log frames)."""
-    def scene_toml(self) -> str:
-        """The scene as TOML."""
+    def scene_toml(self, current: bool = False) -> str:
+        """The scene as TOML; with current=True, the world as it is now (every body's pose
+        and velocity, the settings in force), which `Sim.from_toml` rebuilds bit for bit."""
 
 class _Location(TypedDict):
     kind: Literal["body", "joint"]
