@@ -538,3 +538,40 @@ fn a_world_built_in_code_records_and_resumes_bit_for_bit() {
         assert!(report.identical, "{report:?}");
     }
 }
+
+/// A run without the gyroscopic term records the setting and resumes bit for bit; one with it
+/// (the default) writes nothing, so its header is as before the setting existed.
+#[test]
+fn a_run_without_the_gyroscopic_term_records_the_setting_and_resumes_bit_for_bit() {
+    let text = "[world]\ngravity = [0.0, -1.0, 0.0]\n\n[[body]]\nname = \"top\"\n\
+                inertia = [0.01, 0.02, 0.03]\nangular_velocity = [3.0, 1.0, 0.5]\n\n\
+                [[body]]\nname = \"pin\"\nkind = \"static\"\nposition = [0.0, 0.5, 0.0]\n\n\
+                [[joint]]\nname = \"ball\"\nkind = \"spherical\"\nbody_a = \"pin\"\n\
+                body_b = \"top\"\nanchor_b = [0.0, 0.5, 0.0]\n";
+    let dir = tempfile::tempdir().unwrap();
+    let mut logs = Vec::new();
+    for gyroscopic in [false, true] {
+        let mut scene = Scene::from_toml_str(text, "test").unwrap();
+        if !gyroscopic {
+            scene.world.gyroscopic = Some(false);
+        }
+        let original = dir.path().join(format!("gyro-{gyroscopic}.lvlog"));
+        record(&scene, &original, 20, RecordOptions::default());
+        let a = open(&original);
+        assert_eq!(a.header().gyroscopic(), gyroscopic);
+        assert_eq!(a.header().scene.contains("gyroscopic"), !gyroscopic);
+        let mut resumed = resume(&a, 64).expect("resume");
+        assert_eq!(resumed.world.settings().gyroscopic, gyroscopic);
+        let out = dir.path().join(format!("gyro-{gyroscopic}-resumed.lvlog"));
+        let mut rec = resumed.recorder(&out, RecordOptions::default()).unwrap();
+        resumed
+            .run(20 - (64 + 1) / 4, |w, info| rec.record(w, info))
+            .unwrap();
+        rec.finish().unwrap();
+        assert_frames_bitwise_equal(&a, &open(&out));
+        logs.push(a);
+    }
+    // The term changes this body's motion (it is what the setting is for).
+    let report = diff(&logs[0], &logs[1], &Tolerance::EXACT).unwrap();
+    assert!(!report.identical);
+}

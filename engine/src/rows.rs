@@ -160,6 +160,76 @@ const _: () = assert!(
 /// Rows below this `K` (both ends immovable along the row) are skipped.
 pub(crate) const MIN_K: f32 = 1e-12;
 
+/// The angular velocity after one substep of `h` of torque-free rotation (the gyroscopic
+/// term of Euler's equations), for bodies of orientation `q`, world angular velocity `omega`
+/// (rad/s) and principal moments `inertia` (kg m^2, body frame).
+///
+/// In the body frame, the implicit midpoint rule `I (w2 - w1) + h m x I m = 0`, `m = (w1 +
+/// w2) / 2`, solved for `w2` by one Newton step from `w2 = w1` (a linearly implicit midpoint
+/// step): with the residual `g = h w1 x I w1` and the Jacobian `J = I + h/2 (skew(m) I -
+/// skew(I m))`, whose column `k` is `I_k e_k + h/2 (I_k m - I m) x e_k`, `w2 = w1 - J^-1 g`
+/// (Cramer's rule). The change is rotated back to the world frame and subtracted there, so a
+/// body whose term is zero (spinning about a principal axis) keeps its velocity bit for bit.
+/// The midpoint rule keeps the two invariants of a free body, its kinetic energy and the
+/// length of its angular momentum, to second order: a body of moments [1, 2, 3] kg m^2
+/// spinning at [1, 1, 1] rad/s keeps both within 5e-6 over 60 s of 1/240 s substeps, where
+/// the implicit Euler step (`J = I + h (...)`, Catto, GDC 2015) lost 11 % of its energy. The
+/// direction of the momentum, which the later pose update turns by first-order splitting,
+/// stays within 0.2 degrees. Without this term a free body turns about a fixed world axis: its
+/// momentum swings round (44 degrees there), an intermediate-axis spin never flips, and a top
+/// precesses wrongly (QA, 2026-12-05).
+#[inline(always)]
+pub(crate) fn gyroscopic_lanes<L: Lane>(q: Q<L>, omega: V3<L>, inertia: V3<L>, h: L) -> V3<L> {
+    let times_inertia = |v: V3<L>| V3 {
+        x: inertia.x * v.x,
+        y: inertia.y * v.y,
+        z: inertia.z * v.z,
+    };
+    let w1 = q.conjugate().rotate(omega);
+    let half = h * L::splat(0.5);
+    let mut w2 = w1;
+    for _ in 0..GYROSCOPIC_NEWTON_STEPS {
+        // Midpoint m = (w1 + w2) / 2; residual g = I (w2 - w1) + h m x I m.
+        let m = (w1 + w2).scale(L::splat(0.5));
+        let im = times_inertia(m);
+        let g = times_inertia(w2 - w1) + m.cross(im).scale(h);
+        // dg/dw2 = I + h/2 (skew(m) I - skew(I m)); column k = I_k e_k + h/2 (I_k m - I m) x e_k.
+        let (ax, ay, az) = (
+            m.scale(inertia.x) - im,
+            m.scale(inertia.y) - im,
+            m.scale(inertia.z) - im,
+        );
+        // (a x e_x) = (0, a.z, -a.y), (a x e_y) = (-a.z, 0, a.x), (a x e_z) = (a.y, -a.x, 0).
+        let cx = V3 {
+            x: inertia.x,
+            y: half * ax.z,
+            z: -(half * ax.y),
+        };
+        let cy = V3 {
+            x: -(half * ay.z),
+            y: inertia.y,
+            z: half * ay.x,
+        };
+        let cz = V3 {
+            x: half * az.y,
+            y: -(half * az.x),
+            z: inertia.z,
+        };
+        let (yz, zx, xy) = (cy.cross(cz), cz.cross(cx), cx.cross(cy));
+        let det = cx.dot(yz);
+        w2 = w2
+            - V3 {
+                x: yz.dot(g) / det,
+                y: zx.dot(g) / det,
+                z: xy.dot(g) / det,
+            };
+    }
+    omega - q.rotate(w1 - w2)
+}
+
+/// Newton steps of the midpoint rule in [`gyroscopic_lanes`]: one is second order already.
+const GYROSCOPIC_NEWTON_STEPS: usize = 1;
+
 /// Rotates `q` by the small rotation vector `dtheta` (rad, world frame) and renormalises:
 /// `q <- normalize(q + 1/2 [dtheta, 0] q)`.
 #[inline]

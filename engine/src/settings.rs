@@ -46,6 +46,12 @@ pub struct Settings {
     pub projection_factor: f32,
     /// Warm-start the velocity solve with the previous substep's impulses.
     pub warm_starting: bool,
+    /// Integrate the gyroscopic term of a rotating body (`w x I w`, implicitly; see
+    /// `rows::gyroscopic_lanes`): on by default, so that a free body keeps its angular
+    /// momentum, an intermediate-axis spin flips and a top precesses. Off, angular velocity
+    /// changes only through joints (as in engines that leave the term out); bodies whose
+    /// three moments are equal are the same either way.
+    pub gyroscopic: bool,
     /// Worker threads for the step: 1 runs everything on the calling thread, `n >= 2` builds a
     /// rayon pool of `n` threads for this world, 0 (the default) uses rayon's global pool
     /// (`RAYON_NUM_THREADS`, else one per core). Results are bitwise identical for every value.
@@ -99,6 +105,7 @@ impl Default for Settings {
             error_reduction: 0.2,
             projection_factor: 1.0,
             warm_starting: true,
+            gyroscopic: true,
             threads: 0,
             solver_path: SolverPath::Wide,
             sleeping: false,

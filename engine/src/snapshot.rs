@@ -233,6 +233,7 @@ impl Scene {
                 error_reduction: Some(s.error_reduction),
                 projection_factor: Some(s.projection_factor),
                 warm_starting: Some(s.warm_starting),
+                gyroscopic: Some(s.gyroscopic),
                 sleeping: Some(s.sleeping),
                 sleep_linear_speed: Some(s.sleep_linear_speed),
                 sleep_angular_speed: Some(s.sleep_angular_speed),

@@ -2,7 +2,8 @@
 //!
 //! One step of `dt` runs `n = ceil(dt / max_substep)` substeps of `h = dt / n`. Each substep:
 //!
-//! 1. `integrate_velocities`: `v += g h` for dynamic bodies;
+//! 1. `integrate_velocities`: `v += g h` for dynamic bodies, and with [`Settings::gyroscopic`]
+//!    the gyroscopic term `w x I w` of their rotation (`rows::gyroscopic_lanes`);
 //! 2. `prepare_rows`: world inverse inertia, then every joint's rows at the current poses
 //!    (decoupled per joint, see `solver::decouple_lanes`), with the bias
 //!    `error_reduction C / h` and last substep's impulses for warm start;
@@ -36,9 +37,11 @@ use crate::bodies::{inv_inertia_world, Bodies, BodyDesc, BodyId, BodyKind, BodyS
 use crate::diagnostics::{JointForce, COLUMN_COUNT};
 use crate::error::{EngineError, Result};
 use crate::joints::{self, JointDesc, JointId, Joints};
-use crate::lanes::{BodyAccess, PoseAccess, Shared, SolverPose, SolverVelocity, Wide, WIDE_LANES};
+use crate::lanes::{
+    BodyAccess, PoseAccess, Shared, SolverPose, SolverVelocity, Wide, Q, V3, WIDE_LANES,
+};
 use crate::parallel::{Exec, FlushDenormals};
-use crate::rows::{integrate_rotation, MAX_ROWS_PER_JOINT};
+use crate::rows::{gyroscopic_lanes, integrate_rotation, MAX_ROWS_PER_JOINT};
 use crate::schedule::{Islands, Schedule, ScheduleOptions};
 use crate::settings::{Settings, SolverPath};
 use crate::sleep::Sleep;
@@ -49,6 +52,9 @@ use tracing::trace_span;
 
 /// Joints per parallel task of the diagnostics (a multiple of the lane width).
 const DIAGNOSE_CHUNK: usize = 512;
+
+/// Bodies per parallel task of the gyroscopic term (a multiple of the lane width).
+const GYROSCOPIC_CHUNK: usize = 1024;
 
 /// The solver storage of the selected path.
 #[derive(Debug, Clone)]
@@ -1220,14 +1226,60 @@ impl World {
 
     fn integrate_velocities(&mut self, h: f32) {
         let _s = trace_span!("integrate_velocities").entered();
+        let exec = self.exec();
         let dv = self.settings.gravity * h;
-        let (kind, asleep) = (&self.bodies.kind, &self.sleep.asleep);
-        self.exec()
-            .for_each_indexed(&mut self.bodies.linear_velocity, &|i, v| {
-                if kind[i] == BodyKind::Dynamic && !asleep[i] {
-                    *v += dv;
+        let b = &mut self.bodies;
+        let (kind, asleep) = (&b.kind, &self.sleep.asleep);
+        exec.for_each_indexed(&mut b.linear_velocity, &|i, v| {
+            if kind[i] == BodyKind::Dynamic && !asleep[i] {
+                *v += dv;
+            }
+        });
+        if !self.settings.gyroscopic {
+            return;
+        }
+        // w x I w, eight bodies at a time in lanes; only dynamic, awake, spinning bodies with
+        // unequal moments (for equal ones the term is zero) are written.
+        let (rotation, inv_local) = (&b.rotation, &b.inv_inertia_local);
+        let spins = |i: usize, w: Vec3| {
+            let k = inv_local[i];
+            kind[i] == BodyKind::Dynamic
+                && !asleep[i]
+                && !(k.x == k.y && k.y == k.z)
+                && w != Vec3::ZERO
+        };
+        exec.for_each_chunk(
+            &mut b.angular_velocity,
+            GYROSCOPIC_CHUNK,
+            &|first, chunk| {
+                for (g, group) in chunk.chunks_mut(WIDE_LANES).enumerate() {
+                    let start = first + g * WIDE_LANES;
+                    let mut mask = [false; WIDE_LANES];
+                    for (k, w) in group.iter().enumerate() {
+                        mask[k] = spins(start + k, *w);
+                    }
+                    if !mask.contains(&true) {
+                        continue;
+                    }
+                    let mut q = Q::<Wide>::identity();
+                    let mut omega = V3::<Wide>::zero();
+                    let mut inertia = V3::<Wide>::splat(Vec3::ONE);
+                    for (k, w) in group.iter().enumerate() {
+                        if mask[k] {
+                            q.set_lane(k, rotation[start + k]);
+                            omega.set_lane(k, *w);
+                            inertia.set_lane(k, inv_local[start + k].recip());
+                        }
+                    }
+                    let out = gyroscopic_lanes(q, omega, inertia, Wide::splat(h));
+                    for (k, w) in group.iter_mut().enumerate() {
+                        if mask[k] {
+                            *w = out.lane(k);
+                        }
+                    }
                 }
-            });
+            },
+        );
     }
 
     fn prepare_rows_and_warm_start(&mut self, h: f32) {

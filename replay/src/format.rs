@@ -220,6 +220,12 @@ impl Header {
         self.scene_world(|w| w.warm_starting).unwrap_or(true)
     }
 
+    /// Whether the recorded run integrated the gyroscopic term (`Settings::gyroscopic`; on
+    /// unless the header's scene says otherwise).
+    pub fn gyroscopic(&self) -> bool {
+        self.scene_world(|w| w.gyroscopic).unwrap_or(true)
+    }
+
     fn scene_world<T>(
         &self,
         field: impl Fn(&lavender_engine::scene::SceneWorld) -> Option<T>,

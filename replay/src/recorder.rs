@@ -400,6 +400,10 @@ pub fn effective_scene(scene: &Scene, world: &World, dt: f32) -> Scene {
     w.error_reduction = Some(s.error_reduction);
     w.projection_factor = Some(s.projection_factor);
     w.warm_starting = Some(s.warm_starting);
+    // Written when off (or named by the scene): runs with the default keep their header.
+    if !s.gyroscopic || w.gyroscopic.is_some() {
+        w.gyroscopic = Some(s.gyroscopic);
+    }
     // Written when on (or named by the scene), so that a run without sleeping records the
     // same header as before sleeping existed (and the golden logs stay valid).
     if s.sleeping || w.sleeping.is_some() {

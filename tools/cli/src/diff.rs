@@ -133,6 +133,7 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
                 (h.chain_solve(), ", chain solve"),
                 (h.sleeping(), ", sleeping"),
                 (!h.warm_starting(), ", no warm start"),
+                (!h.gyroscopic(), ", no gyroscopic term"),
             ]
             .iter()
             .filter(|(on, _)| *on)

@@ -62,6 +62,13 @@ pub struct Args {
     /// the setting.
     #[arg(long)]
     no_warm_start: bool,
+    /// Leave out the gyroscopic term of rotating bodies (as `gyroscopic = false` in the scene's
+    /// `[world]`; on by default): a free body then turns about a fixed world axis instead of
+    /// keeping its angular momentum. For comparing with engines that leave the term out
+    /// (bodies with three equal moments are the same either way). A recorded run keeps the
+    /// setting
+    #[arg(long)]
+    no_gyroscopic: bool,
     /// Run the scalar reference path (the same joint kernels one joint at a time instead of
     /// eight in SIMD lanes): the same results bit for bit, slower. For checking the wide path
     /// and for profiling against it.
@@ -125,6 +132,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     if args.no_warm_start {
         settings.warm_starting = false;
+    }
+    if args.no_gyroscopic {
+        settings.gyroscopic = false;
     }
     if args.scalar {
         settings.solver_path = SolverPath::Scalar;

@@ -75,7 +75,7 @@ struct Origin {
 }
 
 /// The keyword arguments that set solver settings, in the order the docs list them.
-pub(crate) const SETTING_NAMES: [&str; 16] = [
+pub(crate) const SETTING_NAMES: [&str; 17] = [
     "dt",
     "gravity",
     "max_substep",
@@ -86,6 +86,7 @@ pub(crate) const SETTING_NAMES: [&str; 16] = [
     "error_reduction",
     "projection_factor",
     "warm_starting",
+    "gyroscopic",
     "threads",
     "solver_path",
     "sleeping",
@@ -108,6 +109,7 @@ struct Overrides {
     error_reduction: Option<f32>,
     projection_factor: Option<f32>,
     warm_starting: Option<bool>,
+    gyroscopic: Option<bool>,
     threads: Option<u32>,
     solver_path: Option<SolverPath>,
     sleeping: Option<bool>,
@@ -196,6 +198,7 @@ impl Overrides {
                     o.projection_factor = Some(setting_f32("projection_factor", v)?)
                 }
                 "warm_starting" => o.warm_starting = Some(setting_bool("warm_starting", v)?),
+                "gyroscopic" => o.gyroscopic = Some(setting_bool("gyroscopic", v)?),
                 "threads" => o.threads = Some(setting_u32("threads", v)?),
                 "solver_path" => {
                     let path: String = v.extract().unwrap_or_default();
@@ -242,6 +245,7 @@ impl Overrides {
         s.error_reduction = self.error_reduction.unwrap_or(s.error_reduction);
         s.projection_factor = self.projection_factor.unwrap_or(s.projection_factor);
         s.warm_starting = self.warm_starting.unwrap_or(s.warm_starting);
+        s.gyroscopic = self.gyroscopic.unwrap_or(s.gyroscopic);
         s.threads = self.threads.unwrap_or(s.threads);
         s.solver_path = self.solver_path.unwrap_or(s.solver_path);
         s.sleeping = self.sleeping.unwrap_or(s.sleeping);
@@ -566,7 +570,7 @@ impl Sim {
         text_signature = "(scene=None, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, bias_iterations=None, position_iterations=None, \
                           chain_solve=None, error_reduction=None, projection_factor=None, warm_starting=None, \
-                          threads=None, solver_path=None, sleeping=None, \
+                          gyroscopic=None, threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
                           time_to_sleep=None)"
     )]
@@ -586,7 +590,7 @@ impl Sim {
         text_signature = "(text, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, bias_iterations=None, position_iterations=None, \
                           chain_solve=None, error_reduction=None, projection_factor=None, warm_starting=None, \
-                          threads=None, solver_path=None, sleeping=None, \
+                          gyroscopic=None, threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
                           time_to_sleep=None)"
     )]
@@ -862,7 +866,8 @@ impl Sim {
     /// Changes solver settings (``gravity``, ``max_substep``, ``velocity_iterations``,
     /// ``bias_iterations``, ``position_iterations``, ``chain_solve``, ``error_reduction``,
     /// ``projection_factor``,
-    /// ``warm_starting``, ``threads``, ``solver_path``, ``sleeping``, ``sleep_linear_speed``,
+    /// ``warm_starting``, ``gyroscopic``, ``threads``, ``solver_path``, ``sleeping``,
+    /// ``sleep_linear_speed``,
     /// ``sleep_angular_speed``, ``time_to_sleep``) and the default frame ``dt``.
     /// Validated first: on error nothing changes. Refused while recording (the log's header
     /// holds the settings).
@@ -871,7 +876,7 @@ impl Sim {
         text_signature = "($self, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, bias_iterations=None, position_iterations=None, \
                           chain_solve=None, error_reduction=None, projection_factor=None, warm_starting=None, \
-                          threads=None, solver_path=None, sleeping=None, \
+                          gyroscopic=None, threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
                           time_to_sleep=None)"
     )]
@@ -902,7 +907,7 @@ impl Sim {
 
     /// The solver settings as a dict (gravity, max_substep, velocity_iterations,
     /// bias_iterations (None: one per velocity pass), position_iterations, chain_solve,
-    /// error_reduction, projection_factor, warm_starting, threads,
+    /// error_reduction, projection_factor, warm_starting, gyroscopic, threads,
     /// solver_path, sleeping, sleep_linear_speed, sleep_angular_speed, time_to_sleep) plus the
     /// default frame ``dt``.
     #[getter]
@@ -919,6 +924,7 @@ impl Sim {
         d.set_item("error_reduction", s.error_reduction)?;
         d.set_item("projection_factor", s.projection_factor)?;
         d.set_item("warm_starting", s.warm_starting)?;
+        d.set_item("gyroscopic", s.gyroscopic)?;
         d.set_item("threads", s.threads)?;
         d.set_item("solver_path", s.solver_path.name())?;
         d.set_item("sleeping", s.sleeping)?;

@@ -60,6 +60,7 @@ class _SettingsDict(TypedDict):
     error_reduction: float
     projection_factor: float
     warm_starting: bool
+    gyroscopic: bool
     threads: int
     solver_path: Literal["wide", "scalar"]
     sleeping: bool
@@ -106,6 +107,7 @@ class Sim:
         error_reduction: Optional[float] = None,
         projection_factor: Optional[float] = None,
         warm_starting: Optional[bool] = None,
+        gyroscopic: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
         sleeping: Optional[bool] = None,
@@ -127,6 +129,7 @@ class Sim:
         error_reduction: Optional[float] = None,
         projection_factor: Optional[float] = None,
         warm_starting: Optional[bool] = None,
+        gyroscopic: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
         sleeping: Optional[bool] = None,
@@ -186,6 +189,7 @@ class Sim:
         error_reduction: Optional[float] = None,
         projection_factor: Optional[float] = None,
         warm_starting: Optional[bool] = None,
+        gyroscopic: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
         sleeping: Optional[bool] = None,
