@@ -51,6 +51,26 @@ fn scenes_round_trip_through_toml() {
     }
 }
 
+/// The scene hash is that of what the scene builds: its description and `[world]` settings
+/// leave it alone (so `diff` compares runs of one scene with settings from the file or the
+/// command line), its bodies and joints do not.
+#[test]
+fn the_scene_hash_covers_bodies_and_joints_not_settings_or_description() {
+    let scene = Scene::builtin("chain").unwrap();
+    let mut settings = scene.clone();
+    settings.description = "my chain".into();
+    settings.world.velocity_iterations = Some(9);
+    settings.world.gravity = Some([0.0, -1.62, 0.0]);
+    assert_eq!(settings.hash(), scene.hash());
+    let mut longer = scene.clone();
+    longer.chains[0].links += 1;
+    assert_ne!(longer.hash(), scene.hash());
+    let pendulum = Scene::builtin("pendulum").unwrap();
+    let mut moved = pendulum.clone();
+    moved.bodies[1].position[0] += 0.5;
+    assert_ne!(moved.hash(), pendulum.hash());
+}
+
 #[test]
 fn shipped_files_in_data_match_the_embedded_scenes() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/scenes");

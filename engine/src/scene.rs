@@ -991,10 +991,21 @@ impl Scene {
         toml::to_string(self).expect("a scene always serialises")
     }
 
-    /// A 64-bit FNV-1a hash of the scene's canonical TOML form: equal scenes hash equal.
+    /// A 64-bit FNV-1a hash of what the scene builds: the canonical TOML form of its bodies,
+    /// joints and generators, without its description and its `[world]` settings. Runs of one
+    /// scene with other settings (given in the file or as overrides) or another description
+    /// hash equal, so `diff` compares them without `--force`; a scene with other bodies or
+    /// joints (or other initial poses) hashes differently. (Before 2026-12-05 the whole text
+    /// was hashed, and `velocity_iterations = 9` written in the file made a different scene
+    /// from `--velocity-iterations 9`; QA.)
     pub fn hash(&self) -> u64 {
+        let built = Scene {
+            description: String::new(),
+            world: SceneWorld::default(),
+            ..self.clone()
+        };
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in self.to_toml_string().bytes() {
+        for byte in built.to_toml_string().bytes() {
             h ^= u64::from(byte);
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
