@@ -130,6 +130,23 @@ pub fn being_written(path: &Path) -> bool {
     )
 }
 
+/// Whether no writer holds `path` locked, known for sure: `Some(true)` when a shared lock
+/// could be taken (locks work there and no writer holds one), `Some(false)` when a writer
+/// holds it, `None` where locks are not supported or the file cannot be opened (a slow writer
+/// there looks the same as a dead one). For a follower deciding that a log without a footer
+/// will not grow again.
+pub fn no_writer(path: &Path) -> Option<bool> {
+    let file = std::fs::File::open(path).ok()?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    match file.try_lock_shared() {
+        Ok(()) => Some(true),
+        Err(std::fs::TryLockError::WouldBlock) => Some(false),
+        Err(std::fs::TryLockError::Error(_)) => None,
+    }
+}
+
 /// Takes the exclusive lock a writer holds on its new file (see [`being_written`]). Another
 /// writer that got there first is an error; a file system without locks is not.
 pub fn lock_for_writing(file: &std::fs::File, path: &Path) -> Result<()> {

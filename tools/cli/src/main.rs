@@ -64,7 +64,11 @@ fn main() {
     // Every subcommand has --json; under it a failure is a JSON object on standard output too.
     let json = match matches.subcommand() {
         Some((name, sub)) if sub.try_get_one::<bool>("json").ok().flatten() == Some(&true) => {
-            if name == "bench" {
+            // Commands whose output is JSON lines end a failure with one more line.
+            let lines = name == "bench"
+                || (name == "scrub"
+                    && sub.try_get_one::<bool>("follow").ok().flatten() == Some(&true));
+            if lines {
                 output::JsonErrors::Lines
             } else {
                 output::JsonErrors::Object

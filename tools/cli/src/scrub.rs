@@ -533,6 +533,9 @@ fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
 
 /// How long a followed log may stay the same size before the follower says so.
 const FOLLOW_IDLE_NOTICE: Duration = Duration::from_secs(10);
+/// How long a followed log may stay the same size, with no writer holding it and no footer,
+/// before the follower decides its writer is gone (killed) and ends.
+const FOLLOW_WRITER_GONE: Duration = Duration::from_secs(1);
 /// How long a log whose header cannot be read yet is waited for (a writer writes the
 /// header at once; longer means a damaged file).
 const FOLLOW_HEADER_WAIT: Duration = Duration::from_secs(5);
@@ -604,6 +607,8 @@ const FOLLOW_REPLACEMENT_WAIT: Duration = Duration::from_secs(2);
 
 fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
     let path = args.log.as_path();
+    // Ctrl-C ends the follow at the next poll (a JSON error line under --json, exit 130).
+    crate::interrupt::stop_cleanly();
     let mut reader = open_when_started(path)?;
     let mut identity = file_identity(path);
     if reader.is_finished() {
@@ -633,6 +638,7 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
     let mut last_growth = std::time::Instant::now();
     let mut idle_said = false;
     let mut seen = 0usize;
+    let mut writer_gone = false;
     loop {
         // Each frame is judged once, as it arrives.
         let already_skipped = finder.skipped().len();
@@ -673,6 +679,18 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
             }
             return Ok(());
         }
+        if writer_gone {
+            eprintln!(
+                "{}no writer is adding to {} and it has no footer: its writer stopped without \
+                 finishing it (killed?); {} frames, {} spike(s). `lavender scrub` reads it as \
+                 it is (every complete frame)",
+                if terminal { "\n" } else { "" },
+                path.display(),
+                reader.len(),
+                printed
+            );
+            return Ok(());
+        }
         // Checked at every poll: a new recording to the same path unlinks the followed
         // file, which then never grows again.
         if file_identity(path) != identity {
@@ -682,6 +700,27 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
                 path.display(),
                 path.display()
             );
+        }
+        if crate::interrupt::requested() {
+            return Err(crate::interrupt::Interrupted(format!(
+                "interrupted while following {}: {} frames read, {} spike(s)",
+                path.display(),
+                reader.len(),
+                printed
+            ))
+            .into());
+        }
+        // A writer holds a lock on its log until it finishes it (`files::no_writer`): a log
+        // with no footer that no writer holds will not grow again (its writer was killed).
+        // One more scan of what it left, then the loop ends above.
+        if last_growth.elapsed() >= FOLLOW_WRITER_GONE
+            && !writer_gone
+            && lavender_replay::files::no_writer(path) == Some(true)
+            && file_identity(path) == identity
+        {
+            writer_gone = true;
+            reader.refresh()?;
+            continue;
         }
         if last_growth.elapsed() >= FOLLOW_IDLE_NOTICE && !idle_said {
             eprintln!(

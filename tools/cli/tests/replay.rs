@@ -838,3 +838,61 @@ fn diff_plots_the_deviation_of_every_substep() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// QA (2026-12-05): a follower of a log whose writer was killed waited forever; it now ends
+/// once no writer holds the log (writers lock it until they finish), with the spikes of every
+/// complete frame. Under `--json`, a failure ends the spike lines with an error line.
+#[test]
+fn follow_ends_when_the_writer_is_gone_and_fails_in_json_lines() {
+    let dir = scratch("follow-gone");
+    let whole = dir.join("whole.lvlog");
+    ok(&[
+        "run",
+        "limited-revolute",
+        "--duration",
+        "1",
+        "--record",
+        s(&whole),
+    ]);
+    let bytes = std::fs::read(&whole).unwrap();
+    let killed = dir.join("killed.lvlog");
+    // What a killed writer leaves: no footer, a torn last frame.
+    std::fs::write(&killed, &bytes[..bytes.len() * 6 / 10]).unwrap();
+    let start = std::time::Instant::now();
+    let out = lavender(&["scrub", s(&killed), "--follow", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no writer is adding to") && err.contains("killed?"),
+        "{err}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(15));
+    let spikes: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let all: serde_json::Value =
+        serde_json::from_str(&ok(&["scrub", s(&killed), "--spikes", "--json"])).unwrap();
+    assert_eq!(serde_json::Value::Array(spikes), all["spikes"]);
+
+    // A failure while following under --json: a last JSON line with the error.
+    let text = dir.join("notes.lvlog");
+    std::fs::write(&text, "not a log at all, but long enough to hold a header").unwrap();
+    let out = lavender(&["scrub", s(&text), "--follow", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let last: serde_json::Value = serde_json::from_str(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(last["error"]["message"].is_string(), "{last}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
