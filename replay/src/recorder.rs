@@ -378,6 +378,8 @@ pub struct Recorder {
     velocities: Vec<[f32; 6]>,
     keyframe_every: u64,
     recorded: u64,
+    /// The next frame is a keyframe whatever its number ([`Recorder::keyframe_next`]).
+    keyframe_next: bool,
 }
 
 /// The scene with every world setting written out: the world's settings and the frame `dt`.
@@ -515,6 +517,7 @@ impl Recorder {
             poses: Vec::with_capacity(world.body_count()),
             velocities: Vec::with_capacity(world.body_count()),
             keyframe_every: options.keyframe_every,
+            keyframe_next: false,
             recorded: 0,
         })
     }
@@ -535,7 +538,8 @@ impl Recorder {
             )));
         }
         // `checked_rem` is None when keyframes are off (0).
-        let keyframe = self.recorded.checked_rem(self.keyframe_every) == Some(0);
+        let keyframe = self.recorded.checked_rem(self.keyframe_every) == Some(0)
+            || std::mem::take(&mut self.keyframe_next);
         let sink = match &mut self.sink {
             Some(sink) => sink,
             None => self.sink.insert(self.plan.open(&self.masses)?),
@@ -563,6 +567,15 @@ impl Recorder {
         }
         self.recorded += 1;
         Ok(())
+    }
+
+    /// Makes the next recorded frame a keyframe. For a world changed from outside its steps
+    /// while it is recorded (a pose or velocity set by hand): a log records states, not such
+    /// changes, so a run resumed from before one departs from the log there (`lavender resume`
+    /// says where); with a keyframe right after the change, a resume from that substep on
+    /// starts from the changed state and reproduces the rest bit for bit.
+    pub fn keyframe_next(&mut self) {
+        self.keyframe_next = true;
     }
 
     /// Steps `world` by `dt` and records every substep; the first recording error stops

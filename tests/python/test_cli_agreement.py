@@ -78,3 +78,27 @@ def test_diff_matches_lavender_diff(tmp_path):
             assert got[key] == expected[key], key
         assert got["max_deviation"]["value"] == pytest.approx(expected["max_deviation"]["value"])
         assert got["max_deviation"]["substep"] == expected["max_deviation"]["substep"]
+
+
+def test_a_change_by_hand_while_recording_is_a_keyframe_and_resume_says_where_it_departs(
+    tmp_path,
+):
+    # QA (2026-12-05): a velocity set while recording is not in the log, and a resume from
+    # before it diverged there without a word.
+    log = tmp_path / "kick.lvlog"
+    sim = lavender.Sim("chain")
+    sim.record(log)
+    sim.run(1.0)  # 60 frames: substeps 0..239
+    sim.set_body_velocity("chain.link50", linear=[0.0, 5.0, 0.0])
+    sim.run(0.5)
+    sim.stop_recording()
+    kicked = lavender.Log(log).frame_at_substep(240)
+    assert kicked.has_solver_state  # a keyframe right after the change (16 frames apart else)
+    out = run_json("resume", log, "--from", 200, "--steps", 20, "--json")
+    assert out["departed_at_substep"] == 240
+    # From the keyframe after the change on, a resume reproduces the log bit for bit.
+    again = tmp_path / "again.lvlog"
+    out = run_json("resume", log, "--from", 240, "--record", again, "--json")
+    assert out["departed_at_substep"] is None
+    report = lavender.Log(log).diff(lavender.Log(again))
+    assert report["identical"], report

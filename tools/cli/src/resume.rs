@@ -82,13 +82,26 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         crate::interrupt::writing(path);
     }
     let (mut substeps, mut done) = (0u64, 0u64);
+    // The first re-run substep whose state differs from the one the log records there: the
+    // original run was changed from outside its steps (a Python `set_body_velocity` while
+    // recording; a log records states, not such changes), or made by another build.
+    let mut departed: Option<u64> = None;
     // Without --steps: exactly to the log's last substep, also where a killed writer's log
     // ends inside a frame (so that `diff` finds the two runs identical).
     let to_end = args.steps.is_none().then(|| last.saturating_sub(args.from));
     while done < frames && !crate::interrupt::requested() {
-        let observer = |w: &lavender_engine::World, info| match recorder.as_mut() {
-            Some(r) => r.record(w, info),
-            None => Ok(()),
+        let observer = |w: &lavender_engine::World, info: lavender_engine::SubstepInfo| {
+            if departed.is_none() {
+                if let Some(i) = reader.index_of_substep(info.substep) {
+                    if reader.index()[i].state_hash != w.state_hash() {
+                        departed = Some(info.substep);
+                    }
+                }
+            }
+            match recorder.as_mut() {
+                Some(r) => r.record(w, info),
+                None => Ok(()),
+            }
         };
         substeps += match to_end {
             Some(total) => {
@@ -117,7 +130,28 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         "state_hash": world.state_hash(),
         "wall_seconds": wall,
         "record": log.as_ref().map(|l| serde_json::json!({"path": l.path, "frames": l.frames, "bytes": l.bytes})),
+        "departed_at_substep": departed,
     });
+    if let Some(s) = departed {
+        let keyframe = reader
+            .index_of_substep(s)
+            .is_some_and(|i| reader.index()[i].has_solver_state);
+        eprintln!(
+            "note: the resumed run departs from the log at substep {s}: the state recorded \
+             there is not the one the steps give. The original run was changed from outside \
+             its steps just before it (a pose or velocity set from Python while recording; a \
+             log records states, not such changes), or the log was made by another build.{}",
+            if keyframe {
+                format!(
+                    " The log holds a keyframe there: `lavender resume {} --from {s}` \
+                     continues from the recorded state",
+                    args.log.display()
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     if done < frames {
         if args.json {
             // As `run`: the summary of what ran, marked interrupted.

@@ -331,6 +331,18 @@ fn scene_from(obj: Option<&Bound<'_, PyAny>>) -> PyResult<(Scene, Option<PathBuf
 }
 
 impl Sim {
+    /// The world was changed from outside its steps (a pose, a velocity, a wake-up): a log
+    /// records states, not such changes, so the recording's next frame is a keyframe, from
+    /// which a resume reproduces the rest (`Recorder::keyframe_next`).
+    fn changed_by_hand(&mut self) {
+        if let Some(r) = &mut self.recording {
+            r.recorder
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .keyframe_next();
+        }
+    }
+
     /// A Sim around an existing world (from `resume`): `scene` is what the world was built
     /// from, `frame_dt` the default step.
     /// The Sim of a run resumed from a log.
@@ -835,7 +847,9 @@ impl Sim {
             .map(|q| convert::quat(q, "rotation"))
             .transpose()?
             .unwrap_or(q0);
-        self.world.set_body_pose(id, p, q).map_err(errors::engine)
+        self.world.set_body_pose(id, p, q).map_err(errors::engine)?;
+        self.changed_by_hand();
+        Ok(())
     }
 
     /// Sets a body's (by name or index) linear (m/s) and angular (rad/s, world frame)
@@ -860,7 +874,9 @@ impl Sim {
             .unwrap_or(w0);
         self.world
             .set_body_velocity(id, v, w)
-            .map_err(errors::engine)
+            .map_err(errors::engine)?;
+        self.changed_by_hand();
+        Ok(())
     }
 
     /// Changes solver settings (``gravity``, ``max_substep``, ``velocity_iterations``,
@@ -1138,6 +1154,7 @@ impl Sim {
     /// (``set_body_pose`` and ``set_body_velocity`` already wake the island they touch.)
     fn wake_all(&mut self) {
         self.world.wake_all();
+        self.changed_by_hand();
     }
 
     /// Kinetic plus gravitational potential energy of the dynamic bodies, J, computed as
