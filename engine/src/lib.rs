@@ -62,7 +62,10 @@ pub use joints::{JointDesc, JointId, JointKind, Joints};
 pub use scene::{builtin_scenes, ChainSpec, GridSpec, Scene};
 pub use settings::{Settings, SolverPath, MAX_SUBSTEPS_PER_FRAME, MAX_THREADS};
 pub use solver::solver_bytes_per_joint;
-pub use world::{diagnostics_hash, state_hash, MemoryReport, StepReport, SubstepInfo, World};
+pub use world::{
+    diagnostics_hash, state_hash, MemoryReport, StepReport, SubstepInfo, World,
+    AUTO_POOL_MIN_BODIES, AUTO_POOL_MIN_JOINTS,
+};
 
 /// The engine's version, as in Cargo.toml.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -54,7 +54,10 @@ pub struct Settings {
     pub gyroscopic: bool,
     /// Worker threads for the step: 1 runs everything on the calling thread, `n >= 2` builds a
     /// rayon pool of `n` threads for this world, 0 (the default) uses rayon's global pool
-    /// (`RAYON_NUM_THREADS`, else one per core). Results are bitwise identical for every value.
+    /// (`RAYON_NUM_THREADS`, else one per core) for a world of at least
+    /// [`crate::AUTO_POOL_MIN_JOINTS`] joints or [`crate::AUTO_POOL_MIN_BODIES`] bodies and
+    /// the calling thread for a smaller one, where threads cost more than they save. Results
+    /// are bitwise identical for every value.
     pub threads: u32,
     /// Which instantiation of the joint kernels solves the colour batches. Both give bitwise
     /// identical results; `scalar` is the reference.

@@ -184,6 +184,35 @@ fn one_two_and_four_threads_give_identical_bits() {
 }
 
 #[test]
+fn the_default_steps_small_worlds_on_the_calling_thread_and_large_ones_in_the_pool() {
+    // Every shipped scene is below the size where the pool pays (`AUTO_POOL_MIN_JOINTS`):
+    // with `threads = 0` it steps on the calling thread, with the bits of two threads.
+    for (name, _) in builtin_scenes() {
+        let scene = Scene::builtin(name).unwrap();
+        let with = |threads| Settings {
+            threads,
+            ..scene.settings()
+        };
+        let auto = scene.build_with(with(0)).unwrap();
+        assert!(auto.joint_count() < lavender_engine::AUTO_POOL_MIN_JOINTS, "{name}");
+        assert!(auto.on_calling_thread(), "{name}");
+        assert!(!scene.build_with(with(2)).unwrap().on_calling_thread(), "{name}");
+        let (auto, two) = (run(&scene, with(0), 10), run(&scene, with(2), 10));
+        assert!(bits(&auto) == bits(&two), "{name}");
+    }
+    let scene = chain_and_grid();
+    let world = scene.build().unwrap();
+    assert!(world.joint_count() >= lavender_engine::AUTO_POOL_MIN_JOINTS);
+    assert_eq!(world.settings().threads, 0);
+    assert!(!world.on_calling_thread());
+    let one = Settings {
+        threads: 1,
+        ..scene.settings()
+    };
+    assert!(scene.build_with(one).unwrap().on_calling_thread());
+}
+
+#[test]
 fn the_global_pool_gives_the_same_bits_as_one_thread() {
     let scene = chain_and_grid();
     let one = run(

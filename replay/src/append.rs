@@ -85,6 +85,11 @@ impl AppendFile {
         &mut self.stage
     }
 
+    /// Bytes staged since the last commit (not in the file yet).
+    pub(crate) fn pending(&self) -> usize {
+        self.stage.len() - self.committed
+    }
+
     /// Appends `data` at the end of the file.
     pub(crate) fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
         self.stage.extend_from_slice(data);

@@ -1429,6 +1429,7 @@ mod tests {
         for f in &frames[..3] {
             w.append(&f.input()).unwrap();
         }
+        w.flush().unwrap();
         // SAFETY: the file is only appended to (by `w`) while the reader is alive.
         let mut r = unsafe { LogReader::open(&path) }.unwrap();
         assert_eq!(r.len(), 3);
@@ -1436,6 +1437,7 @@ mod tests {
         for f in &frames[3..7] {
             w.append(&f.input()).unwrap();
         }
+        w.flush().unwrap();
         assert_eq!(r.refresh().unwrap(), 4);
         assert_eq!(r.len(), 7);
         assert_eq!(r.last_keyframe_at_or_before(6), Some(4));
@@ -1465,6 +1467,7 @@ mod tests {
         for f in &frames[..2] {
             w.append(&f.input()).unwrap();
         }
+        w.flush().unwrap();
         // SAFETY: the file is only appended to (by `w`) while the reader is alive.
         let mut r = unsafe { LogReader::open(&path) }.unwrap();
         let keep = r.keep_alive();
@@ -1474,6 +1477,7 @@ mod tests {
         for f in &frames[2..] {
             w.append(&f.input()).unwrap();
         }
+        w.flush().unwrap();
         assert_eq!(r.refresh().unwrap(), 38);
         drop(r);
         // SAFETY: the rows lay in the reader's mapping at the time of `keep_alive`, which the

@@ -56,7 +56,8 @@ pub struct RecordOptions {
     /// Hand each frame to a recording thread (`.lvlog` output only): the caller copies the
     /// world's arrays (about 0.1 ms per MB) and the thread computes the energy, the state
     /// hash, the summary, encodes, checksums and writes. At most [`PIPELINE_QUEUE`] frames
-    /// are in flight (then `record` waits for the thread).
+    /// are in flight (then `record` waits for the thread). Frames smaller than
+    /// [`PIPELINE_MIN_FRAME_BYTES`] are recorded on the caller's thread either way.
     pub threaded: bool,
 }
 
@@ -238,7 +239,9 @@ impl Pipeline {
         let thread = std::thread::Builder::new()
             .name("lavender-recorder".into())
             .spawn(move || {
-                for job in full_rx {
+                use std::sync::mpsc::TryRecvError;
+                let mut next = full_rx.recv().ok();
+                while let Some(job) = next {
                     writer.append(&FrameInput {
                         substep: job.substep,
                         time: job.time,
@@ -249,9 +252,22 @@ impl Pipeline {
                         total_energy: masses.energy(&job.poses, &job.velocities),
                         state_hash: state_hash(&job.poses, &job.velocities, &job.solver),
                     })?;
+                    // Nothing more queued: out with what is staged (a follower sees it, and
+                    // `drain` returns only after it), before the buffer goes back.
+                    next = match full_rx.try_recv() {
+                        Ok(job) => Some(job),
+                        Err(TryRecvError::Empty) => {
+                            writer.flush()?;
+                            None
+                        }
+                        Err(TryRecvError::Disconnected) => None,
+                    };
                     written.store(writer.bytes(), std::sync::atomic::Ordering::Relaxed);
                     // The recorder may be gone (finish); then the buffer is just freed.
                     let _ = empty_tx.send(job);
+                    if next.is_none() {
+                        next = full_rx.recv().ok();
+                    }
                 }
                 writer.finish()
             })
@@ -338,6 +354,18 @@ impl Drop for Pipeline {
     }
 }
 
+/// The smallest frame (poses, velocities and diagnostics, bytes) recorded on a thread of its
+/// own ([`RecordOptions::threaded`]); smaller ones are recorded on the stepping thread, where
+/// handing each over cost more than recording it (QA, 2026-12-05: the pendulum's 300-byte
+/// frames made a recorded run 8x the unrecorded one, futex hand-offs and one write per
+/// substep; the log writer now also writes small frames out together, `COMMIT_BYTES`).
+pub const PIPELINE_MIN_FRAME_BYTES: usize = 64 * 1024;
+
+/// Bytes of one frame's poses, velocities and diagnostics for `header`'s counts.
+fn frame_bytes(header: &Header) -> usize {
+    header.body_count * (7 + 6) * 4 + header.joint_count * 8 * 4
+}
+
 /// The output a [`Recorder`] writes once it has a frame.
 struct Plan {
     path: std::path::PathBuf,
@@ -351,10 +379,14 @@ impl Plan {
     fn open(&self, masses: &Masses) -> Result<Sink> {
         let (path, header, options) = (&self.path, &self.header, &self.options);
         Ok(match OutputKind::of(path) {
-            OutputKind::Log if options.threaded => Sink::Threaded(Pipeline::spawn(
-                LogWriter::create_with(path, header, options.writer)?,
-                masses.clone(),
-            )),
+            OutputKind::Log
+                if options.threaded && frame_bytes(header) >= PIPELINE_MIN_FRAME_BYTES =>
+            {
+                Sink::Threaded(Pipeline::spawn(
+                    LogWriter::create_with(path, header, options.writer)?,
+                    masses.clone(),
+                ))
+            }
             OutputKind::Log => Sink::Log(Box::new(LogWriter::create_with(
                 path,
                 header,
@@ -621,7 +653,8 @@ impl Recorder {
     pub fn drain(&mut self) -> Result<()> {
         match &mut self.sink {
             Some(Sink::Threaded(p)) => p.drain(),
-            Some(Sink::Log(_) | Sink::Hdf5(_)) | None => Ok(()),
+            Some(Sink::Log(w)) => w.flush(),
+            Some(Sink::Hdf5(_)) | None => Ok(()),
         }
     }
 

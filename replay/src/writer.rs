@@ -67,6 +67,17 @@ impl Default for WriterOptions {
     }
 }
 
+/// Bytes of frames the direct sink stages before it writes them out, and the longest it
+/// holds any: a frame of a small scene (the pendulum's is about 300 bytes) written with a
+/// syscall of its own cost more than the substep it records (QA, 2026-12-05: `lavender run
+/// pendulum --duration 300 --record` took 8x the unrecorded run, one `pwrite` per substep),
+/// so small frames go out together. A frame at least this large goes out at once, as
+/// before. A reader (a follower of a live log) sees frames at most this late; `flush`,
+/// `finish` and dropping the writer write everything staged.
+pub const COMMIT_BYTES: usize = 256 * 1024;
+/// See [`COMMIT_BYTES`].
+pub const COMMIT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Frames in flight between `append` and the writer thread (bounded memory: this many
 /// frame buffers plus the one being encoded).
 pub const BACKGROUND_QUEUE: usize = 3;
@@ -113,6 +124,10 @@ pub struct LogWriter {
     /// Current file length.
     offset: u64,
     unsynced: u32,
+    /// When the direct sink last wrote its staged bytes out (see [`COMMIT_BYTES`]).
+    last_commit: std::time::Instant,
+    /// [`COMMIT_INTERVAL`] (a field so that tests can pin it).
+    commit_interval: std::time::Duration,
     /// The spike index's finder (when the header asks for one) and the onsets so far.
     spike_finder: Option<SpikeFinder>,
     spikes: Vec<Spike>,
@@ -188,6 +203,8 @@ impl LogWriter {
             index: Vec::new(),
             offset: bytes.len() as u64,
             unsynced: 0,
+            last_commit: std::time::Instant::now(),
+            commit_interval: COMMIT_INTERVAL,
             spike_finder: header
                 .spike_index
                 .as_ref()
@@ -291,7 +308,22 @@ impl LogWriter {
             solver_state: frame.solver_state,
         };
         let (len, written) = self.encode_record(KIND_FRAME, &record)?;
-        self.write_buf("writing a frame to")?;
+        let sync_due = match (self.flush, &self.sink) {
+            (FlushPolicy::SyncEvery(n), Sink::Direct(_)) => self.unsynced + 1 >= n.max(1),
+            _ => false,
+        };
+        let commit_due = match &self.sink {
+            Sink::Direct(file) => {
+                sync_due
+                    || file.pending() >= COMMIT_BYTES
+                    || self.last_commit.elapsed() >= self.commit_interval
+            }
+            Sink::Background { .. } => true,
+        };
+        if commit_due {
+            self.write_buf("writing a frame to")?;
+            self.last_commit = std::time::Instant::now();
+        }
         self.index.push(FrameMeta {
             offset: self.offset,
             len,
@@ -306,6 +338,17 @@ impl LogWriter {
             if self.unsynced >= n.max(1) {
                 file.sync_data().map_err(io_err("syncing", &self.path))?;
                 self.unsynced = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes out every frame staged so far (see [`COMMIT_BYTES`]): a reader then sees them.
+    pub fn flush(&mut self) -> Result<()> {
+        if let Sink::Direct(file) = &self.sink {
+            if file.pending() > 0 {
+                self.write_buf("writing a frame to")?;
+                self.last_commit = std::time::Instant::now();
             }
         }
         Ok(())
@@ -405,9 +448,10 @@ impl LogWriter {
 }
 
 impl Drop for LogWriter {
-    /// Without `finish`, waits for queued frames to be written, leaving a footer-less log.
+    /// Without `finish`, writes the staged frames (or waits for queued ones to be written),
+    /// leaving a footer-less log.
     fn drop(&mut self) {
-        if let Err(e) = self.join_writer() {
+        if let Err(e) = self.flush().and_then(|()| self.join_writer()) {
             tracing::warn!(error = %e, "log writer dropped with an I/O error");
         }
     }
@@ -507,6 +551,63 @@ mod tests {
                 },
                 false,
             );
+            round_trip(
+                WriterOptions {
+                    direct_io,
+                    ..WriterOptions::default()
+                },
+                false,
+            );
+        }
+    }
+
+    #[test]
+    fn small_frames_go_out_together_when_due_flushed_or_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("small.lvlog");
+        let header = testutil::header(2, 2);
+        let frames = testutil::frames(2, 2, 12, 4);
+        let file_len = || std::fs::metadata(&path).unwrap().len();
+        let mut w = LogWriter::create(&path, &header).unwrap();
+        let header_len = file_len();
+        assert_eq!(w.bytes(), header_len);
+        // Not due: the frames stay staged, the file keeps its header alone.
+        w.commit_interval = std::time::Duration::from_secs(3600);
+        for f in &frames[..3] {
+            w.append(&f.input()).unwrap();
+        }
+        assert_eq!(file_len(), header_len);
+        assert!(w.bytes() > header_len);
+        w.flush().unwrap();
+        assert_eq!(file_len(), w.bytes());
+        // Due by time: each frame goes out as it comes.
+        w.commit_interval = std::time::Duration::ZERO;
+        w.append(&frames[3].input()).unwrap();
+        assert_eq!(file_len(), w.bytes());
+        // Due by size: a frame of at least `COMMIT_BYTES` goes out at once.
+        let big_header = testutil::header(6000, 4000);
+        assert!(6000 * 13 * 4 + 4000 * 8 * 4 >= COMMIT_BYTES);
+        let big = testutil::frames(6000, 4000, 1, 0);
+        let big_path = dir.path().join("big.lvlog");
+        let mut b = LogWriter::create(&big_path, &big_header).unwrap();
+        b.commit_interval = std::time::Duration::from_secs(3600);
+        b.append(&big[0].input()).unwrap();
+        assert_eq!(std::fs::metadata(&big_path).unwrap().len(), b.bytes());
+        // Dropped without `finish`: what was staged is written, a footer-less log.
+        w.commit_interval = std::time::Duration::from_secs(3600);
+        for f in &frames[4..] {
+            w.append(&f.input()).unwrap();
+        }
+        let expected = w.bytes();
+        assert!(file_len() < expected);
+        drop(w);
+        assert_eq!(file_len(), expected);
+        // SAFETY: private temporary file, no writer left.
+        let r = unsafe { LogReader::open(&path) }.unwrap();
+        assert_eq!(r.len(), 12);
+        assert_eq!(r.recovery().unwrap().dropped_bytes, 0);
+        for (i, f) in frames.iter().enumerate() {
+            assert_eq!(r.frame(i).unwrap().state_hash(), f.state_hash);
         }
     }
 

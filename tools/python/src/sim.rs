@@ -431,7 +431,18 @@ impl Sim {
             }
         };
         match result {
-            Ok(n) => Ok(n),
+            Ok(n) => {
+                // What this call recorded is in the file when it returns (a `Log` of it, or
+                // a follower, sees every frame; the writer stages small frames).
+                if let Some(r) = &mut self.recording {
+                    r.recorder
+                        .get_mut()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .drain()
+                        .map_err(errors::replay)?;
+                }
+                Ok(n)
+            }
             Err((kind, message, from_recording)) => {
                 let message = if let Some(r) = self.recording.take() {
                     // A failed step leaves substeps of the rolled-back step in the log and a
