@@ -194,9 +194,15 @@ fn the_default_steps_small_worlds_on_the_calling_thread_and_large_ones_in_the_po
             ..scene.settings()
         };
         let auto = scene.build_with(with(0)).unwrap();
-        assert!(auto.joint_count() < lavender_engine::AUTO_POOL_MIN_JOINTS, "{name}");
+        assert!(
+            auto.joint_count() < lavender_engine::AUTO_POOL_MIN_JOINTS,
+            "{name}"
+        );
         assert!(auto.on_calling_thread(), "{name}");
-        assert!(!scene.build_with(with(2)).unwrap().on_calling_thread(), "{name}");
+        assert!(
+            !scene.build_with(with(2)).unwrap().on_calling_thread(),
+            "{name}"
+        );
         let (auto, two) = (run(&scene, with(0), 10), run(&scene, with(2), 10));
         assert!(bits(&auto) == bits(&two), "{name}");
     }

@@ -586,7 +586,7 @@ mod tests {
         assert_eq!(file_len(), w.bytes());
         // Due by size: a frame of at least `COMMIT_BYTES` goes out at once.
         let big_header = testutil::header(6000, 4000);
-        assert!(6000 * 13 * 4 + 4000 * 8 * 4 >= COMMIT_BYTES);
+        const { assert!(6000 * 13 * 4 + 4000 * 8 * 4 >= COMMIT_BYTES) };
         let big = testutil::frames(6000, 4000, 1, 0);
         let big_path = dir.path().join("big.lvlog");
         let mut b = LogWriter::create(&big_path, &big_header).unwrap();
