@@ -160,6 +160,56 @@ fn a_step_that_goes_non_finite_names_the_body_and_rolls_back() {
     assert!(w.constraint_data()[0].iter().all(|x| !x.is_nan()) || before == w.state_hash());
 }
 
+/// QA (2026-12-05): a recording of a run that went non-finite ended on the substep before,
+/// healthy to look at. `step_observed_through_failure` shows the failing substep's state
+/// (flagged) before the rollback; `step_observed` does not.
+#[test]
+fn the_substep_that_goes_non_finite_is_observed_before_the_rollback() {
+    let build = || {
+        let (mut w, a, b) = world_with_two_bodies();
+        w.add_joint(
+            JointDesc::spherical("ball", a, b).anchors(Vec3::ZERO, Vec3::new(-1.0, 0.0, 0.0)),
+        )
+        .unwrap();
+        w.step(1.0 / 60.0).unwrap();
+        w.set_body_velocity(b, Vec3::new(0.0, 3e38, 0.0), Vec3::new(3e38, 3e38, 3e38))
+            .unwrap();
+        (w, b)
+    };
+    let (mut w, b) = build();
+    let (before, done) = (w.state_hash(), w.substeps_done());
+    let mut seen = Vec::new();
+    let m = message(w.step_observed_through_failure(1.0 / 60.0, |w, info| {
+        let (bodies, i) = (w.bodies(), b.0 as usize);
+        let finite_pose = bodies.positions()[i].is_finite()
+            && bodies.rotations()[i].is_finite()
+            && bodies.linear_velocities()[i].is_finite()
+            && bodies.angular_velocities()[i].is_finite();
+        let finite_rows = w.constraint_data()[0].iter().all(|x| x.is_finite());
+        seen.push((info, finite_pose, finite_rows));
+    }));
+    assert!(m.contains("non-finite"), "{m}");
+    let (info, finite_pose, finite_rows) = *seen.last().unwrap();
+    assert!(!info.finite && !finite_pose && !finite_rows, "{seen:?}");
+    assert_eq!(info.substep, done + seen.len() as u64 - 1);
+    assert!(seen[..seen.len() - 1]
+        .iter()
+        .all(|s| s.0.finite && s.1 && s.2));
+    assert_eq!(
+        (w.state_hash(), w.substeps_done()),
+        (before, done),
+        "rolled back"
+    );
+    // The plain observer never sees it.
+    let (mut w, _) = build();
+    let mut finite = Vec::new();
+    assert!(w
+        .step_observed(1.0 / 60.0, |_, info| finite.push(info.finite))
+        .is_err());
+    assert_eq!(finite.len(), seen.len() - 1);
+    assert!(finite.iter().all(|&f| f));
+}
+
 /// QA (2026-12-05): `lavender run run.lvlog` said "stream did not contain valid UTF-8".
 #[test]
 fn a_log_or_binary_file_given_as_a_scene_says_what_it_is() {

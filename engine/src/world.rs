@@ -108,6 +108,9 @@ pub struct SubstepInfo {
     pub time: f64,
     /// Its length, s.
     pub dt: f32,
+    /// False for a substep that went non-finite, which only
+    /// [`World::step_observed_through_failure`] shows (the step is then rolled back).
+    pub finite: bool,
 }
 
 /// With `threads = 0` (the default), a world of fewer joints than this (and fewer bodies
@@ -1139,7 +1142,7 @@ impl World {
     pub fn step(&mut self, dt: f32) -> Result<StepReport> {
         self.ensure_solver();
         self.in_pool(|w| {
-            let report = w.run_substeps(dt, None)?;
+            let report = w.run_substeps(dt, None, false)?;
             w.sync_after_substep();
             Ok(report)
         })
@@ -1152,10 +1155,28 @@ impl World {
         dt: f32,
         mut observer: impl FnMut(&World, SubstepInfo),
     ) -> Result<StepReport> {
-        self.run_substeps(dt, Some(&mut |w: &World, info| observer(w, info)))
+        self.run_substeps(dt, Some(&mut |w: &World, info| observer(w, info)), false)
     }
 
-    fn run_substeps(&mut self, dt: f32, mut observer: Option<&mut Observer>) -> Result<StepReport> {
+    /// Like [`World::step_observed`], and when a substep goes non-finite, calls `observer`
+    /// once more with that substep's state and diagnostics (`info.finite == false`) before
+    /// the step is rolled back and the error returned: what a recorder keeps so that the
+    /// log shows the first non-finite value (`scrub` reports it) instead of ending, healthy
+    /// to look at, on the substep before.
+    pub fn step_observed_through_failure(
+        &mut self,
+        dt: f32,
+        mut observer: impl FnMut(&World, SubstepInfo),
+    ) -> Result<StepReport> {
+        self.run_substeps(dt, Some(&mut |w: &World, info| observer(w, info)), true)
+    }
+
+    fn run_substeps(
+        &mut self,
+        dt: f32,
+        mut observer: Option<&mut Observer>,
+        observe_failure: bool,
+    ) -> Result<StepReport> {
         // Below the smallest normal f32 the solver's flush-to-zero mode would read dt as 0.
         if !(dt.is_finite() && dt >= f32::MIN_POSITIVE) {
             return Err(EngineError::InvalidTimeStep(dt));
@@ -1184,12 +1205,22 @@ impl World {
                 let _step = step_span.enter();
                 w.substep(h);
                 let checked = w.check_finite();
-                if checked.is_ok() && observed {
+                if observed && (checked.is_ok() || observe_failure) {
                     w.sync_after_substep();
                 }
                 checked
             });
             if let Err(e) = checked {
+                if let (Some(observer), true) = (observer.as_mut(), observe_failure) {
+                    let info = SubstepInfo {
+                        substep: self.substeps_done,
+                        time: self.time + f64::from(h),
+                        dt: h,
+                        finite: false,
+                    };
+                    let _s = trace_span!("observe").entered();
+                    observer(self, info);
+                }
                 self.bodies.restore_state(&self.backup);
                 self.joints.impulse.clone_from(&self.impulse_backup);
                 if sleeping {
@@ -1230,6 +1261,7 @@ impl World {
                     substep: self.substeps_done - 1,
                     time: self.time,
                     dt: h,
+                    finite: true,
                 };
                 let _s = trace_span!("observe").entered();
                 observer(self, info);

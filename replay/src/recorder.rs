@@ -611,7 +611,10 @@ impl Recorder {
     }
 
     /// Steps `world` by `dt` and records every substep; the first recording error stops
-    /// recording and is returned after the step (the world has advanced). Refused before
+    /// recording and is returned after the step (the world has advanced). A step that goes
+    /// non-finite records the substep that did (`SubstepInfo::finite` false, its non-finite
+    /// poses and diagnostics) before its error is returned, and the world rolls back to the
+    /// step's start: end the recording then (the next step would record substeps again). Refused before
     /// stepping: a `dt` whose substeps are not the recording's length (a resume replays the
     /// log with them; single substeps of that length are fine) and, before the first frame,
     /// a path another writer has taken since `create`. A world that gained bodies or joints
@@ -636,7 +639,9 @@ impl Recorder {
             crate::files::check_output(&self.plan.path)?;
         }
         let mut first_error = None;
-        let report = world.step_observed(dt, |w, info| {
+        // A substep that goes non-finite is recorded too (the step then fails and is rolled
+        // back): the log ends on the first non-finite values, which `scrub` reports.
+        let report = world.step_observed_through_failure(dt, |w, info| {
             if first_error.is_none() {
                 first_error = self.record(w, info).err();
             }

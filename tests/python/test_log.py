@@ -323,15 +323,19 @@ def test_a_recording_of_nothing_leaves_an_earlier_file_as_it_was(tmp_path):
             summary = sim.stop_recording()
         assert (summary["frames"], summary["bytes"]) == (0, 0)
         assert path.read_bytes() == b"an earlier run"
-    # A first substep that fails records nothing either.
+    # A first substep that fails is recorded: the log is that one non-finite frame (QA,
+    # 2026-12-05: the failing substep was left out, so nothing showed where it went wrong).
     path = tmp_path / "nan.lvlog"
     path.write_bytes(b"an earlier run")
     sim = hinge_scene(gravity=(0, -9.81, 0)).build()
     sim.set_body_velocity("arm", linear=[3e38, 3e38, 0])
     sim.record(path)
-    with pytest.raises(lavender.NonFiniteError, match="nothing was recorded"):
+    with pytest.raises(lavender.NonFiniteError, match="the one that went non-finite"):
         sim.step(1 / 60)
-    assert path.read_bytes() == b"an earlier run"
+    log = lavender.Log(path)
+    assert log.finished and len(log) == 1 and log[0].substep == 0
+    assert not np.isfinite(log[0].poses).all()
+    assert sim.substeps_done == 0, "the world rolled back"
 
 
 def test_two_recordings_to_one_path_are_refused(tmp_path):
@@ -421,12 +425,39 @@ def test_a_failed_step_ends_the_recording_with_a_readable_log(tmp_path):
     sim.record(path)
     sim.step(1 / 60)
     sim.set_body_velocity("arm", linear=[3e38, 3e38, 0])
-    with pytest.raises(lavender.NonFiniteError, match="recording to .* stopped"):
+    with pytest.raises(lavender.NonFiniteError, match="recording to .* stopped") as failed:
         sim.step(1 / 60)
+    assert "the one that went non-finite" in str(failed.value)
     assert sim.recording is None
     log = lavender.Log(path)
-    assert log.finished and len(log) >= 4
-    assert np.isfinite(log[len(log) - 1].poses).all()
+    # The four substeps of the first step, then the one that went non-finite (the world
+    # rolled it back; the log keeps it, where the spike finder names it).
+    assert log.finished and len(log) == 5
+    assert all(np.isfinite(log[i].poses).all() for i in range(4))
+    last = log[4]
+    assert last.substep == 4 and not np.isfinite(last.poses).all()
+    assert not np.isfinite(last.diagnostics[0]).all()
+    spikes = log.spikes()
+    assert spikes[-1]["substep"] == 4 and spikes[-1]["joint_name"] == "hinge"
+    assert not np.isfinite(spikes[-1]["value"])
+    assert sim.substeps_done == 4, "the world rolled back to the end of the first step"
+
+
+def test_a_step_with_the_wrong_substeps_is_refused_and_the_recording_goes_on(tmp_path):
+    # QA (2026-12-05): step(0.01) on a recording of 1/60 s frames raised OSError and ended
+    # the recording.
+    path = tmp_path / "run.lvlog"
+    sim = lavender.Sim("pendulum")
+    sim.record(path)
+    sim.step(1 / 60)
+    with pytest.raises(ValueError, match="the recording's are") as refused:
+        sim.step(0.01)
+    assert not isinstance(refused.value, OSError)
+    assert sim.recording is not None and sim.substeps_done == 4
+    sim.step(1 / 60)
+    sim.stop_recording()
+    log = lavender.Log(path)
+    assert len(log) == 8 and [log[i].substep for i in range(8)] == list(range(8))
 
 
 def test_a_resumed_run_records_under_the_original_scene_and_never_over_its_log(tmp_path):

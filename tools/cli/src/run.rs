@@ -243,8 +243,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             break;
         }
         let mut record_error = None;
-        let stepped = world.step_observed(dt, |w, info| {
-            max.fold(w.constraint_data());
+        // The substep that goes non-finite is recorded (scrub shows where), not summarised.
+        let stepped = world.step_observed_through_failure(dt, |w, info| {
+            if info.finite {
+                max.fold(w.constraint_data());
+            }
             if let (Some(r), None) = (recorder.as_mut(), &record_error) {
                 record_error = r.record(w, info).err();
             }
@@ -268,12 +271,13 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                             crate::output::count(log.frames as u64, "frame"),
                             match rolled_back {
                                 0 => String::new(),
-                                1 => "; the last is from the failed step, which the world \
-                                      rolled back"
+                                1 => "; the last is the substep that went non-finite, `lavender \
+                                      scrub` shows where"
                                     .to_string(),
                                 n => format!(
                                     "; the last {n} are from the failed step, which the world \
-                                     rolled back"
+                                     rolled back, the last of them the substep that went \
+                                     non-finite (`lavender scrub` shows where)"
                                 ),
                             }
                         )

@@ -2,6 +2,7 @@
 //! early spikes, a live tail of a log being written, and a plot.
 
 use crate::chart;
+use crate::output::count;
 use crate::output::{emit, emit_json, progress};
 use anyhow::{bail, Context};
 use lavender_engine::COLUMN_UNITS;
@@ -87,11 +88,11 @@ pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
     let reader = open_quietly(path)?;
     if let Some(rec) = reader.recovery() {
         eprintln!(
-            "note: {}: {}; recovered {} complete frames, dropped {} bytes",
+            "note: {}: {}; recovered {}, dropped {}",
             path.display(),
             rec.reason,
-            reader.len(),
-            rec.dropped_bytes
+            count(reader.len() as u64, "complete frame"),
+            count(rec.dropped_bytes, "byte")
         );
     }
     Ok(reader)
@@ -216,9 +217,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: {} frames (substeps {}..={}, t = {:.4}..{:.4} s), {} bodies, {} joints, engine {} ({})",
+        "{}: {} (substeps {}..={}, t = {:.4}..{:.4} s), {} bodies, {} joints, engine {} ({})",
         args.log.display(),
-        reader.len(),
+        count(reader.len() as u64, "frame"),
         timeline[0].substep,
         last.substep,
         timeline[0].time,
@@ -294,8 +295,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     let _ = writeln!(
         out,
-        "\n{} spike(s){}",
-        spikes.len(),
+        "\n{}{}",
+        count(spikes.len() as u64, "spike"),
         if spikes.is_empty() {
             String::new()
         } else {
@@ -409,9 +410,9 @@ fn scan_with_progress(
 fn spikes_text(reader: &LogReader, spikes: &[Spike], source: scrub::SpikeSource) -> String {
     let h = reader.header();
     let mut out = format!(
-        "{} spike(s) in {} frames, earliest first ({})\n",
-        spikes.len(),
-        reader.len(),
+        "{} in {}, earliest first ({})\n",
+        count(spikes.len() as u64, "spike"),
+        count(reader.len() as u64, "frame"),
         match source {
             scrub::SpikeSource::Index => "from the log's spike index",
             scrub::SpikeSource::Scan => "every frame judged",
@@ -422,13 +423,13 @@ fn spikes_text(reader: &LogReader, spikes: &[Spike], source: scrub::SpikeSource)
     }
     let _ = writeln!(
         out,
-        "{:>9} {:>11}  {:<24} {:<18} {:>12} {:>12}",
+        "{:>9} {:>11}  {:<24} {:<21} {:>12} {:>12}",
         "substep", "time s", "joint", "column", "value", "baseline"
     );
     for s in spikes {
         let _ = writeln!(
             out,
-            "{:>9} {:>11.5}  {:<24} {:<18} {:>12.4e} {:>12.4e}",
+            "{:>9} {:>11.5}  {:<24} {:<21} {:>12.4e} {:>12.4e}",
             s.substep,
             s.time,
             h.joint_name(s.joint as usize),
@@ -665,16 +666,20 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
             last_growth = std::time::Instant::now();
             idle_said = false;
             if terminal && !args.json {
-                eprint!("\r{} frames read, {} spike(s)   ", reader.len(), printed);
+                eprint!(
+                    "\r{} read, {}   ",
+                    count(reader.len() as u64, "frame"),
+                    count(printed as u64, "spike")
+                );
             }
         }
         if reader.is_finished() {
             if !args.json {
                 eprintln!(
-                    "{}the log is finished: {} frames, {} spike(s)",
+                    "{}the log is finished: {}, {}",
                     if terminal { "\n" } else { "" },
-                    reader.len(),
-                    printed
+                    count(reader.len() as u64, "frame"),
+                    count(printed as u64, "spike")
                 );
             }
             return Ok(());
@@ -682,12 +687,12 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
         if writer_gone {
             eprintln!(
                 "{}no writer is adding to {} and it has no footer: its writer stopped without \
-                 finishing it (killed?); {} frames, {} spike(s). `lavender scrub` reads it as \
+                 finishing it (killed?); {}, {}. `lavender scrub` reads it as \
                  it is (every complete frame)",
                 if terminal { "\n" } else { "" },
                 path.display(),
-                reader.len(),
-                printed
+                count(reader.len() as u64, "frame"),
+                count(printed as u64, "spike")
             );
             return Ok(());
         }
@@ -703,10 +708,10 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
         }
         if crate::interrupt::requested() {
             return Err(crate::interrupt::Interrupted(format!(
-                "interrupted while following {}: {} frames read, {} spike(s)",
+                "interrupted while following {}: {} read, {}",
                 path.display(),
-                reader.len(),
-                printed
+                count(reader.len() as u64, "frame"),
+                count(printed as u64, "spike")
             ))
             .into());
         }
@@ -757,9 +762,9 @@ fn draw(
             .max(timeline[0].time + 1e-9),
     );
     let title = format!(
-        "{}: per-substep max residuals, {} spike(s) marked",
+        "{}: per-substep max residuals, {} marked",
         chart::short_name(reader.path(), 60),
-        spikes.len()
+        count(spikes.len() as u64, "spike")
     );
     let timeline_chart = Timeline {
         title,

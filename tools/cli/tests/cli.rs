@@ -660,5 +660,31 @@ fn a_failure_under_json_is_a_json_object() {
         (Some(0), Some(1)),
         "{j}"
     );
+    // Recorded, the log keeps the substep that went non-finite, and scrub finds it (QA,
+    // 2026-12-05: the log ended before it, healthy to look at).
+    let log = dir.join("fling.lvlog");
+    let out = lavender(&[
+        "run",
+        scene.to_str().unwrap(),
+        "--record",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the last is the substep that went non-finite"),
+        "{err}"
+    );
+    let out = lavender(&["scrub", log.to_str().unwrap(), "--spikes", "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["frames"], 1, "{j}");
+    let spike = &j["spikes"][0];
+    // Non-finite values are JSON nulls.
+    assert_eq!(
+        (spike["substep"].as_u64(), spike["joint"].as_u64()),
+        (Some(0), Some(0)),
+        "{j}"
+    );
+    assert!(spike["value"].is_null(), "{j}");
     let _ = std::fs::remove_dir_all(&dir);
 }

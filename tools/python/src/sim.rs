@@ -405,7 +405,7 @@ impl Sim {
                     .get_mut()
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
             });
-            let chunk = py.detach(|| -> Result<(u64, u64), (PyErrKind, String, bool)> {
+            let chunk = py.detach(|| -> Result<(u64, u64), (PyErrKind, String, Failed)> {
                 let start = std::time::Instant::now();
                 let (mut done, mut subs) = (0u64, 0u64);
                 while done < left && (done == 0 || start.elapsed() < SIGNAL_CHECK) {
@@ -443,8 +443,9 @@ impl Sim {
                 }
                 Ok(n)
             }
-            Err((kind, message, from_recording)) => {
-                let message = if let Some(r) = self.recording.take() {
+            Err((kind, message, failed)) => {
+                let ends_recording = failed != Failed::Refused;
+                let message = if let Some(r) = self.recording.take_if(|_| ends_recording) {
                     // A failed step leaves substeps of the rolled-back step in the log and a
                     // failed write leaves it unusable for appending: either way the recording
                     // ends here, with a footer so the log opens without recovery.
@@ -452,10 +453,9 @@ impl Sim {
                         Ok(rec) => rec.finish(),
                         Err(p) => p.into_inner().finish(),
                     };
-                    let cause = if from_recording {
-                        "writing the log failed"
-                    } else {
-                        "the step failed"
+                    let cause = match failed {
+                        Failed::Recording => "writing the log failed",
+                        _ => "the step failed",
                     };
                     let hdf5 = lavender_replay::recorder::OutputKind::of(&r.path)
                         == lavender_replay::recorder::OutputKind::Hdf5;
@@ -470,6 +470,12 @@ impl Sim {
                         Ok(log) if log.frames == 0 => format!(
                             "{message} (recording to {} stopped because {cause}; nothing was \
                              recorded, and a file already there was left as it was)",
+                            r.path.display()
+                        ),
+                        Ok(_) if matches!(kind, PyErrKind::NonFinite) => format!(
+                            "{message} (recording to {} stopped because {cause}; the log holds \
+                             the substeps up to the failure, the last of them the one that went \
+                             non-finite: Log.spikes() names the joints)",
                             r.path.display()
                         ),
                         Ok(_) => format!(
@@ -511,23 +517,42 @@ impl PyErrKind {
     }
 }
 
-fn engine_failure(e: &lavender_engine::EngineError) -> (PyErrKind, String, bool) {
+/// What failed in a step call, which decides whether a recording ends with it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Failed {
+    /// The step (rolled back; a non-finite substep is the log's last frame).
+    Step,
+    /// Writing the log: the file cannot take more frames.
+    Recording,
+    /// Nothing: the call was refused before the world moved (a `dt` whose substeps are not
+    /// the recording's), so the recording goes on.
+    Refused,
+}
+
+fn engine_failure(e: &lavender_engine::EngineError) -> (PyErrKind, String, Failed) {
     let kind = match e {
         lavender_engine::EngineError::NonFinite { .. } => PyErrKind::NonFinite,
         _ => PyErrKind::Value,
     };
-    (kind, e.to_string(), false)
+    (kind, e.to_string(), Failed::Step)
 }
 
-fn replay_failure(e: &lavender_replay::ReplayError) -> (PyErrKind, String, bool) {
+fn replay_failure(e: &lavender_replay::ReplayError) -> (PyErrKind, String, Failed) {
     use lavender_replay::ReplayError as R;
     match e {
         R::Engine(inner) => engine_failure(inner),
-        R::Io { source, .. } => (PyErrKind::Os(source.kind()), e.to_string(), true),
+        // QA (2026-12-05): `step(0.01)` on a recording of 1/60 s frames raised OSError and
+        // ended the recording; it is a bad argument, refused before stepping.
+        R::InvalidArgument(_) => (PyErrKind::Value, e.to_string(), Failed::Refused),
+        R::Io { source, .. } => (
+            PyErrKind::Os(source.kind()),
+            e.to_string(),
+            Failed::Recording,
+        ),
         _ => (
             PyErrKind::Os(std::io::ErrorKind::Other),
             e.to_string(),
-            true,
+            Failed::Recording,
         ),
     }
 }
