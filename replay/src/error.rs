@@ -168,10 +168,11 @@ pub enum ReplayError {
         b: usize,
     },
 
-    /// In follow mode the file became shorter than what was already read.
+    /// The file became shorter than what was already read (truncated in place).
     #[error(
-        "{path} shrank from {was} to {now} bytes while being followed; it was truncated or \
-         replaced, reopen it"
+        "{path} shrank from {was} to {now} bytes while open: another program truncated or \
+         overwrote it in place (Lavender's writers replace a file instead); reading it now \
+         could crash the process, so open it again"
     )]
     FileShrank {
         /// The file involved.

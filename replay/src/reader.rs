@@ -650,11 +650,32 @@ impl LogReader {
         }
     }
 
+    /// An error when the mapped file is now shorter than its mapping: another program
+    /// truncated it in place, and reading the lost pages would kill the process with
+    /// SIGBUS. One `fstat`; the Python `Log` calls it before every read, which turns the
+    /// common case (a file overwritten in place between two calls, QA 2026-12-05) into an
+    /// `OSError` (a truncation during a read still crashes: the contract of `open`).
+    pub fn check_length(&self) -> Result<()> {
+        let Storage::Mapped { map, file } = &self.storage else {
+            return Ok(());
+        };
+        let was = map.len() as u64;
+        match file.metadata() {
+            Ok(m) if m.len() < was => Err(ReplayError::FileShrank {
+                path: self.path.clone(),
+                was,
+                now: m.len(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Re-maps a growing file and picks up the complete frames appended since the last call
     /// (or since open). Returns how many frames were added. A log that was finished when last
     /// read, or one held in memory, never grows.
     pub fn refresh(&mut self) -> Result<usize> {
         if self.finished {
+            self.check_length()?;
             return Ok(0);
         }
         let Storage::Mapped { map, file } = &self.storage else {
@@ -1513,7 +1534,12 @@ mod tests {
         for (i, f) in frames.iter().enumerate() {
             assert_frame_eq(&r, i, f);
         }
+        assert!(r.check_length().is_ok());
         file.set_len(16).unwrap();
+        assert!(matches!(
+            r.check_length(),
+            Err(ReplayError::FileShrank { .. })
+        ));
         assert!(matches!(r.refresh(), Err(ReplayError::FileShrank { .. })));
     }
 

@@ -86,15 +86,31 @@ impl SpikeParams {
                 self.rel_floor, self.abs_floor
             ));
         }
-        if self.min_history == 0 || self.window < self.min_history {
+        if self.min_history == 0 {
+            return Err(
+                "min_history must be at least 1 (the earlier values a value needs before it \
+                 can be judged; default 2)"
+                    .to_string(),
+            );
+        }
+        if self.window < self.min_history {
             return Err(format!(
-                "the spike window of {} substeps must be at least {} (the history a value is \
-                 judged against; default 32)",
-                self.window,
-                self.min_history.max(1)
+                "the spike window of {} substeps must be at least min_history = {} (the \
+                 history a value is judged against; default 32)",
+                self.window, self.min_history
             ));
         }
         Ok(())
+    }
+
+    /// These parameters for scanning `frames` frames: a window longer than the log holds
+    /// every earlier frame either way, so it is cut to the log's length (the same spikes,
+    /// and memory bounded by the log rather than by the setting).
+    pub fn for_frames(&self, frames: usize) -> SpikeParams {
+        SpikeParams {
+            window: self.window.min(frames.max(self.min_history)),
+            ..self.clone()
+        }
     }
 }
 
@@ -345,7 +361,7 @@ pub fn spikes_with_source(
 
 /// [`spikes`] by reading and judging every frame, ignoring any spike index.
 pub fn scan_spikes(reader: &LogReader, params: &SpikeParams) -> Result<Vec<Spike>> {
-    let mut finder = SpikeFinder::new(reader, params)?;
+    let mut finder = SpikeFinder::new(reader, &params.for_frames(reader.len()))?;
     let mut out = Vec::new();
     finder.scan(reader, &mut out)?;
     Ok(out)

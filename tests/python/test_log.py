@@ -550,3 +550,75 @@ def test_a_keyboard_interrupt_stops_an_hdf5_export_and_leaves_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.lvlog", "out.h5"]
     # Uninterrupted, the same export finishes.
     assert log.export_hdf5(out)["frames"] == len(log)
+
+
+def test_a_log_closes_and_works_as_a_context_manager(tmp_path):
+    # QA (2026-12-05): a Log had no close(); its map lived until garbage collection.
+    path = tmp_path / "run.lvlog"
+    record_substeps(lavender.Sim("pendulum"), path, 8)
+    with lavender.Log(path) as log:
+        assert len(log) == 8
+        kept = log[3].poses  # read in place: keeps its own mapping
+        expected = kept.copy()
+    assert repr(log).endswith("closed>") and log.path == str(path)
+    for call in (lambda: len(log), lambda: log[0], lambda: log.spikes(), log.refresh,
+                 lambda: log.finished, lambda: log.column(0, 3)):
+        with pytest.raises(ValueError, match="is closed"):
+            call()
+    assert np.array_equal(kept, expected), "an array read in place outlives close()"
+    log.close()  # twice is fine
+    again = lavender.Log(path)
+    again.close()
+    # Exceptions inside the block propagate; the log is closed either way.
+    with pytest.raises(KeyError):
+        with lavender.Log(path) as log:
+            raise KeyError("inside")
+    with pytest.raises(ValueError, match="is closed"):
+        len(log)
+
+
+def test_spike_parameters_are_checked_with_messages_that_name_them(tmp_path):
+    # QA (2026-12-05): min_history=0 said the window was too short, a window longer than
+    # the log was not cut to it as the CLI does, and columns="name" was a bare TypeError.
+    path = tmp_path / "run.lvlog"
+    sim = hinge_scene().build(position_iterations=0)
+
+    def kick(k, sim):
+        if k == 30:
+            position, rotation = sim.body_pose("arm")
+            sim.set_body_pose("arm", position + [0.0, 0.05, 0.0], rotation)
+
+    record_substeps(sim, path, 60, kick)
+    log = lavender.Log(path)
+    assert [s["substep"] for s in log.spikes(columns="anchor_error_norm")] == [30]
+    everything = dict(k=2.0, abs_threshold=0.0, columns=range(8))
+    assert len(log.spikes(**everything)) > 3
+    with pytest.raises(ValueError, match="min_history must be at least 1"):
+        log.spikes(min_history=0)
+    with pytest.raises(ValueError, match="window of 3 substeps must be at least min_history = 4"):
+        log.spikes(window=3, min_history=4)
+    # A window longer than the log judges against every earlier frame, as 60 does (and
+    # allocates for 60, not for a billion substeps of history).
+    assert log.spikes(window=10**9, **everything) == log.spikes(window=60, **everything)
+    for one, listed in (("anchor_error_norm", [3]), (7, ["joint_coordinate"]), (1, [1])):
+        found = log.spikes(columns=one, k=2.0, abs_threshold=0.0)
+        assert found and found == log.spikes(columns=listed, k=2.0, abs_threshold=0.0), one
+    with pytest.raises(ValueError, match="columns is a column"):
+        log.spikes(columns=3.5)
+    with pytest.raises(ValueError, match="no diagnostic column named"):
+        log.spikes(columns=["nope"])
+
+
+def test_a_log_truncated_in_place_is_an_oserror_not_a_crash(tmp_path):
+    # QA (2026-12-05): `cp other.lvlog run.lvlog` over an open log, then a read: SIGBUS.
+    path = tmp_path / "run.lvlog"
+    record_substeps(lavender.Sim("pendulum"), path, 8)
+    log = lavender.Log(path)
+    kept = np.array(log[7].poses)  # a copy survives anything
+    with open(path, "r+b") as f:
+        f.truncate(200)
+    for call in (lambda: len(log), lambda: log[7], lambda: log.column(0, 3), log.refresh):
+        with pytest.raises(OSError, match="shrank from .* to 200 bytes while open"):
+            call()
+    assert kept.shape == (2, 7)
+    log.close()

@@ -123,16 +123,6 @@ fn params(args: &Args) -> anyhow::Result<SpikeParams> {
     Ok(params)
 }
 
-/// `params` for scanning `frames` frames: a window longer than the log holds every earlier
-/// frame either way, so it is cut to the log's length (the same spikes, and memory bounded
-/// by the log rather than the flag).
-fn for_frames(params: &SpikeParams, frames: usize) -> SpikeParams {
-    SpikeParams {
-        window: params.window.min(frames.max(params.min_history)),
-        ..params.clone()
-    }
-}
-
 pub fn main(args: Args) -> anyhow::Result<()> {
     let params = params(&args)?;
     if let Some(t) = args.time {
@@ -166,8 +156,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         // A finished log recorded with these parameters: the footer has the onsets.
         Some(indexed) => (indexed.to_vec(), scrub::SpikeSource::Index, Vec::new()),
         None => {
-            let (spikes, skipped) =
-                scan_with_progress(&reader, &for_frames(&params, reader.len()))?;
+            let (spikes, skipped) = scan_with_progress(&reader, &params.for_frames(reader.len()))?;
             (spikes, scrub::SpikeSource::Scan, skipped)
         }
     };

@@ -33,12 +33,17 @@ use crate::sim::Sim;
 /// from alive (also after ``refresh`` re-maps a growing file). While a Log
 /// or any such array exists, the file must not be modified or truncated by another program
 /// (Lavender's own writers only append, and ``Sim.record`` replaces a file by unlinking it
-/// first, which is safe).
+/// first, which is safe). A file truncated in place (``cp other.lvlog run.lvlog``) between
+/// two calls is an OSError at the next call; while a call reads it, or under an array read
+/// in place, the process dies of SIGBUS: keep copies (``np.array(a)``) of arrays you keep
+/// across such a change.
 #[pyclass(module = "lavender", name = "Log", frozen)]
 pub struct Log {
     /// The reader; [`Log::refresh`] replaces it in place (only when no other thread holds a
-    /// clone of the `Arc`).
-    reader: RwLock<Arc<LogReader>>,
+    /// clone of the `Arc`), `close` drops it.
+    reader: RwLock<Option<Arc<LogReader>>>,
+    /// The path it was opened with (also after `close`).
+    path: PathBuf,
 }
 
 /// The base object of the arrays read in place: it keeps the bytes they lie in (the log's
@@ -83,16 +88,31 @@ fn frame_of(reader: &LogReader, index: usize) -> PyResult<FrameView<'_>> {
 
 impl Log {
     /// The current reader (a clone of the `Arc`; cheap).
-    fn reader(&self) -> Arc<LogReader> {
-        self.reader
+    fn reader(&self) -> PyResult<Arc<LogReader>> {
+        let reader = self
+            .reader
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+            .ok_or_else(|| self.closed())?;
+        // A file truncated in place since the last call (`cp` over it) is an OSError here,
+        // not a SIGBUS at the next read (QA, 2026-12-05).
+        reader.check_length().map_err(errors::replay)?;
+        Ok(reader)
+    }
+
+    /// The error of a call on a closed Log.
+    fn closed(&self) -> PyErr {
+        errors::value(format!(
+            "the log {} is closed (Log.close() or the end of its with block); open it again \
+             with lavender.Log(path)",
+            self.path.display()
+        ))
     }
 
     /// `index`, where a negative index counts from the end, checked.
     fn position(&self, index: i64) -> PyResult<usize> {
-        let n = self.reader().len() as i64;
+        let n = self.reader()?.len() as i64;
         let i = if index < 0 { index + n } else { index };
         if (0..n).contains(&i) {
             Ok(i as usize)
@@ -104,7 +124,7 @@ impl Log {
     }
 
     fn make_frame(slf: &Bound<'_, Self>, index: usize) -> PyResult<Frame> {
-        let reader = slf.get().reader();
+        let reader = slf.get().reader()?;
         let f = frame_of(&reader, index)?;
         Ok(Frame {
             log: slf.clone().unbind(),
@@ -118,7 +138,7 @@ impl Log {
     }
 
     fn body(&self, body: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let reader = self.reader();
+        let reader = self.reader()?;
         let h = reader.header();
         let names: Vec<String> = (0..h.body_count).map(|i| h.body_name(i)).collect();
         convert::select(body, &names, "body")
@@ -139,7 +159,7 @@ impl Log {
     }
 
     fn joint(&self, joint: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let reader = self.reader();
+        let reader = self.reader()?;
         let h = reader.header();
         let names: Vec<String> = (0..h.joint_count).map(|j| h.joint_name(j)).collect();
         convert::select(joint, &names, "joint")
@@ -333,12 +353,45 @@ impl Log {
             .detach(|| unsafe { LogReader::open(&path) })
             .map_err(errors::replay)?;
         Ok(Log {
-            reader: RwLock::new(Arc::new(reader)),
+            reader: RwLock::new(Some(Arc::new(reader))),
+            path,
         })
     }
 
-    fn __len__(&self) -> usize {
-        self.reader().len()
+    /// Closes the log: its memory map is released once no array read in place from it is
+    /// left (each keeps the bytes it lies in mapped), and every later call on this Log
+    /// raises ValueError. Closing twice is fine. ``with lavender.Log(path) as log:`` closes
+    /// it at the end of the block::
+    ///
+    ///     with lavender.Log("run.lvlog") as log:
+    ///         err = log.column("hinge", "anchor_error_norm")
+    ///
+    /// Raises RuntimeError if another thread is inside a call on this Log that released
+    /// the GIL; close once it has returned.
+    fn close(&self) -> PyResult<()> {
+        let mut current = self.reader.write().unwrap_or_else(PoisonError::into_inner);
+        if current.as_mut().is_some_and(|r| Arc::get_mut(r).is_none()) {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "the log is being read by another thread (a Log call that released the GIL \
+                 is still running); close it once that call has returned",
+            ));
+        }
+        *current = None;
+        Ok(())
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close()?;
+        Ok(false)
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        Ok(self.reader()?.len())
     }
 
     /// Picks up the frames a writer appended since the log was opened or last refreshed
@@ -356,7 +409,10 @@ impl Log {
     ///         time.sleep(1.0)
     fn refresh(&self, py: Python<'_>) -> PyResult<usize> {
         let mut current = self.reader.write().unwrap_or_else(PoisonError::into_inner);
-        let Some(reader) = Arc::get_mut(&mut current) else {
+        let Some(current) = current.as_mut() else {
+            return Err(self.closed());
+        };
+        let Some(reader) = Arc::get_mut(current) else {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(
                 "the log is being read by another thread (a Log call that released the GIL \
                  is still running); refresh once it has returned",
@@ -388,7 +444,7 @@ impl Log {
     /// The frame recording global substep ``substep`` (ValueError if the log has none).
     fn frame_at_substep(slf: &Bound<'_, Self>, substep: i64) -> PyResult<Frame> {
         let substep = non_negative("substep", substep)?;
-        let r = slf.get().reader();
+        let r = slf.get().reader()?;
         let i = r.index_of_substep(substep).ok_or_else(|| {
             let range = match (r.index().first(), r.index().last()) {
                 (Some(a), Some(b)) => format!(
@@ -411,7 +467,7 @@ impl Log {
         if time.is_nan() {
             return Err(errors::value("time = nan: give a number of seconds"));
         }
-        let r = slf.get().reader();
+        let r = slf.get().reader()?;
         let i = r.index_at_time(time).ok_or_else(|| {
             let first = r
                 .index()
@@ -431,7 +487,7 @@ impl Log {
     /// as ``log[index].diagnostics``.
     fn diagnostics<'py>(slf: &Bound<'py, Self>, index: i64) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let log = slf.get();
-        let reader = log.reader();
+        let reader = log.reader()?;
         let f = frame_of(&reader, log.position(index)?)?;
         Ok(in_place::diagnostics(slf.py(), &reader, &f))
     }
@@ -448,7 +504,7 @@ impl Log {
     ) -> PyResult<Bound<'py, PyArray1<f32>>> {
         let j = self.joint(joint)?;
         let c = convert::column_index(column)?;
-        let reader = &*self.reader();
+        let reader = &*self.reader()?;
         let values = py
             .detach(|| {
                 reader
@@ -468,8 +524,9 @@ impl Log {
         body: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let b = self.body(body)?;
+        let reader = self.reader()?;
         let rows = py
-            .detach(|| Log::rows_over_time(&self.reader(), |f| f.pose(b)))
+            .detach(|| Log::rows_over_time(&reader, |f| f.pose(b)))
             .map_err(errors::replay)?;
         Ok(convert::copy2(py, &rows))
     }
@@ -482,20 +539,27 @@ impl Log {
         body: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let b = self.body(body)?;
+        let reader = self.reader()?;
         let rows = py
-            .detach(|| Log::rows_over_time(&self.reader(), |f| f.velocity(b)))
+            .detach(|| Log::rows_over_time(&reader, |f| f.velocity(b)))
             .map_err(errors::replay)?;
         Ok(convert::copy2(py, &rows))
     }
 
     /// The substep number of every frame, a uint64 array (from the index: no frame is read).
-    fn substeps<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        PyArray1::from_iter(py, self.reader().summaries().map(|s| s.substep))
+    fn substeps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        Ok(PyArray1::from_iter(
+            py,
+            self.reader()?.summaries().map(|s| s.substep),
+        ))
     }
 
     /// The simulation time after every frame's substep, a float64 array, s.
-    fn times<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_iter(py, self.reader().summaries().map(|s| s.time))
+    fn times<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        Ok(PyArray1::from_iter(
+            py,
+            self.reader()?.summaries().map(|s| s.time),
+        ))
     }
 
     /// The per-frame summaries the writer stored, as a dict of arrays with one entry per
@@ -506,7 +570,7 @@ impl Log {
     /// ``first_non_finite_joint``, ``first_non_finite_body`` (int64, -1 for none) and
     /// ``non_finite`` (bool).
     fn summaries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s: Vec<_> = self.reader().summaries().copied().collect();
+        let s: Vec<_> = self.reader()?.summaries().copied().collect();
         let d = PyDict::new(py);
         d.set_item(
             "substep",
@@ -558,9 +622,12 @@ impl Log {
     /// ``(v - median) / max(1.4826 MAD, rel_floor |median|, abs_floor)`` over the previous
     /// ``window`` substeps of that joint and column exceeds ``k`` and ``v > abs_threshold``;
     /// it is reported once, until the score falls below ``k / 2``. Non-finite values are
-    /// always spikes. ``columns`` defaults to 3, 4, 5 (anchor error norm, angular error,
-    /// limit violation); names are accepted. ``k``, ``abs_threshold`` and ``window`` are
-    /// the command's ``--k``, ``--threshold`` and ``--window`` (a window is at least 2).
+    /// always spikes. ``columns`` (one column or a list; indices 0-7 or names) defaults to
+    /// 3, 4, 5 (anchor error norm, angular error, limit violation). ``k``,
+    /// ``abs_threshold`` and ``window`` are the command's ``--k``, ``--threshold`` and
+    /// ``--window``; ``window`` is at least ``min_history`` (the earlier values a value needs
+    /// before it is judged, at least 1), and one longer than the log is cut to it (the same
+    /// spikes).
     /// With the defaults, a finished log recorded by Lavender answers from its spike index
     /// (the footer: milliseconds whatever the log's size); otherwise every frame is judged.
     /// Both give the same spikes.
@@ -580,7 +647,7 @@ impl Log {
     fn spikes<'py>(
         &self,
         py: Python<'py>,
-        columns: Option<Vec<Bound<'py, PyAny>>>,
+        columns: Option<Bound<'py, PyAny>>,
         window: i64,
         min_history: i64,
         k: f32,
@@ -593,10 +660,26 @@ impl Log {
         let defaults = SpikeParams::default();
         let columns = match columns {
             None => defaults.columns,
-            Some(cs) => cs
-                .iter()
-                .map(convert::column_index)
-                .collect::<PyResult<Vec<_>>>()?,
+            // One column (a name or an index), or a sequence of them (QA, 2026-12-05:
+            // `columns="anchor_error_norm"` was a bare TypeError about `Vec`).
+            Some(c)
+                if c.is_instance_of::<pyo3::types::PyString>() || c.extract::<i64>().is_ok() =>
+            {
+                vec![convert::column_index(&c)?]
+            }
+            Some(cs) => {
+                let not_columns = || {
+                    errors::value(format!(
+                        "columns is a column (an index 0-7 or a name such as \
+                         \"anchor_error_norm\") or a list of them, got {}",
+                        convert::describe(&cs)
+                    ))
+                };
+                cs.try_iter()
+                    .map_err(|_| not_columns())?
+                    .map(|c| convert::column_index(&c?))
+                    .collect::<PyResult<Vec<_>>>()?
+            }
         };
         let params = SpikeParams {
             columns,
@@ -607,7 +690,7 @@ impl Log {
             rel_floor,
             abs_floor,
         };
-        let reader = &*self.reader();
+        let reader = &*self.reader()?;
         let found = py
             .detach(|| scrub::spikes(reader, &params))
             .map_err(errors::replay)?;
@@ -639,7 +722,7 @@ impl Log {
     #[pyo3(signature = (n = 10))]
     fn worst_joints<'py>(&self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
         let n = non_negative("n", n)? as usize;
-        let reader = &*self.reader();
+        let reader = &*self.reader()?;
         let worst = py
             .detach(|| scrub::worst_joints(reader, n))
             .map_err(errors::replay)?;
@@ -700,7 +783,7 @@ impl Log {
                 "atol = {atol}, rtol = {rtol}: tolerances must be finite and >= 0"
             )));
         }
-        let (a, b) = (&*self.reader(), &*other.get().reader());
+        let (a, b) = (&*self.reader()?, &*other.get().reader()?);
         if !force && a.header().scene_hash != b.header().scene_hash {
             return Err(errors::value(format!(
                 "the logs come from different scenes (scene hashes {:016x} and {:016x}); \
@@ -773,7 +856,7 @@ impl Log {
             to: to_substep.unwrap_or(u64::MAX),
             every,
         };
-        let reader = &*self.reader();
+        let reader = &*self.reader()?;
         // Ctrl-C (and any Python signal handler) is heard every 256 frames: the export then
         // stops, its temporary file removed and `path` untouched, and the handler's exception
         // (KeyboardInterrupt) is raised.
@@ -808,7 +891,7 @@ impl Log {
     /// run cannot be resumed there.
     fn resume(&self, py: Python<'_>, substep: i64) -> PyResult<Sim> {
         let substep = non_negative("substep", substep)?;
-        let reader = &*self.reader();
+        let reader = &*self.reader()?;
         let resumed = py
             .detach(|| resume::resume(reader, substep))
             .map_err(errors::replay)?;
@@ -818,7 +901,7 @@ impl Log {
     /// The file's path.
     #[getter]
     fn path(&self) -> String {
-        self.reader().path().display().to_string()
+        self.path.display().to_string()
     }
 
     /// The header as a dict: ``body_count``, ``body_names``, ``joint_count``,
@@ -827,50 +910,50 @@ impl Log {
     /// setting written out).
     #[getter]
     fn header<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let text = serde_json::to_string(self.reader().header())
+        let text = serde_json::to_string(self.reader()?.header())
             .map_err(|e| errors::value(format!("header: {e}")))?;
         py.import("json")?.call_method1("loads", (text,))
     }
 
     /// Body names, in index order (``body<i>`` when the log has none).
     #[getter]
-    fn body_names(&self) -> Vec<String> {
-        let reader = self.reader();
+    fn body_names(&self) -> PyResult<Vec<String>> {
+        let reader = self.reader()?;
         let h = reader.header();
-        (0..h.body_count).map(|i| h.body_name(i)).collect()
+        Ok((0..h.body_count).map(|i| h.body_name(i)).collect())
     }
 
     /// Joint names, in index order (``joint<j>`` when the log has none).
     #[getter]
-    fn joint_names(&self) -> Vec<String> {
-        let reader = self.reader();
+    fn joint_names(&self) -> PyResult<Vec<String>> {
+        let reader = self.reader()?;
         let h = reader.header();
-        (0..h.joint_count).map(|j| h.joint_name(j)).collect()
+        Ok((0..h.joint_count).map(|j| h.joint_name(j)).collect())
     }
 
     /// Number of bodies in every frame.
     #[getter]
-    fn body_count(&self) -> usize {
-        self.reader().header().body_count
+    fn body_count(&self) -> PyResult<usize> {
+        Ok(self.reader()?.header().body_count)
     }
 
     /// Number of joints in every frame.
     #[getter]
-    fn joint_count(&self) -> usize {
-        self.reader().header().joint_count
+    fn joint_count(&self) -> PyResult<usize> {
+        Ok(self.reader()?.header().joint_count)
     }
 
     /// True when the log was closed by its writer (footer present).
     #[getter]
-    fn finished(&self) -> bool {
-        self.reader().is_finished()
+    fn finished(&self) -> PyResult<bool> {
+        Ok(self.reader()?.is_finished())
     }
 
     /// None for a finished log; otherwise a dict ``{"dropped_bytes", "reason"}`` saying
     /// what recovery dropped.
     #[getter]
     fn recovery<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let reader = self.reader();
+        let reader = self.reader()?;
         let Some(r) = reader.recovery() else {
             return Ok(None);
         };
@@ -882,12 +965,14 @@ impl Log {
 
     /// The file's format version ``(major, minor)``.
     #[getter]
-    fn version(&self) -> (u16, u16) {
-        self.reader().version()
+    fn version(&self) -> PyResult<(u16, u16)> {
+        Ok(self.reader()?.version())
     }
 
     fn __repr__(&self) -> String {
-        let reader = self.reader();
+        let Ok(reader) = self.reader() else {
+            return format!("<lavender.Log {}: closed>", self.path.display());
+        };
         format!(
             "<lavender.Log {}: {} frames, {} bodies, {} joints{}>",
             reader.path().display(),
@@ -944,7 +1029,7 @@ impl Frame {
     /// The ``(joints, 8)`` float32 diagnostics, read in place (read-only).
     #[getter]
     fn diagnostics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let reader = self.log.bind(py).get().reader();
+        let reader = self.log.bind(py).get().reader()?;
         let f = frame_of(&reader, self.index)?;
         Ok(in_place::diagnostics(py, &reader, &f))
     }
@@ -952,7 +1037,7 @@ impl Frame {
     /// The ``(bodies, 7)`` float32 poses ``[x, y, z, qx, qy, qz, qw]``, read in place.
     #[getter]
     fn poses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let reader = self.log.bind(py).get().reader();
+        let reader = self.log.bind(py).get().reader()?;
         let f = frame_of(&reader, self.index)?;
         Ok(in_place::poses(py, &reader, &f))
     }
@@ -960,7 +1045,7 @@ impl Frame {
     /// The ``(bodies, 6)`` float32 velocities ``[vx, vy, vz, wx, wy, wz]``, read in place.
     #[getter]
     fn velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let reader = self.log.bind(py).get().reader();
+        let reader = self.log.bind(py).get().reader()?;
         let f = frame_of(&reader, self.index)?;
         Ok(in_place::velocities(py, &reader, &f))
     }
@@ -969,7 +1054,7 @@ impl Frame {
     /// None.
     #[getter]
     fn solver_state<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray1<f32>>>> {
-        let reader = self.log.bind(py).get().reader();
+        let reader = self.log.bind(py).get().reader()?;
         let f = frame_of(&reader, self.index)?;
         Ok(in_place::solver_state(py, &reader, &f))
     }
@@ -978,7 +1063,7 @@ impl Frame {
     /// are scalars and a missing joint is None).
     #[getter]
     fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let reader = self.log.bind(py).get().reader();
+        let reader = self.log.bind(py).get().reader()?;
         let s = frame_of(&reader, self.index)?.summary();
         let d = PyDict::new(py);
         d.set_item("substep", s.substep)?;

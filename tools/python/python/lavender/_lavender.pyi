@@ -367,6 +367,10 @@ class Log:
     def __new__(cls, path: Union[str, "os.PathLike[str]"]) -> "Log": ...
     def __len__(self) -> int: ...
     def __getitem__(self, index: int, /) -> Frame: ...
+    def __enter__(self) -> "Log": ...
+    def __exit__(self, *exc: object) -> bool: ...
+    def close(self) -> None:
+        """Releases the memory map (arrays read in place keep theirs); later calls raise ValueError."""
     def refresh(self) -> int:
         """Picks up frames appended since opening or the last refresh; returns how many."""
     def frame(self, index: int) -> Frame:
@@ -374,7 +378,7 @@ class Log:
     def frame_at_substep(self, substep: int) -> Frame:
         """The frame of a global substep; ValueError if absent."""
     def frame_at_time(self, time: float) -> Frame:
-        """The last frame at or before ``time``; ValueError if before the first."""
+        """The frame nearest ``time`` (a tie the earlier, after the end the last); ValueError if NaN or before the first."""
     def diagnostics(self, index: int) -> _F32Array:
         """``(joints, 8)`` diagnostics of a frame, read-only, in place."""
     def column(self, joint: _Selector, column: _Selector) -> _F32Array:
@@ -391,7 +395,7 @@ class Log:
         """Per-frame summaries as a dict of arrays."""
     def spikes(
         self,
-        columns: Optional[Sequence[_Selector]] = None,
+        columns: Union[_Selector, Sequence[_Selector], None] = None,
         window: int = 32,
         min_history: int = 2,
         k: float = 8.0,
