@@ -517,14 +517,24 @@ impl LogReader {
                 source,
             }
         };
-        let file = File::open(path).map_err(io("opening"))?;
-        let meta = file.metadata().map_err(io("reading metadata of"))?;
-        if !meta.is_file() {
-            return Err(io("opening")(std::io::Error::other(if meta.is_dir() {
+        let not_a_file = |meta: &std::fs::Metadata| {
+            io("opening")(std::io::Error::other(if meta.is_dir() {
                 "it is a directory; pass a log file (.lvlog)"
             } else {
                 "it is not a regular file (a device or a pipe); pass a log file (.lvlog)"
-            })));
+            }))
+        };
+        // Judged before opening too: opening a FIFO waits for a writer (QA, 2026-12-05:
+        // `lavender scrub fifo` hung).
+        if let Ok(meta) = std::fs::metadata(path) {
+            if !meta.is_file() {
+                return Err(not_a_file(&meta));
+            }
+        }
+        let file = File::open(path).map_err(io("opening"))?;
+        let meta = file.metadata().map_err(io("reading metadata of"))?;
+        if !meta.is_file() {
+            return Err(not_a_file(&meta));
         }
         let len = meta.len();
         if len == 0 {
@@ -1438,6 +1448,31 @@ mod tests {
         h.joint_names.pop();
         let err = LogWriter::create(dir.path().join("y"), &h).err().unwrap();
         assert!(matches!(err, ReplayError::InvalidHeader(_)), "{err}");
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_fifo_or_directory_is_a_clear_error_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.lvlog");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let paths = [fifo, dir.path().to_path_buf()];
+        let thread_paths = paths.clone();
+        std::thread::spawn(move || {
+            for p in thread_paths {
+                // SAFETY: nothing is mapped (the open fails).
+                let _ = tx.send(unsafe { LogReader::open(&p) }.err().map(|e| e.to_string()));
+            }
+        });
+        for (p, what) in paths.iter().zip(["not a regular file", "is a directory"]) {
+            let err = rx
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .expect("opening returned (a FIFO's open waits for a writer)")
+                .expect("an error");
+            assert!(err.contains(what), "{}: {err}", p.display());
+        }
     }
 
     #[test]
