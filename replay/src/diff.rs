@@ -133,6 +133,11 @@ pub struct DiffReport {
     pub frames_b: usize,
     /// The logs come from scenes with different hashes (the CLI refuses unless `--force`).
     pub scene_hash_mismatch: bool,
+    /// The two logs' substep lengths, s (first, second). When they differ, substep `n` of
+    /// one run is compared with substep `n` of the other, at different times.
+    pub substep_lengths: [f64; 2],
+    /// The substep lengths differ (by more than 1e-9 relative).
+    pub substep_lengths_differ: bool,
 }
 
 /// Deviation between two values: 0 when bitwise equal (including equal NaNs).
@@ -410,7 +415,14 @@ fn compare(
         frames_a: a.len(),
         frames_b: b.len(),
         scene_hash_mismatch: ha.scene_hash != hb.scene_hash,
+        substep_lengths: [ha.substep_length(), hb.substep_length()],
+        substep_lengths_differ: substep_lengths_differ(ha.substep_length(), hb.substep_length()),
     })
+}
+
+/// Whether two substep lengths differ beyond rounding (1e-9 relative).
+pub fn substep_lengths_differ(a: f64, b: f64) -> bool {
+    (a - b).abs() > 1e-9 * a.max(b)
 }
 
 #[cfg(test)]

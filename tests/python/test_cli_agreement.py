@@ -64,6 +64,7 @@ def test_spikes_match_lavender_scrub(tmp_path):
         assert len(got) == len(expected["spikes"]) > 0
         for g, e in zip(got, expected["spikes"]):
             assert (g["substep"], g["joint"], g["column"]) == (e["substep"], e["joint"], e["column"])
+            assert (g["joint_name"], g["column_name"]) == (e["joint_name"], e["column_name"])
             assert same_number(e["value"], g["value"]) and same_number(e["baseline"], g["baseline"])
 
 
@@ -74,7 +75,9 @@ def test_diff_matches_lavender_diff(tmp_path):
         expected = run_json("diff", a.path, b.path, "--json", *options)
         got = a.diff(b, **kwargs)
         for key in ("identical", "first_divergent_substep", "where", "frames_compared",
-                    "frames_a", "frames_b", "scene_hash_mismatch"):
+                    "frames_a", "frames_b", "scene_hash_mismatch", "substep_lengths",
+                    "substep_lengths_differ", "first_common_substep", "last_common_substep",
+                    "reason"):
             assert got[key] == expected[key], key
         assert got["max_deviation"]["value"] == pytest.approx(expected["max_deviation"]["value"])
         assert got["max_deviation"]["substep"] == expected["max_deviation"]["substep"]

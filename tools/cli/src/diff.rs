@@ -104,8 +104,8 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
             "note: the scene hashes differ (compared because of --force)"
         );
     }
-    let (sa, sb) = (ha.substep_length(), hb.substep_length());
-    if (sa - sb).abs() > 1e-9 * sa.max(sb) {
+    let [sa, sb] = report.substep_lengths;
+    if report.substep_lengths_differ {
         let _ = writeln!(
             out,
             "note: the substeps differ in length ({sa:.6e} s and {sb:.6e} s): substep n of one \

@@ -21,7 +21,7 @@ use std::time::Duration;
 /// absolute threshold, or turns non-finite), a live tail (`--follow`) and a plot (`--plot`).
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\"}]}\n  lavender scrub run.lvlog --at 1234           frame 1234's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow\n                                               tail a run being recorded (waits for the file)"
+    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\", \"joint_name\", \"column_name\"}], ...}\n  lavender scrub run.lvlog --at 1234           frame 1234's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow\n                                               tail a run being recorded (waits for the file)"
 )]
 pub struct Args {
     /// The run log (written by `lavender run --record`; may still be being written).
@@ -172,9 +172,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         return if args.json {
             emit_json(&serde_json::json!({
                 "frames": reader.len(),
-                "spikes": spikes,
+                "spikes": spikes_json(&reader, &spikes),
                 "source": source,
                 "skipped_frames": skipped,
+                "recovery": reader.recovery(),
             }))
         } else {
             emit(&spikes_text(&reader, &spikes, source))
@@ -194,7 +195,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if args.json {
         return emit_json(&serde_json::json!({
             "frames": reader.len(),
-            "spikes": spikes,
+            "spikes": spikes_json(&reader, &spikes),
             "source": source,
             "worst_joints": worst,
             "skipped_frames": skipped,
@@ -394,6 +395,19 @@ fn scan_with_progress(
     }
     bar.finish_and_clear();
     Ok((spikes, finder.skipped().to_vec()))
+}
+
+/// A spike as JSON: the library's fields plus the joint's and the column's names (as
+/// Python's `Log.spikes` gives them).
+fn spike_json(reader: &LogReader, s: &Spike) -> serde_json::Value {
+    let mut v = serde_json::to_value(s).expect("a spike serialises");
+    v["joint_name"] = reader.header().joint_name(s.joint as usize).into();
+    v["column_name"] = DIAGNOSTIC_COLUMNS[s.column as usize].into();
+    v
+}
+
+fn spikes_json(reader: &LogReader, spikes: &[Spike]) -> Vec<serde_json::Value> {
+    spikes.iter().map(|s| spike_json(reader, s)).collect()
 }
 
 fn spikes_text(reader: &LogReader, spikes: &[Spike], source: scrub::SpikeSource) -> String {
@@ -613,10 +627,10 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
         }
         if reader.is_finished() {
             eprintln!(
-                "note: {} is a finished recording ({} frames; no writer is adding to it): its \
+                "note: {} is a finished recording ({}; no writer is adding to it): its \
                  spikes follow, then the command ends",
                 path.display(),
-                reader.len()
+                count(reader.len() as u64, "frame")
             );
         }
     }
@@ -636,7 +650,7 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
         note_skipped(path, &finder.skipped()[already_skipped..], "judging spikes");
         for s in &found[printed..] {
             if args.json {
-                emit_json(&serde_json::to_value(s)?)?;
+                emit_json(&spike_json(&reader, s))?;
             } else {
                 emit(&format!(
                     "spike at substep {} (t = {:.5} s): {} {} = {:.4e} (baseline {:.4e})\n",

@@ -686,5 +686,11 @@ fn a_failure_under_json_is_a_json_object() {
         "{j}"
     );
     assert!(spike["value"].is_null(), "{j}");
+    assert_eq!(
+        (spike["joint_name"].as_str(), spike["column_name"].as_str()),
+        (Some("j"), Some("anchor_error_x")),
+        "{j}"
+    );
+    assert!(j["recovery"].is_null(), "a finished log: {j}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -232,6 +232,58 @@ fn follow_tails_a_log_while_it_is_written() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// QA (2026-12-05): runs with substeps of different lengths were flagged only in the text.
+#[test]
+fn diff_json_says_when_the_substeps_differ_in_length() {
+    let dir = scratch("substep-lengths");
+    let (a, b, c) = (
+        dir.join("a.lvlog"),
+        dir.join("b.lvlog"),
+        dir.join("c.lvlog"),
+    );
+    ok(&["run", "pendulum", "--steps", "5", "--record", s(&a)]);
+    ok(&[
+        "run",
+        "pendulum",
+        "--steps",
+        "5",
+        "--record",
+        s(&c),
+        "--threads",
+        "1",
+    ]);
+    // 0.01 s frames: 3 substeps of 1/300 s, against 4 of 1/240 s.
+    ok(&[
+        "run",
+        "pendulum",
+        "--steps",
+        "5",
+        "--dt",
+        "0.01",
+        "--record",
+        s(&b),
+    ]);
+    let json = |x: &Path, y: &Path| -> serde_json::Value {
+        let out = lavender(&["diff", s(x), s(y), "--json"]);
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let j = json(&a, &b);
+    assert_eq!(j["substep_lengths_differ"], true, "{j}");
+    let lengths: Vec<f64> = serde_json::from_value(j["substep_lengths"].clone()).unwrap();
+    assert!((lengths[0] - 1.0 / 240.0).abs() < 1e-9 && (lengths[1] - 0.01 / 3.0).abs() < 1e-9);
+    let j = json(&a, &c);
+    assert_eq!(
+        (
+            j["substep_lengths_differ"].as_bool(),
+            j["identical"].as_bool()
+        ),
+        (Some(false), Some(true)),
+        "{j}"
+    );
+    assert_eq!(j["extent"], "whole");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn diff_names_the_bias_passes_of_runs_that_differ_in_them() {
     let dir = scratch("bias");

@@ -337,6 +337,8 @@ fn diff_dict<'py>(py: Python<'py>, r: &DiffReport) -> PyResult<Bound<'py, PyDict
     d.set_item("frames_a", r.frames_a)?;
     d.set_item("frames_b", r.frames_b)?;
     d.set_item("scene_hash_mismatch", r.scene_hash_mismatch)?;
+    d.set_item("substep_lengths", r.substep_lengths.to_vec())?;
+    d.set_item("substep_lengths_differ", r.substep_lengths_differ)?;
     Ok(d)
 }
 
@@ -755,7 +757,8 @@ impl Log {
     /// ``where`` (the most deviating value in that frame: dict with ``kind``, ``index``,
     /// ``name``, ``field``; or None), ``max_deviation`` (dict ``value``, ``substep``,
     /// ``location``), ``frames_compared``, ``first_common_substep``,
-    /// ``last_common_substep``, ``frames_a``, ``frames_b``, ``scene_hash_mismatch``.
+    /// ``last_common_substep``, ``frames_a``, ``frames_b``, ``scene_hash_mismatch``,
+    /// ``substep_lengths`` (the two logs', s) and ``substep_lengths_differ``.
     ///
     /// With ``series=True`` the dict also holds ``series``: a dict of arrays with one entry
     /// per compared frame pair, ``substep`` (uint64), ``time`` (s) and the pair's largest
