@@ -226,6 +226,25 @@ impl Header {
         self.scene_world(|w| w.gyroscopic).unwrap_or(true)
     }
 
+    /// Every setting of the recorded run that shapes its results: the header's scene
+    /// `[world]` over the defaults, with the header's own dt-related fields (max substep,
+    /// iterations, gravity) on top. `threads` and `solver_path` are left at their defaults:
+    /// they change no bit. A header without a readable scene gives the defaults with the
+    /// header's fields.
+    pub fn settings(&self) -> lavender_engine::Settings {
+        let scene = lavender_engine::Scene::from_toml_str(&self.scene, "the log header").ok();
+        let base = scene.map(|s| s.settings()).unwrap_or_default();
+        lavender_engine::Settings {
+            max_substep: self.world.max_substep as f32,
+            velocity_iterations: self.world.velocity_iterations,
+            position_iterations: self.world.position_iterations,
+            gravity: self.world.gravity.into(),
+            threads: lavender_engine::Settings::default().threads,
+            solver_path: lavender_engine::Settings::default().solver_path,
+            ..base
+        }
+    }
+
     fn scene_world<T>(
         &self,
         field: impl Fn(&lavender_engine::scene::SceneWorld) -> Option<T>,

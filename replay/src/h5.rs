@@ -302,6 +302,18 @@ impl Hdf5Writer {
         file.new_attr_builder()
             .with_data(ArrayView1::from(&h.world.gravity[..]))
             .create("gravity")?;
+        // The rest of the settings that shape the results (QA, 2026-12-05: only the scene
+        // text said them), booleans as 0/1.
+        let settings = h.settings();
+        scalar_attr(&file, "error_reduction", settings.error_reduction)?;
+        scalar_attr(&file, "projection_factor", settings.projection_factor)?;
+        scalar_attr(&file, "warm_starting", u8::from(settings.warm_starting))?;
+        scalar_attr(&file, "gyroscopic", u8::from(settings.gyroscopic))?;
+        scalar_attr(&file, "sleeping", u8::from(settings.sleeping))?;
+        scalar_attr(&file, "sleep_linear_speed", settings.sleep_linear_speed)?;
+        scalar_attr(&file, "sleep_angular_speed", settings.sleep_angular_speed)?;
+        scalar_attr(&file, "time_to_sleep", settings.time_to_sleep)?;
+        scalar_attr(&file, "substep_length", h.substep_length())?;
         strs_attr(&file, "columns", &DIAGNOSTIC_COLUMNS)?;
         strs_attr(&file, "units", &DIAGNOSTIC_UNITS)?;
 
@@ -748,7 +760,9 @@ mod tests {
         // A run with fewer bias passes and the chain solve says so.
         let mut header = testutil::header(3, 2);
         header.scene =
-            "[world]\nvelocity_iterations = 8\nbias_iterations = 2\nchain_solve = true\n".into();
+            "[world]\nvelocity_iterations = 8\nbias_iterations = 2\nchain_solve = true\n\
+                        gyroscopic = false\nerror_reduction = 0.3\nsleeping = true\n"
+                .into();
         let reader = LogReader::from_bytes(&testutil::log_bytes(&header, &frames, true)).unwrap();
         let path = dir.path().join("bias.h5");
         export(&reader, &path, ExportRange::default(), |_| {}).unwrap();
@@ -757,6 +771,19 @@ mod tests {
         assert_eq!(bias, 2);
         let chain_solve: u8 = file.attr("chain_solve").unwrap().read_scalar().unwrap();
         assert_eq!(chain_solve, 1);
+        // Every other setting too, named or default.
+        let flag = |name: &str| file.attr(name).unwrap().read_scalar::<u8>().unwrap();
+        let number = |name: &str| file.attr(name).unwrap().read_scalar::<f32>().unwrap();
+        assert_eq!(
+            (flag("gyroscopic"), flag("sleeping"), flag("warm_starting")),
+            (0, 1, 1)
+        );
+        assert_eq!(
+            (number("error_reduction"), number("projection_factor")),
+            (0.3, 1.0)
+        );
+        let substep: f64 = file.attr("substep_length").unwrap().read_scalar().unwrap();
+        assert_eq!(substep, header.substep_length());
     }
 
     /// QA (2026-12-05): the names of more than about 4,000 bodies did not fit an attribute

@@ -126,3 +126,33 @@ def test_h5dump_lists_the_layout(run):
                    'GROUP "joints"', 'DATASET "diagnostics"', 'GROUP "summary"',
                    'ATTRIBUTE "columns"', 'ATTRIBUTE "scene_hash"', "H5S_UNLIMITED"]:
         assert needle in header, needle
+
+
+def test_every_setting_of_the_run_is_in_the_header_and_the_hdf5_attributes(tmp_path):
+    # QA (2026-12-05): Log.header and the HDF5 attributes held dt, iterations and gravity
+    # only; the other settings were only in the scene text.
+    log_path = tmp_path / "run.lvlog"
+    sim = lavender.Sim("pendulum", gyroscopic=False, error_reduction=0.3, sleeping=True,
+                       bias_iterations=2)
+    sim.record(log_path)
+    sim.step()
+    sim.stop_recording()
+    log = lavender.Log(log_path)
+    settings = log.header["settings"]
+    assert settings["gyroscopic"] is False and settings["sleeping"] is True
+    assert settings["warm_starting"] is True and settings["chain_solve"] is False
+    assert settings["error_reduction"] == pytest.approx(0.3)
+    assert settings["projection_factor"] == 1.0
+    assert (settings["velocity_iterations"], settings["bias_iterations"]) == (8, 2)
+    assert settings["position_iterations"] == 2
+    assert settings["substep_length"] == pytest.approx(1 / 240)
+    assert settings["gravity"] == pytest.approx([0.0, -9.81, 0.0])
+    assert "threads" not in settings and "solver_path" not in settings
+    out = tmp_path / "run.h5"
+    log.export_hdf5(out)
+    with h5py.File(out, "r") as f:
+        assert (f.attrs["gyroscopic"], f.attrs["sleeping"], f.attrs["warm_starting"]) == (0, 1, 1)
+        assert f.attrs["error_reduction"] == pytest.approx(0.3)
+        assert f.attrs["bias_iterations"] == 2
+        assert f.attrs["substep_length"] == pytest.approx(1 / 240)
+        assert f.attrs["time_to_sleep"] == pytest.approx(settings["time_to_sleep"])

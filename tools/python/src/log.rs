@@ -908,13 +908,29 @@ impl Log {
     }
 
     /// The header as a dict: ``body_count``, ``body_names``, ``joint_count``,
-    /// ``joint_names``, ``world`` (dt, max_substep, iterations, gravity), ``scene_hash``,
+    /// ``joint_names``, ``world`` (dt, max_substep, iterations, gravity), ``settings``
+    /// (every setting of the run: ``dt``, ``substep_length``, ``gravity``, the iteration
+    /// counts, ``chain_solve``, ``error_reduction``, ``projection_factor``,
+    /// ``warm_starting``, ``gyroscopic``, ``sleeping`` and its thresholds), ``scene_hash``,
     /// ``engine_version``, ``target_features``, ``scene`` (the scene TOML with every
     /// setting written out).
     #[getter]
     fn header<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let text = serde_json::to_string(self.reader()?.header())
-            .map_err(|e| errors::value(format!("header: {e}")))?;
+        let reader = self.reader()?;
+        let h = reader.header();
+        let bad = |e: serde_json::Error| errors::value(format!("header: {e}"));
+        let mut value = serde_json::to_value(h).map_err(bad)?;
+        // Every setting of the run, not only those `world` keeps (QA, 2026-12-05).
+        let mut settings = serde_json::to_value(h.settings()).map_err(bad)?;
+        if let Some(map) = settings.as_object_mut() {
+            map.remove("threads");
+            map.remove("solver_path");
+            map.insert("dt".into(), h.world.dt.into());
+            map.insert("substep_length".into(), h.substep_length().into());
+            map.insert("bias_iterations".into(), h.bias_passes().into());
+        }
+        value["settings"] = settings;
+        let text = serde_json::to_string(&value).map_err(bad)?;
         py.import("json")?.call_method1("loads", (text,))
     }
 
