@@ -359,6 +359,23 @@ pub fn spikes_with_source(
     }
 }
 
+/// [`spikes_with_source`] passing over corrupt frames (as `lavender scrub` does) and
+/// returning them: from the spike index when it answers, else by judging every frame that
+/// passes its checksum.
+pub fn spikes_skipping(
+    reader: &LogReader,
+    params: &SpikeParams,
+) -> Result<(Vec<Spike>, SpikeSource, Vec<SkippedFrame>)> {
+    if let Some(indexed) = reader.spike_index(params) {
+        return Ok((indexed.to_vec(), SpikeSource::Index, Vec::new()));
+    }
+    let mut finder = SpikeFinder::new(reader, &params.for_frames(reader.len()))?;
+    finder.skip_corrupt(true);
+    let mut out = Vec::new();
+    finder.scan(reader, &mut out)?;
+    Ok((out, SpikeSource::Scan, finder.skipped().to_vec()))
+}
+
 /// [`spikes`] by reading and judging every frame, ignoring any spike index.
 pub fn scan_spikes(reader: &LogReader, params: &SpikeParams) -> Result<Vec<Spike>> {
     let mut finder = SpikeFinder::new(reader, &params.for_frames(reader.len()))?;

@@ -622,3 +622,45 @@ def test_a_log_truncated_in_place_is_an_oserror_not_a_crash(tmp_path):
             call()
     assert kept.shape == (2, 7)
     log.close()
+
+
+def test_one_corrupt_frame_is_passed_over_with_a_warning_where_asked(tmp_path):
+    # QA (2026-12-05): one corrupt frame made every whole-log call fail, where `lavender
+    # scrub` passes over it and says which.
+    path = tmp_path / "whole.lvlog"
+    record_substeps(lavender.Sim("pendulum"), path, 40)
+    clean = lavender.Log(path)
+    want_column, want_poses = clean.column(0, 3), clean.body_poses(1)
+    want_spikes = clean.spikes(k=0.5, abs_threshold=0.0)
+    # Damage one frame in the middle: its checksum fails, the others are intact.
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 8] = b"\xff" * 8
+    damaged = tmp_path / "damaged.lvlog"
+    damaged.write_bytes(bytes(data))
+    log = lavender.Log(damaged)
+    with pytest.raises(OSError, match="skip_corrupt=True"):
+        log.column(0, 3)
+    with pytest.raises(OSError, match="skip_corrupt=True"):
+        log.body_poses(1)
+    with pytest.warns(RuntimeWarning, match=r"1 corrupt frame was passed over reading the column: (\d+) \(substep \1\)"):
+        column = log.column(0, 3, skip_corrupt=True)
+    bad = np.flatnonzero(np.isnan(column))
+    assert len(bad) == 1
+    ok = np.arange(len(column)) != bad[0]
+    np.testing.assert_array_equal(column[ok], want_column[ok])
+    with pytest.warns(RuntimeWarning, match="reading the poses"):
+        poses = log.body_poses(1, skip_corrupt=True)
+    assert np.isnan(poses[bad[0]]).all()
+    np.testing.assert_array_equal(poses[ok], want_poses[ok])
+    with pytest.warns(RuntimeWarning, match="reading the velocities"):
+        log.body_velocities("bob", skip_corrupt=True)
+    # Spikes and worst joints pass over it as scrub does.
+    with pytest.warns(RuntimeWarning, match="judging spikes"):
+        spikes = log.spikes(k=0.5, abs_threshold=0.0)
+    assert all(s["substep"] != bad[0] for s in spikes)
+    assert [s for s in spikes if s["substep"] < bad[0]] == [
+        s for s in want_spikes if s["substep"] < bad[0]
+    ]
+    with pytest.warns(RuntimeWarning, match="finding the worst joints"):
+        assert log.worst_joints(1)[0]["name"] == clean.worst_joints(1)[0]["name"]

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use lavender_replay::diff::{self, DiffReport, Location, LocationKind, Tolerance};
-use lavender_replay::scrub::{self, SpikeParams};
+use lavender_replay::scrub::{self, SkippedFrame, SpikeParams};
 use lavender_replay::{h5, resume};
-use lavender_replay::{ColumnMax, FrameView, LogReader, StorageKeepAlive};
+use lavender_replay::{ColumnMax, FrameView, LogReader, ReplayError, StorageKeepAlive};
 use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::{PyIndexError, PyTypeError};
 use pyo3::prelude::*;
@@ -86,6 +86,59 @@ fn frame_of(reader: &LogReader, index: usize) -> PyResult<FrameView<'_>> {
     reader.frame(index).map_err(errors::replay)
 }
 
+/// One `RuntimeWarning` naming the corrupt frames a call passed over, if any.
+fn warn_skipped(
+    py: Python<'_>,
+    reader: &LogReader,
+    skipped: &[SkippedFrame],
+    what: &str,
+) -> PyResult<()> {
+    if skipped.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<String> = skipped
+        .iter()
+        .take(5)
+        .map(|f| format!("{} (substep {})", f.index, f.substep))
+        .collect();
+    let more = skipped.len().saturating_sub(5);
+    let text = format!(
+        "{}: {} corrupt frame{} passed over {what}: {}{} (they fail their checksums)",
+        reader.path().display(),
+        skipped.len(),
+        if skipped.len() == 1 { " was" } else { "s were" },
+        listed.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        },
+    );
+    let message =
+        std::ffi::CString::new(text).map_err(|e| errors::value(format!("warning text: {e}")))?;
+    PyErr::warn(
+        py,
+        &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
+        &message,
+        1,
+    )
+}
+
+/// A whole-log read's error; a corrupt frame's says how to read past it.
+fn whole_log_error(py: Python<'_>, e: ReplayError) -> PyErr {
+    let corrupt = matches!(e, ReplayError::CorruptFrame { .. });
+    let err = errors::replay(e);
+    if !corrupt {
+        return err;
+    }
+    let text = format!(
+        "{}; pass skip_corrupt=True to read the other frames (NaN for the corrupt ones, with \
+         a warning naming them)",
+        err.value(py)
+    );
+    PyErr::from_type(err.get_type(py), text)
+}
+
 impl Log {
     /// The current reader (a clone of the `Arc`; cheap).
     fn reader(&self) -> PyResult<Arc<LogReader>> {
@@ -148,12 +201,18 @@ impl Log {
     /// impossible for an index checked against the header, whose counts every frame has).
     fn rows_over_time<const N: usize>(
         reader: &LogReader,
+        skip_corrupt: bool,
+        skipped: &mut Vec<SkippedFrame>,
         row: impl Fn(&FrameView<'_>) -> Option<[f32; N]>,
     ) -> lavender_replay::Result<Vec<[f32; N]>> {
         (0..reader.len())
-            .map(|i| {
-                let f = reader.frame(i)?;
-                Ok(row(&f).unwrap_or([f32::NAN; N]))
+            .map(|i| match reader.frame(i) {
+                Ok(f) => Ok(row(&f).unwrap_or([f32::NAN; N])),
+                Err(ReplayError::CorruptFrame { index, substep, .. }) if skip_corrupt => {
+                    skipped.push(SkippedFrame { index, substep });
+                    Ok([f32::NAN; N])
+                }
+                Err(e) => Err(e),
             })
             .collect()
     }
@@ -497,54 +556,75 @@ impl Log {
     /// One joint's diagnostic column over the whole log, a float32 array with one value per
     /// frame (pair it with ``substeps()`` or ``times()``). ``joint`` is a name or index,
     /// ``column`` an index 0-7 or a name from ``lavender.COLUMN_NAMES``. Validates every
-    /// frame on first use; the GIL is released while reading.
+    /// frame on first use; the GIL is released while reading. A frame that fails its
+    /// checksum is an error, unless ``skip_corrupt=True``: then its value is NaN and a
+    /// RuntimeWarning names it (as ``lavender scrub`` passes over such frames).
+    #[pyo3(signature = (joint, column, *, skip_corrupt = false))]
     fn column<'py>(
         &self,
         py: Python<'py>,
         joint: &Bound<'py, PyAny>,
         column: &Bound<'py, PyAny>,
+        skip_corrupt: bool,
     ) -> PyResult<Bound<'py, PyArray1<f32>>> {
         let j = self.joint(joint)?;
         let c = convert::column_index(column)?;
         let reader = &*self.reader()?;
+        let mut skipped = Vec::new();
         let values = py
             .detach(|| {
-                reader
-                    .column(j, c)
-                    .map(|it| it.map(|(_, v)| v).collect::<Vec<f32>>())
+                if !skip_corrupt {
+                    return reader
+                        .column(j, c)
+                        .map(|it| it.map(|(_, v)| v).collect::<Vec<f32>>());
+                }
+                Log::rows_over_time(reader, true, &mut skipped, |f| {
+                    Some([f.diagnostics()[j][c]])
+                })
+                .map(|rows| rows.into_iter().map(|[v]| v).collect())
             })
-            .map_err(errors::replay)?;
+            .map_err(|e| whole_log_error(py, e))?;
+        warn_skipped(py, reader, &skipped, "reading the column")?;
         Ok(PyArray1::from_vec(py, values))
     }
 
     /// One body's poses over the whole log, a ``(frames, 7)`` float32 array of
     /// ``[x, y, z, qx, qy, qz, qw]``; ``body`` is a name or index. The GIL is released while
-    /// reading.
+    /// reading. ``skip_corrupt`` as for ``column``.
+    #[pyo3(signature = (body, *, skip_corrupt = false))]
     fn body_poses<'py>(
         &self,
         py: Python<'py>,
         body: &Bound<'py, PyAny>,
+        skip_corrupt: bool,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let b = self.body(body)?;
         let reader = self.reader()?;
+        let mut skipped = Vec::new();
         let rows = py
-            .detach(|| Log::rows_over_time(&reader, |f| f.pose(b)))
-            .map_err(errors::replay)?;
+            .detach(|| Log::rows_over_time(&reader, skip_corrupt, &mut skipped, |f| f.pose(b)))
+            .map_err(|e| whole_log_error(py, e))?;
+        warn_skipped(py, &reader, &skipped, "reading the poses")?;
         Ok(convert::copy2(py, &rows))
     }
 
     /// One body's velocities over the whole log, a ``(frames, 6)`` float32 array of
-    /// ``[vx, vy, vz, wx, wy, wz]``; ``body`` is a name or index.
+    /// ``[vx, vy, vz, wx, wy, wz]``; ``body`` is a name or index. ``skip_corrupt`` as for
+    /// ``column``.
+    #[pyo3(signature = (body, *, skip_corrupt = false))]
     fn body_velocities<'py>(
         &self,
         py: Python<'py>,
         body: &Bound<'py, PyAny>,
+        skip_corrupt: bool,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let b = self.body(body)?;
         let reader = self.reader()?;
+        let mut skipped = Vec::new();
         let rows = py
-            .detach(|| Log::rows_over_time(&reader, |f| f.velocity(b)))
-            .map_err(errors::replay)?;
+            .detach(|| Log::rows_over_time(&reader, skip_corrupt, &mut skipped, |f| f.velocity(b)))
+            .map_err(|e| whole_log_error(py, e))?;
+        warn_skipped(py, &reader, &skipped, "reading the velocities")?;
         Ok(convert::copy2(py, &rows))
     }
 
@@ -632,7 +712,8 @@ impl Log {
     /// spikes).
     /// With the defaults, a finished log recorded by Lavender answers from its spike index
     /// (the footer: milliseconds whatever the log's size); otherwise every frame is judged.
-    /// Both give the same spikes.
+    /// Both give the same spikes. Frames that fail their checksums are passed over with a
+    /// RuntimeWarning naming them, as ``lavender scrub`` does.
     ///
     /// Returns a list of dicts: ``substep``, ``time``, ``joint``, ``joint_name``,
     /// ``column``, ``column_name``, ``value``, ``baseline`` (the median before the onset).
@@ -693,9 +774,11 @@ impl Log {
             abs_floor,
         };
         let reader = &*self.reader()?;
-        let found = py
-            .detach(|| scrub::spikes(reader, &params))
+        // Corrupt frames are passed over with a warning, as `lavender scrub` does.
+        let (found, _, skipped) = py
+            .detach(|| scrub::spikes_skipping(reader, &params))
             .map_err(errors::replay)?;
+        warn_skipped(py, reader, &skipped, "judging spikes")?;
         let header = reader.header();
         let out = PyList::empty(py);
         for s in found {
@@ -720,14 +803,16 @@ impl Log {
     /// non-finite first), as ``lavender scrub`` lists them: dicts with ``joint``, ``name``,
     /// ``peak_anchor_error``, ``anchor_error_substep``, ``peak_angular_error``,
     /// ``angular_error_substep``, ``peak_limit_violation``, ``limit_violation_substep``,
-    /// ``first_non_finite_substep``.
+    /// ``first_non_finite_substep``. Corrupt frames are passed over with a RuntimeWarning
+    /// naming them, as ``lavender scrub`` does.
     #[pyo3(signature = (n = 10))]
     fn worst_joints<'py>(&self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
         let n = non_negative("n", n)? as usize;
         let reader = &*self.reader()?;
-        let worst = py
-            .detach(|| scrub::worst_joints(reader, n))
+        let (worst, skipped) = py
+            .detach(|| scrub::worst_joints_skipping(reader, n))
             .map_err(errors::replay)?;
+        warn_skipped(py, reader, &skipped, "finding the worst joints")?;
         let out = PyList::empty(py);
         for w in worst {
             let d = PyDict::new(py);

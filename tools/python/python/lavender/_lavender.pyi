@@ -381,11 +381,11 @@ class Log:
         """The frame nearest ``time`` (a tie the earlier, after the end the last); ValueError if NaN or before the first."""
     def diagnostics(self, index: int) -> _F32Array:
         """``(joints, 8)`` diagnostics of a frame, read-only, in place."""
-    def column(self, joint: _Selector, column: _Selector) -> _F32Array:
-        """One joint's diagnostic column over the run, one float32 per frame."""
-    def body_poses(self, body: _Selector) -> _F32Array:
+    def column(self, joint: _Selector, column: _Selector, *, skip_corrupt: bool = False) -> _F32Array:
+        """One joint's diagnostic column over the run, one float32 per frame (NaN for corrupt frames with ``skip_corrupt``)."""
+    def body_poses(self, body: _Selector, *, skip_corrupt: bool = False) -> _F32Array:
         """One body's ``(frames, 7)`` poses over the run."""
-    def body_velocities(self, body: _Selector) -> _F32Array:
+    def body_velocities(self, body: _Selector, *, skip_corrupt: bool = False) -> _F32Array:
         """One body's ``(frames, 6)`` velocities over the run."""
     def substeps(self) -> npt.NDArray[np.uint64]:
         """Substep of every frame."""
