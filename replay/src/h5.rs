@@ -10,6 +10,7 @@
 //! /summary/state_hash      u64  (N)
 //! /summary/max_anchor_error, max_angular_error, max_limit_violation          f32 (N)
 //! /summary/max_anchor_error_joint, ..._angular_..., ..._limit_...      i64 (N, -1 = none)
+//! /summary/first_non_finite_joint, first_non_finite_body                   i64 (N, -1 = none)
 //! /summary/non_finite      u8   (N)         1 if anything in the frame is non-finite
 //! ```
 //!
@@ -177,6 +178,8 @@ struct Summary {
     state_hash: Column<u64>,
     maxima: [Column<f32>; 3],
     max_joints: [Column<i64>; 3],
+    /// The first non-finite joint and body of the frame (-1 for none).
+    first_non_finite: [Column<i64>; 2],
     non_finite: Column<u8>,
 }
 
@@ -191,6 +194,8 @@ impl Summary {
             self.maxima[k].push(&[m.value]);
             self.max_joints[k].push(&[m.joint.map_or(-1, i64::from)]);
         }
+        self.first_non_finite[0].push(&[s.first_non_finite_joint.map_or(-1, i64::from)]);
+        self.first_non_finite[1].push(&[s.first_non_finite_body.map_or(-1, i64::from)]);
         self.non_finite.push(&[u8::from(s.non_finite)]);
     }
 
@@ -200,7 +205,7 @@ impl Summary {
         for c in &mut self.maxima {
             c.flush(at, n)?;
         }
-        for c in &mut self.max_joints {
+        for c in self.max_joints.iter_mut().chain(&mut self.first_non_finite) {
             c.flush(at, n)?;
         }
         self.non_finite.flush(at, n)
@@ -359,6 +364,10 @@ impl Hdf5Writer {
                 Column::new(&sg, "max_anchor_error_joint", 0, 0, chunk)?,
                 Column::new(&sg, "max_angular_error_joint", 0, 0, chunk)?,
                 Column::new(&sg, "max_limit_violation_joint", 0, 0, chunk)?,
+            ],
+            first_non_finite: [
+                Column::new(&sg, "first_non_finite_joint", 0, 0, chunk)?,
+                Column::new(&sg, "first_non_finite_body", 0, 0, chunk)?,
             ],
             non_finite: Column::new(&sg, "non_finite", 0, 0, chunk)?,
         };

@@ -466,7 +466,7 @@ impl Log {
     ///     log = lavender.Log("live.lvlog")   # while the run is still recording
     ///     while not log.finished:
     ///         if log.refresh():
-    ///             print(len(log), log.summaries()["anchor_error"][-1])
+    ///             print(len(log), log.summaries()["max_anchor_error"][-1])
     ///         time.sleep(1.0)
     fn refresh(&self, py: Python<'_>) -> PyResult<usize> {
         let mut current = self.reader.write().unwrap_or_else(PoisonError::into_inner);
@@ -645,14 +645,16 @@ impl Log {
     }
 
     /// The per-frame summaries the writer stored, as a dict of arrays with one entry per
-    /// frame: ``substep`` (uint64), ``time``, ``total_energy`` (float64), ``anchor_error``,
-    /// ``angular_error``, ``limit_violation`` (float32: the frame's largest value of columns
-    /// 3, 4, 5) with ``anchor_error_joint``, ``angular_error_joint``,
-    /// ``limit_violation_joint`` (int64: the joint holding it, -1 with no joints),
-    /// ``first_non_finite_joint``, ``first_non_finite_body`` (int64, -1 for none) and
-    /// ``non_finite`` (bool).
+    /// frame, named as the HDF5 export's ``/summary`` datasets: ``substep`` (uint64),
+    /// ``time``, ``total_energy`` (float64), ``state_hash`` (uint64), ``max_anchor_error``,
+    /// ``max_angular_error``, ``max_limit_violation`` (float32: the frame's largest value of
+    /// columns 3, 4, 5) with ``max_anchor_error_joint``, ``max_angular_error_joint``,
+    /// ``max_limit_violation_joint`` (int64: the joint holding it, -1 for none: no joints,
+    /// or a maximum of 0), ``first_non_finite_joint``, ``first_non_finite_body`` (int64, -1
+    /// for none) and ``non_finite`` (bool).
     fn summaries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s: Vec<_> = self.reader()?.summaries().copied().collect();
+        let reader = self.reader()?;
+        let s: Vec<_> = reader.summaries().copied().collect();
         let d = PyDict::new(py);
         d.set_item(
             "substep",
@@ -663,13 +665,18 @@ impl Log {
             "total_energy",
             PyArray1::from_iter(py, s.iter().map(|x| x.total_energy)),
         )?;
+        d.set_item(
+            "state_hash",
+            PyArray1::from_iter(py, reader.index().iter().map(|m| m.state_hash)),
+        )?;
+        // The names of the HDF5 export's `/summary` datasets (QA, 2026-12-05: they differed).
         for (name, get) in [
             (
-                "anchor_error",
+                "max_anchor_error",
                 (|x| x.anchor_error) as fn(&lavender_replay::FrameSummary) -> ColumnMax,
             ),
-            ("angular_error", |x| x.angular_error),
-            ("limit_violation", |x| x.limit_violation),
+            ("max_angular_error", |x| x.angular_error),
+            ("max_limit_violation", |x| x.limit_violation),
         ] {
             let maxima: Vec<ColumnMax> = s.iter().map(get).collect();
             let (values, joints) = column_max(py, &maxima)?;
@@ -1173,10 +1180,11 @@ impl Frame {
         d.set_item("substep", s.substep)?;
         d.set_item("time", s.time)?;
         d.set_item("total_energy", s.total_energy)?;
+        d.set_item("state_hash", self.state_hash)?;
         for (name, m) in [
-            ("anchor_error", s.anchor_error),
-            ("angular_error", s.angular_error),
-            ("limit_violation", s.limit_violation),
+            ("max_anchor_error", s.anchor_error),
+            ("max_angular_error", s.angular_error),
+            ("max_limit_violation", s.limit_violation),
         ] {
             d.set_item(name, m.value)?;
             d.set_item(format!("{name}_joint"), m.joint)?;
