@@ -21,9 +21,11 @@
 //! `columns`, `units`; on `/bodies`: `names`, `pose_fields`, `velocity_fields`; on `/joints`
 //! and `/joints/diagnostics`: `names` (joints), `columns`, `units`.
 //!
-//! Every dataset is chunked by blocks of frames (about 1 MiB per chunk of the largest
-//! dataset), filtered with shuffle + deflate level 4, and unlimited along time: the writer
-//! buffers one block and appends it with a resize, so recording streams.
+//! Every dataset is chunked by blocks of frames ([`Hdf5Writer::chunk_frames`]: as many as
+//! 32 MiB of frames hold, at most 4,096), the per-body and per-joint datasets also across
+//! bodies or joints (about 1 MiB per chunk), filtered with shuffle + deflate level 4, and
+//! unlimited along time: the writer buffers one block and appends it with a resize, so
+//! recording streams, and one joint's series over the run reads only its own chunks.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,8 +47,11 @@ pub const DIAGNOSTIC_UNITS: [&str; 8] = lavender_engine::COLUMN_UNITS;
 /// Deflate level: 4 is within a few percent of 9's ratio on these data at a fraction of
 /// the time.
 const DEFLATE_LEVEL: u8 = 4;
-/// Target bytes per chunk of the largest per-frame dataset.
+/// Target bytes per chunk of a per-body or per-joint dataset (the chunk spans
+/// [`Hdf5Writer::chunk_frames`] frames and as many bodies or joints as fit).
 const CHUNK_BYTES: usize = 1 << 20;
+/// Bytes of whole frames the writer buffers before it writes a block: the frames per chunk.
+const BUFFER_BYTES: usize = 32 << 20;
 /// Cap on frames per chunk (small scenes).
 const MAX_CHUNK_FRAMES: usize = 4096;
 
@@ -135,7 +140,7 @@ impl<T: hdf5::H5Type + Copy> Column<T> {
                 .shape((0.., 0.., inner))
                 .create(name)?,
             _ => builder
-                .chunk((chunk, width, inner))
+                .chunk((chunk, Self::chunk_items(width, inner, chunk), inner))
                 .shape((0.., width, inner))
                 .create(name)?,
         };
@@ -145,6 +150,14 @@ impl<T: hdf5::H5Type + Copy> Column<T> {
             inner,
             buf: Vec::new(),
         })
+    }
+
+    /// Bodies or joints per chunk of a `(frames, width, inner)` dataset chunked by `frames`
+    /// frames: about [`CHUNK_BYTES`] per chunk. A chunk holding every joint made one joint's
+    /// series over the run read (and inflate) the whole dataset (QA, 2026-12-05).
+    fn chunk_items(width: usize, inner: usize, frames: usize) -> usize {
+        let item_bytes = frames * inner * std::mem::size_of::<T>();
+        (CHUNK_BYTES / item_bytes.max(1)).clamp(1, width.max(1))
     }
 
     fn push(&mut self, values: &[T]) {
@@ -278,10 +291,8 @@ impl Hdf5Writer {
 
     /// Frames per chunk for a run of this shape.
     pub fn chunk_frames(header: &Header) -> usize {
-        let widest = (header.body_count * 7 * 4)
-            .max(header.joint_count * 8 * 4)
-            .max(1);
-        (CHUNK_BYTES / widest).clamp(1, MAX_CHUNK_FRAMES)
+        let frame = (header.body_count * (7 + 6) + header.joint_count * 8) * 4 + 64;
+        (BUFFER_BYTES / frame).clamp(1, MAX_CHUNK_FRAMES)
     }
 
     fn create_inner(path: &Path, h: &Header) -> hdf5::Result<Hdf5Writer> {
@@ -820,9 +831,9 @@ mod tests {
     #[test]
     fn streaming_writer_spans_several_chunks() {
         let dir = tempfile::tempdir().unwrap();
-        // 40,000 bodies: 1.1 MB of poses per frame, so one frame per chunk.
+        // 700,000 bodies: 36 MB of poses and velocities per frame, so one frame per chunk.
         let mut header = testutil::header(1, 1);
-        header.body_count = 40_000;
+        header.body_count = 700_000;
         header.body_names.clear();
         assert_eq!(Hdf5Writer::chunk_frames(&header), 1);
         let header = testutil::header(2, 1);
@@ -841,5 +852,42 @@ mod tests {
         let file = hdf5::File::open(&path).unwrap();
         let t: Vec<f64> = file.dataset("time").unwrap().read_raw().unwrap();
         assert_eq!(t, frames.iter().map(|f| f.time).collect::<Vec<_>>());
+    }
+
+    /// QA (2026-12-05): a chunk held every joint of a block of frames, so one joint's series
+    /// over the run read and inflated the whole dataset.
+    #[test]
+    fn chunks_split_the_joints_and_one_joints_series_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bodies, joints) = (3000, 2999);
+        let header = testutil::header(bodies, joints);
+        let per_chunk = Hdf5Writer::chunk_frames(&header);
+        assert_eq!(
+            per_chunk,
+            BUFFER_BYTES / ((bodies * 13 + joints * 8) * 4 + 64)
+        );
+        let n = 2 * per_chunk + 5;
+        let frames = testutil::frames(bodies, joints, n, 0);
+        let path = dir.path().join("wide.h5");
+        let mut w = Hdf5Writer::create(&path, &header).unwrap();
+        for f in &frames {
+            w.append(&f.input()).unwrap();
+        }
+        w.finish().unwrap();
+        let file = hdf5::File::open(&path).unwrap();
+        let ds = file.dataset("joints/diagnostics").unwrap();
+        let chunk = ds.chunk().unwrap();
+        assert_eq!(chunk[0], per_chunk);
+        assert_eq!(chunk[1], CHUNK_BYTES / (per_chunk * 8 * 4));
+        assert!(
+            chunk[1] < joints / 4,
+            "{chunk:?}: a joint's series reads a quarter at most"
+        );
+        let pose = file.dataset("bodies/pose").unwrap().chunk().unwrap();
+        assert!(pose[1] < bodies && pose[0] == per_chunk, "{pose:?}");
+        // Joint 2,000's anchor error norm over the run, across frame blocks.
+        let series: ndarray::Array1<f32> = ds.read_slice_1d(s![.., 2000, 3]).unwrap();
+        let expected: Vec<f32> = frames.iter().map(|f| f.diagnostics[2000][3]).collect();
+        assert_eq!(series.to_vec(), expected);
     }
 }
