@@ -68,3 +68,70 @@ fn prismatic_block_comes_to_rest_on_its_stop() {
     let lost = e0 - world.total_energy();
     assert!((lost - 4.905).abs() < 1e-2, "lost {lost} J");
 }
+
+/// A hinge limited to `[lo, hi]` with `hi` near +pi, spun into that stop at `omega` rad/s
+/// without gravity; returns the smallest and largest coordinate seen after any substep and
+/// the final angular velocity about the hinge axis.
+fn spin_into_a_stop_near_pi(lo: f32, hi: f32, omega: f32) -> (f32, f32, f32) {
+    use lavender::engine::{BodyDesc, JointDesc, Quat, Settings, Vec3, World};
+    let settings = Settings {
+        gravity: Vec3::ZERO,
+        ..Settings::default()
+    };
+    let mut w = World::new(settings).unwrap();
+    let ground = w.add_body(BodyDesc::fixed("ground")).unwrap();
+    // The arm starts 0.2 rad short of the stop, turning towards it about +z.
+    let start = hi - 0.2;
+    let arm = w
+        .add_body(
+            BodyDesc::dynamic("arm")
+                .solid_box(1.0, Vec3::new(0.5, 0.05, 0.05))
+                .rotation(Quat::from_rotation_z(start))
+                .velocity(Vec3::ZERO, Vec3::new(0.0, 0.0, omega)),
+        )
+        .unwrap();
+    w.add_joint(
+        JointDesc::revolute("hinge", ground, arm)
+            .reference_rotation(Quat::IDENTITY)
+            .limit(lo, hi),
+    )
+    .unwrap();
+    let (mut min, mut max) = (f32::INFINITY, f32::NEG_INFINITY);
+    for _ in 0..60 {
+        w.step_observed(1.0 / 60.0, |w, _| {
+            let theta = w.constraint_data()[0][7];
+            (min, max) = (min.min(theta), max.max(theta));
+        })
+        .unwrap();
+    }
+    (min, max, w.bodies().angular_velocities()[arm.0 as usize].z)
+}
+
+/// QA (2026-12-05): a hinge spun into a stop near +pi passed through it: once past pi its
+/// angle read as near -pi, below the lower limit, and that row pushed it on round. Read
+/// within pi of the middle of the limits, the angle stays past the stop it crossed.
+#[test]
+fn a_fast_hinge_stops_at_a_limit_near_pi_instead_of_passing_through() {
+    for (lo, hi, omega) in [
+        (-1.0, 3.0, 60.0),
+        (-1.0, 3.0, 100.0),
+        (-2.0, 3.1, 90.0),
+        (0.5, 3.14, 120.0),
+    ] {
+        let (min, max, final_omega) = spin_into_a_stop_near_pi(lo, hi, omega);
+        // 0.25 to 0.5 rad a substep: the first substep past the stop overshoots it by up to
+        // one substep's turn (no speculative row); the stop then holds.
+        assert!(
+            max < hi + omega / 240.0 && max > hi - 0.01,
+            "[{lo}, {hi}] at {omega}: max {max}"
+        );
+        assert!(
+            min > lo - 0.01,
+            "[{lo}, {hi}] at {omega}: wrapped round to {min}"
+        );
+        assert!(
+            final_omega <= 1e-3,
+            "[{lo}, {hi}] at {omega}: still turning at {final_omega} rad/s"
+        );
+    }
+}

@@ -7,7 +7,8 @@
 //!         C_k = t_k . b,   Cdot_k = (w_B - w_A) . (b x t_k)     (slots 3, 4)
 //! angle:  q_rel = (q_A q_ref)^-1 q_B,  theta = 2 atan2(vec(q_rel) . (q_ref^-1 axis_a), w)
 //!         thetadot = (w_B - w_A) . a
-//! limit:  theta < lo: C = theta - lo >= 0;  theta > hi: C = hi - theta >= 0   (slot 5)
+//! limit:  theta read within pi of (lo + hi) / 2 (wrapped by 2 pi there),
+//!         theta < lo: C = theta - lo >= 0;  theta > hi: C = hi - theta >= 0   (slot 5)
 //! ```
 
 #[cfg(test)]
@@ -33,6 +34,32 @@ pub(crate) fn angle(p: &PosePair, j: &JointParams) -> f32 {
     }
     let axis_in_ref = j.reference.inverse() * j.axis_a;
     2.0 * q_rel.xyz().dot(axis_in_ref).atan2(q_rel.w)
+}
+
+/// The hinge angle `theta` (in `[-pi, pi]`) read within pi of the middle of the limits
+/// `[lo, hi]`, rad: the angle is known modulo 2 pi, and read in `[-pi, pi]` a hinge driven
+/// past a stop near +-pi wraps to the far side of the other stop, whose row then pushes it
+/// on round (QA, 2026-12-05: a hinge spun at 90 rad/s into a stop at 3.1 rad passed
+/// through). Read about the middle it stays past the stop it crossed until it is half the
+/// forbidden arc beyond it. Bit for bit `theta` for limits symmetric about 0 and for lanes
+/// without a limit (`lo = -inf`, `hi = inf`: the middle is NaN, both tests fail).
+fn about_limits<L: Lane>(theta: L, lo: L, hi: L) -> L {
+    use std::f32::consts::{PI, TAU};
+    let from_middle = theta - (lo + hi) * L::splat(0.5);
+    let above = from_middle.gt(L::splat(PI));
+    let below = L::splat(-PI).gt(from_middle);
+    L::select(
+        above,
+        theta - L::splat(TAU),
+        L::select(below, theta + L::splat(TAU), theta),
+    )
+}
+
+#[cfg(test)]
+/// [`angle`] as the limit reads it ([`about_limits`]).
+fn limited_angle(p: &PosePair, j: &JointParams) -> f32 {
+    let [lo, hi] = j.limit.unwrap_or([f32::NEG_INFINITY, f32::INFINITY]);
+    about_limits(angle(p, j), lo, hi)
 }
 
 #[cfg(test)]
@@ -63,7 +90,7 @@ pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
         );
     }
     if let Some(limit) = j.limit {
-        let theta = angle(p, j);
+        let theta = limited_angle(p, j);
         let g = RowGeometry {
             linear: Vec3::ZERO,
             angular_a: -a,
@@ -95,7 +122,8 @@ pub(crate) fn rows_lanes<L: Lane>(
     }
     if limited {
         let g = RowGeometryLanes::new(V3::zero(), -a, a, L::splat(0.0));
-        out[5] = limit_row_lanes(angle_lanes(p, j), j.lo, j.hi, &g);
+        let theta = about_limits(angle_lanes(p, j), j.lo, j.hi);
+        out[5] = limit_row_lanes(theta, j.lo, j.hi, &g);
     }
 }
 
@@ -121,7 +149,7 @@ pub(crate) fn diagnose_lanes<L: Lane>(
     let a = p.rotation_a.rotate(j.axis_a);
     let b = p.rotation_b.rotate(j.axis_b);
     let misalignment = atan2(a.cross(b).length(), a.dot(b));
-    let theta = angle_lanes(p, j);
+    let theta = about_limits(angle_lanes(p, j), j.lo, j.hi);
     columns_lanes(
         anchors.separation,
         misalignment,
@@ -133,12 +161,13 @@ pub(crate) fn diagnose_lanes<L: Lane>(
 
 #[cfg(test)]
 /// Columns: anchor error; angular error = angle between the hinge axes, rad; limit
-/// violation, rad; anchor relative speed; coordinate = hinge angle, rad.
+/// violation, rad; anchor relative speed; coordinate = hinge angle, rad (read about the
+/// limits' middle, [`about_limits`]).
 pub(crate) fn diagnose(p: &PosePair, v: &VelocityPair, j: &JointParams) -> [f32; 8] {
     let anchors = Anchors::of(p, j);
     let (a, b) = world_axes(p, j);
     let misalignment = a.cross(b).length().atan2(a.dot(b));
-    let theta = angle(p, j);
+    let theta = limited_angle(p, j);
     columns(
         anchors.separation,
         misalignment,
