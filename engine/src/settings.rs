@@ -185,7 +185,7 @@ impl Settings {
                 "threads",
                 self.threads,
                 // The literal is `MAX_THREADS` (checked below: the reason is a static str).
-                "must be at most 1024; 0 uses rayon's global pool",
+                "must be at most 1024; 0 picks: one per core for a large world, the calling thread for a small one",
             ));
         }
         if !(self.error_reduction.is_finite() && (0.0..=1.0).contains(&self.error_reduction)) {
