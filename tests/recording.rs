@@ -3,7 +3,7 @@
 use lavender::engine::{Scene, World};
 use lavender::replay::diff::{diff, Tolerance};
 use lavender::replay::recorder::{world_state_hash, RecordOptions, Recorder};
-use lavender::replay::resume::resume;
+use lavender::replay::resume::{resume, Resumed};
 use lavender::replay::{LogReader, LogSummary};
 use std::path::Path;
 
@@ -25,6 +25,15 @@ fn open(path: &Path) -> LogReader {
 }
 
 /// Asserts that frames of `b` equal the frames of `a` with the same substeps, bit for bit.
+/// Runs `resumed` for `frames` frames (the first finishes the frame it starts in),
+/// recording every substep to `out`; the log it wrote.
+fn record_resumed(resumed: &mut Resumed, out: &Path, frames: u64) -> LogReader {
+    let mut rec = resumed.recorder(out, RecordOptions::default()).unwrap();
+    resumed.run(frames, |w, info| rec.record(w, info)).unwrap();
+    rec.finish().unwrap();
+    open(out)
+}
+
 fn assert_frames_bitwise_equal(a: &LogReader, b: &LogReader) {
     assert!(!b.is_empty());
     let offset = a
@@ -159,10 +168,7 @@ fn resume_between_keyframes_replays_from_the_last_one() {
     assert_eq!(resumed.keyframe_substep, Some(150));
     assert_eq!(resumed.replayed, 23);
     let out = dir.path().join("r.lvlog");
-    let mut rec = resumed.recorder(&out, RecordOptions::default()).unwrap();
-    resumed.run(10, |w, info| rec.record(w, info)).unwrap();
-    rec.finish().unwrap();
-    let b = open(&out);
+    let b = record_resumed(&mut resumed, &out, 10);
     // 2 substeps to finish frame 43, then 9 frames of 4.
     assert_eq!(b.len(), 2 + 36);
     assert_frames_bitwise_equal(&a, &b);
@@ -220,10 +226,7 @@ fn diff_finds_a_perturbation_at_its_substep_in_a_real_run() {
         .set_body_velocity(id, v + lavender::engine::Vec3::new(0.0, 1e-4, 0.0), w)
         .unwrap();
     let out = dir.path().join("perturbed.lvlog");
-    let mut rec = resumed.recorder(&out, RecordOptions::default()).unwrap();
-    resumed.run(25, |w, info| rec.record(w, info)).unwrap();
-    rec.finish().unwrap();
-    let b = open(&out);
+    let b = record_resumed(&mut resumed, &out, 25);
     let r = diff(&a, &b, &Tolerance::EXACT).unwrap();
     assert!(!r.identical);
     assert_eq!(r.first_divergent_substep, Some(300));
@@ -379,12 +382,7 @@ fn a_run_with_fewer_bias_passes_records_the_setting_and_resumes_bit_for_bit() {
     let mut resumed = resume(&a, 37).expect("resume");
     assert_eq!(resumed.world.settings().bias_iterations, Some(2));
     let out = dir.path().join("bias-resumed.lvlog");
-    let mut rec = resumed.recorder(&out, RecordOptions::default()).unwrap();
-    resumed
-        .run(30 - (37 + 1) / 4, |w, info| rec.record(w, info))
-        .unwrap();
-    rec.finish().unwrap();
-    assert_frames_bitwise_equal(&a, &open(&out));
+    assert_frames_bitwise_equal(&a, &record_resumed(&mut resumed, &out, 30 - (37 + 1) / 4));
 }
 
 #[test]
@@ -407,12 +405,7 @@ fn a_run_with_the_chain_solve_records_the_setting_and_resumes_bit_for_bit() {
     let mut resumed = resume(&a, 64).expect("resume");
     assert!(resumed.world.settings().chain_solve);
     let out = dir.path().join("chains-resumed.lvlog");
-    let mut rec = resumed.recorder(&out, RecordOptions::default()).unwrap();
-    resumed
-        .run(20 - (64 + 1) / 4, |w, info| rec.record(w, info))
-        .unwrap();
-    rec.finish().unwrap();
-    assert_frames_bitwise_equal(&a, &open(&out));
+    assert_frames_bitwise_equal(&a, &record_resumed(&mut resumed, &out, 20 - (64 + 1) / 4));
     // A run without the setting records none (its header is as before the setting existed).
     let plain = dir.path().join("plain.lvlog");
     record(
@@ -563,12 +556,7 @@ fn a_run_without_the_gyroscopic_term_records_the_setting_and_resumes_bit_for_bit
         let mut resumed = resume(&a, 64).expect("resume");
         assert_eq!(resumed.world.settings().gyroscopic, gyroscopic);
         let out = dir.path().join(format!("gyro-{gyroscopic}-resumed.lvlog"));
-        let mut rec = resumed.recorder(&out, RecordOptions::default()).unwrap();
-        resumed
-            .run(20 - (64 + 1) / 4, |w, info| rec.record(w, info))
-            .unwrap();
-        rec.finish().unwrap();
-        assert_frames_bitwise_equal(&a, &open(&out));
+        assert_frames_bitwise_equal(&a, &record_resumed(&mut resumed, &out, 20 - (64 + 1) / 4));
         logs.push(a);
     }
     // The term changes this body's motion (it is what the setting is for).

@@ -28,6 +28,11 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Runs shipped scene `scene` for `duration` seconds, recording to `log`.
+fn record(scene: &str, duration: &str, log: &Path) -> String {
+    ok(&["run", scene, "--duration", duration, "--record", s(log)])
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -36,7 +41,7 @@ fn s(p: &Path) -> &str {
 fn record_then_diff_resume_and_scrub() {
     let dir = scratch("record");
     let a = dir.join("a.lvlog");
-    let text = ok(&["run", "chain", "--duration", "1", "--record", s(&a)]);
+    let text = record("chain", "1", &a);
     let size = std::fs::metadata(&a).unwrap().len();
     assert!(
         text.contains(&format!("{size} bytes")) && text.contains(s(&a)),
@@ -45,7 +50,7 @@ fn record_then_diff_resume_and_scrub() {
 
     // The same run twice: identical, exit 0.
     let b = dir.join("b.lvlog");
-    ok(&["run", "chain", "--duration", "1", "--record", s(&b)]);
+    record("chain", "1", &b);
     let out = lavender(&["diff", s(&a), s(&b), "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -78,7 +83,7 @@ fn record_then_diff_resume_and_scrub() {
 
     // Another scene: unusable input (exit 2) unless --force.
     let p = dir.join("p.lvlog");
-    ok(&["run", "pendulum", "--duration", "0.1", "--record", s(&p)]);
+    record("pendulum", "0.1", &p);
     let out = lavender(&["diff", s(&a), s(&p)]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
@@ -288,7 +293,7 @@ fn diff_json_says_when_the_substeps_differ_in_length() {
 fn diff_names_the_bias_passes_of_runs_that_differ_in_them() {
     let dir = scratch("bias");
     let (a, b) = (dir.join("a.lvlog"), dir.join("b.lvlog"));
-    ok(&["run", "chain", "--duration", "0.25", "--record", s(&a)]);
+    record("chain", "0.25", &a);
     ok(&[
         "run",
         "chain",
@@ -315,7 +320,7 @@ fn diff_names_the_bias_passes_of_runs_that_differ_in_them() {
 fn diff_names_the_chain_solve_of_a_run_that_used_it() {
     let dir = scratch("chains");
     let (a, b) = (dir.join("a.lvlog"), dir.join("b.lvlog"));
-    ok(&["run", "grid", "--duration", "0.25", "--record", s(&a)]);
+    record("grid", "0.25", &a);
     let summary: serde_json::Value = serde_json::from_str(&ok(&[
         "run",
         "grid",
@@ -408,14 +413,7 @@ fn a_light_hub_runs_records_and_resumes() {
 fn an_output_never_replaces_the_input() {
     let dir = scratch("inputs");
     let log = dir.join("run.lvlog");
-    ok(&[
-        "run",
-        "fixed-stack",
-        "--duration",
-        "0.25",
-        "--record",
-        s(&log),
-    ]);
+    record("fixed-stack", "0.25", &log);
     let bytes = std::fs::read(&log).unwrap();
     let link = dir.join("link.h5");
     std::os::unix::fs::symlink(&log, &link).unwrap();
@@ -469,14 +467,7 @@ fn an_output_never_replaces_the_input() {
 fn a_failed_export_leaves_the_earlier_file_and_a_damaged_log_never_diffs_identical() {
     let dir = scratch("damaged");
     let log = dir.join("run.lvlog");
-    ok(&[
-        "run",
-        "fixed-stack",
-        "--duration",
-        "0.5",
-        "--record",
-        s(&log),
-    ]);
+    record("fixed-stack", "0.5", &log);
     let h5 = dir.join("out.h5");
     ok(&["export", s(&log), s(&h5)]);
     let exported = std::fs::read(&h5).unwrap();
@@ -517,7 +508,7 @@ fn scrub_passes_over_a_corrupt_frame_and_says_which() {
     let dir = scratch("scrub-damaged");
     let log = dir.join("run.lvlog");
     // The chain whips: spikes to find with a lower score than the index's.
-    ok(&["run", "chain", "--duration", "2", "--record", s(&log)]);
+    record("chain", "2", &log);
     let mut bytes = std::fs::read(&log).unwrap();
     let at = bytes.len() / 2;
     bytes[at] ^= 0x10;
@@ -671,7 +662,7 @@ fn an_interrupted_run_finishes_its_log() {
 fn diff_of_a_short_resumed_run_over_the_whole_run_or_the_overlap() {
     let dir = scratch("overlap");
     let run = dir.join("run.lvlog");
-    ok(&["run", "pendulum", "--duration", "0.5", "--record", s(&run)]);
+    record("pendulum", "0.5", &run);
     let detail = dir.join("detail.lvlog");
     ok(&[
         "resume",
@@ -802,7 +793,7 @@ fn outputs_through_links_protected_files_and_empty_runs() {
 fn a_default_resume_of_a_killed_writers_log_ends_where_the_log_ends() {
     let dir = scratch("killed-resume");
     let run = dir.join("run.lvlog");
-    ok(&["run", "pendulum", "--duration", "0.5", "--record", s(&run)]);
+    record("pendulum", "0.5", &run);
     // Cut inside a frame: 4 substeps a frame, so 0.6 of the file ends mid-frame somewhere.
     let killed = dir.join("killed.lvlog");
     let bytes = std::fs::read(&run).unwrap();
@@ -851,7 +842,7 @@ fn a_default_resume_of_a_killed_writers_log_ends_where_the_log_ends() {
 fn diff_plots_the_deviation_of_every_substep() {
     let dir = scratch("diff-plot");
     let (a, b) = (dir.join("a.lvlog"), dir.join("b.lvlog"));
-    ok(&["run", "pendulum", "--duration", "0.5", "--record", s(&a)]);
+    record("pendulum", "0.5", &a);
     ok(&[
         "run",
         "pendulum",
@@ -898,14 +889,7 @@ fn diff_plots_the_deviation_of_every_substep() {
 fn follow_ends_when_the_writer_is_gone_and_fails_in_json_lines() {
     let dir = scratch("follow-gone");
     let whole = dir.join("whole.lvlog");
-    ok(&[
-        "run",
-        "limited-revolute",
-        "--duration",
-        "1",
-        "--record",
-        s(&whole),
-    ]);
+    record("limited-revolute", "1", &whole);
     let bytes = std::fs::read(&whole).unwrap();
     let killed = dir.join("killed.lvlog");
     // What a killed writer leaves: no footer, a torn last frame.
