@@ -223,6 +223,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let bar = progress(steps, &format!("running {name}"));
     let start = Instant::now();
     let mut max = ResidualMax::default();
+    let mut energy = EnergyRise::from(world.total_energy());
     let mut substeps = 0u64;
     let mut recorder = match &args.record {
         Some(path) => Some(
@@ -247,6 +248,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let stepped = world.step_observed_through_failure(dt, |w, info| {
             if info.finite {
                 max.fold(w.constraint_data());
+                energy.fold(w.total_energy(), info.substep);
             }
             if let (Some(r), None) = (recorder.as_mut(), &record_error) {
                 record_error = r.record(w, info).err();
@@ -289,7 +291,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                     // The run up to the failure, and the failure, as one object.
                     let wall = start.elapsed().as_secs_f64();
                     let mut json =
-                        Summary::of(&name, &world, done, substeps, dt, wall, &max).json();
+                        Summary::of(&name, &world, done, substeps, dt, wall, (&max, &energy))
+                            .json();
                     json["error"] = crate::output::error_json(&e, 2)["error"].take();
                     if let Some(log) = kept.filter(|l| l.frames > 0) {
                         json["record"] = serde_json::json!({
@@ -346,7 +349,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let joints = s.hubs.iter().map(|h| h.joints.len()).sum();
         (!s.hubs.is_empty()).then_some((s.hubs.len(), joints))
     };
-    let mut summary = Summary::of(&name, &world, done, substeps, dt, wall, &max);
+    let mut summary = Summary::of(&name, &world, done, substeps, dt, wall, (&max, &energy));
     summary.chains = chains;
     summary.hubs = hubs;
     let interrupted = done < steps;
@@ -397,6 +400,38 @@ pub fn human_bytes(bytes: u64) -> String {
     }
 }
 
+/// The total energy (kinetic plus gravitational potential, J) at the start of a run and
+/// how far it rose above that at any substep: a run without drives or impacts should not
+/// gain energy, and one that does (too few velocity passes on a stiff structure, where the
+/// projection passes lift what the velocity passes let sag) shows it here.
+#[derive(Debug, Clone, Copy)]
+struct EnergyRise {
+    start: f64,
+    /// The largest `E - start` over the substeps run (0 when it never rose), J.
+    max_rise: f64,
+    /// The substep of that rise.
+    max_rise_substep: Option<u64>,
+}
+
+impl From<f64> for EnergyRise {
+    fn from(start: f64) -> Self {
+        EnergyRise {
+            start,
+            max_rise: 0.0,
+            max_rise_substep: None,
+        }
+    }
+}
+
+impl EnergyRise {
+    fn fold(&mut self, energy: f64, substep: u64) {
+        let rise = energy - self.start;
+        if rise > self.max_rise {
+            (self.max_rise, self.max_rise_substep) = (rise, Some(substep));
+        }
+    }
+}
+
 /// What a run reports.
 struct Summary {
     scene: String,
@@ -407,6 +442,9 @@ struct Summary {
     bodies: usize,
     joints: usize,
     max: ResidualMax,
+    energy: EnergyRise,
+    /// Total energy at the end, J.
+    final_energy: f64,
     final_anchor_error: f32,
     worst_joint: Option<String>,
     /// `"wide"` or `"scalar"`.
@@ -427,7 +465,7 @@ impl Summary {
         substeps: u64,
         dt: f32,
         wall_seconds: f64,
-        max: &ResidualMax,
+        (max, energy): (&ResidualMax, &EnergyRise),
     ) -> Summary {
         let final_anchor_error = world
             .constraint_data()
@@ -443,6 +481,8 @@ impl Summary {
             bodies: world.body_count(),
             joints: world.joint_count(),
             max: *max,
+            energy: *energy,
+            final_energy: world.total_energy(),
             final_anchor_error,
             solver_path: world.settings().solver_path.name(),
             // A joint is worst only if it was measured with an error at all.
@@ -474,6 +514,12 @@ impl Summary {
             "max_angular_error": self.max.angular_error,
             "max_limit_violation": self.max.limit_violation,
             "worst_joint": self.worst_joint,
+            "total_energy": {
+                "start": self.energy.start,
+                "end": self.final_energy,
+                "max_rise": self.energy.max_rise,
+                "max_rise_substep": self.energy.max_rise_substep,
+            },
             "solver_path": self.solver_path,
             "sleeping": self.sleeping.map(|(bodies, islands, of)| serde_json::json!({
                 "bodies": bodies,
@@ -500,7 +546,8 @@ impl Summary {
              max anchor error    {:.3e} m (worst joint: {})\n\
              final anchor error  {:.3e} m\n\
              max angular error   {:.3e} rad\n\
-             max limit violation {:.3e} (rad for hinges, m for sliders)\n",
+             max limit violation {:.3e} (rad for hinges, m for sliders)\n\
+             total energy        {:.6e} J at the start, {:.6e} J at the end{}\n",
             self.scene,
             self.bodies,
             self.joints,
@@ -513,6 +560,15 @@ impl Summary {
             self.final_anchor_error,
             self.max.angular_error,
             self.max.limit_violation,
+            self.energy.start,
+            self.final_energy,
+            match self.energy.max_rise_substep {
+                Some(substep) => format!(
+                    "; rose {:.3e} J above the start (at substep {substep})",
+                    self.energy.max_rise
+                ),
+                None => ", never above the start".to_string(),
+            },
         ) + &self
             .sleeping
             .map(|(bodies, islands, of)| {
