@@ -356,10 +356,13 @@ impl Drop for Pipeline {
 
 /// The smallest frame (poses, velocities and diagnostics, bytes) recorded on a thread of its
 /// own ([`RecordOptions::threaded`]); smaller ones are recorded on the stepping thread, where
-/// handing each over cost more than recording it (QA, 2026-12-05: the pendulum's 300-byte
-/// frames made a recorded run 8x the unrecorded one, futex hand-offs and one write per
-/// substep; the log writer now also writes small frames out together, `COMMIT_BYTES`).
-pub const PIPELINE_MIN_FRAME_BYTES: usize = 64 * 1024;
+/// waking the recording thread for each cost more than recording it (QA, 2026-12-05: the
+/// pendulum's 300-byte frames made a recorded run 8x the unrecorded one). Measured on a
+/// 2-core VM (`lavender run CHAIN --duration 120 --record x.lvlog`, chains of 25, 50 and 100
+/// of the shipped links): frames of 2.1 KB took 1.45 s threaded against 0.80 s on the
+/// stepping thread, 4.2 KB 1.40 s against 1.40 s, 8.4 KB (the shipped chain, 60 s) 1.15 s
+/// against 1.32 s.
+pub const PIPELINE_MIN_FRAME_BYTES: usize = 8 * 1024;
 
 /// Bytes of one frame's poses, velocities and diagnostics for `header`'s counts.
 fn frame_bytes(header: &Header) -> usize {
