@@ -31,7 +31,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run a scene and print a summary of its residuals.
+    /// Run a scene and print a summary of its residuals and energy.
     Run(run::Args),
     /// List the shipped scenes.
     Scenes(scenes::Args),

@@ -8,8 +8,9 @@ use std::path::Path;
 use std::time::Instant;
 
 /// Run a scene (a shipped scene's name or a TOML file) and print steps, substeps, wall time,
-/// the largest and final anchor error, the largest angular error and limit violation, and the
-/// joint that held the worst anchor error.
+/// the largest and final anchor error, the largest angular error and limit violation, the
+/// joint that held the worst anchor error, and the total energy at the start and the end
+/// with how far it rose above the start.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n                                            a scene file (this one: from the repository's root)\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run chain --scalar               the scalar reference path (same bits, slower)\n  lavender run hub                          a light hub among heavy parts, solved directly\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
