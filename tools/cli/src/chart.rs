@@ -15,6 +15,11 @@ pub trait Chart {
 
 /// Draws `chart` to `path`, 1200 x 500: SVG for a `.svg` name, PNG otherwise.
 pub fn save(path: &Path, chart: &impl Chart) -> anyhow::Result<()> {
+    save_sized(path, chart, (1200, 500))
+}
+
+/// [`save`] at `size` pixels.
+pub fn save_sized(path: &Path, chart: &impl Chart, size: (u32, u32)) -> anyhow::Result<()> {
     lavender_tutorial::plot::register_fonts().map_err(|e| anyhow::anyhow!("{e}"))?;
     // Opened here first so that a path that cannot be written is a plain I/O error, not
     // the plotting backend's debug dump (QA: a read-only file system).
@@ -24,9 +29,9 @@ pub fn save(path: &Path, chart: &impl Chart) -> anyhow::Result<()> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
     if svg {
-        chart.render(SVGBackend::new(path, (1200, 500)).into_drawing_area())
+        chart.render(SVGBackend::new(path, size).into_drawing_area())
     } else {
-        chart.render(BitMapBackend::new(path, (1200, 500)).into_drawing_area())
+        chart.render(BitMapBackend::new(path, size).into_drawing_area())
     }
     .map_err(|e| e.context(format!("drawing {}", path.display())))
 }

@@ -74,7 +74,8 @@ pub struct Args {
     /// --json, one JSON object per spike as it is found (JSON Lines).
     #[arg(long, conflicts_with_all = ["at", "time", "plot"])]
     follow: bool,
-    /// Draw the timeline with the spikes marked to this PNG (or .svg) file.
+    /// Draw the timeline with the spikes marked, and below it the total energy against the
+    /// first frame's, to this PNG (or .svg) file.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
     /// Print JSON: `{"frames", "spikes": [...]}` (plus the worst joints, or the frame with
@@ -776,7 +777,8 @@ fn draw(
         x: (t0, t1),
         y: chart::log_range(values, -9.0),
     };
-    chart::save(path, &timeline_chart)
+    // The residuals above, the energy below (the chapter: plot energy alongside residual).
+    chart::save_sized(path, &timeline_chart, (1200, 800))
 }
 
 struct Timeline<'a> {
@@ -797,6 +799,49 @@ type Series = (
 /// log10 of a residual, floored at 1e-9 (zeros cannot be shown on a log axis).
 fn lg(v: f32) -> f64 {
     f64::from(v).max(1e-9).log10()
+}
+
+impl Timeline<'_> {
+    /// The total energy against its first frame's, J, over the same time axis: a run that
+    /// gains energy without a drive (too few velocity passes, a timestep too long) shows it
+    /// here, and its residuals above.
+    fn draw_energy<DB: plotters::prelude::DrawingBackend>(
+        &self,
+        area: &plotters::drawing::DrawingArea<DB, plotters::coord::Shift>,
+    ) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        use chart::err;
+        use plotters::prelude::*;
+        let start = self.timeline[0].total_energy;
+        let change = |p: &TimelinePoint| p.total_energy - start;
+        let finite = self.timeline.iter().map(change).filter(|d| d.is_finite());
+        let (lo, hi) = finite.fold((0.0f64, 0.0f64), |(lo, hi), d| (lo.min(d), hi.max(d)));
+        let pad = ((hi - lo) * 0.05).max(1e-12);
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(self.x.0..self.x.1, (lo - pad)..(hi + pad))
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc("total energy minus the first frame's (J)")
+            .y_label_formatter(&|v| format!("{v:.2e}"))
+            .draw()
+            .map_err(|e| err(&e))?;
+        let points = self
+            .timeline
+            .iter()
+            .filter(|p| change(p).is_finite())
+            .map(|p| (p.time, change(p)));
+        chart
+            .draw_series(LineSeries::new(points, BLACK.stroke_width(1)))
+            .map_err(|e| err(&e))?;
+        Ok(())
+    }
 }
 
 impl chart::Chart for Timeline<'_> {
@@ -827,6 +872,8 @@ impl chart::Chart for Timeline<'_> {
             ),
         ];
         let (plot_area, legend_area) = chart::panels(&root, 270)?;
+        let (plot_area, energy_area) = plot_area.split_vertically(500);
+        self.draw_energy(&energy_area)?;
         let mut chart = chart::time_log_axes(
             &plot_area,
             &self.title,
@@ -883,6 +930,16 @@ impl chart::Chart for Timeline<'_> {
             ));
             entries.push(("in its column's colour".into(), WHITE, chart::Mark::Text));
         }
+        entries.push((
+            "lower: total energy minus the first".into(),
+            BLACK,
+            chart::Mark::Line,
+        ));
+        entries.push((
+            format!("frame's ({:.4e} J), J", self.timeline[0].total_energy),
+            WHITE,
+            chart::Mark::Text,
+        ));
         chart::legend(&legend_area, &entries)?;
         root.present().map_err(|e| err(&e))?;
         Ok(())

@@ -141,6 +141,17 @@ fn record_then_diff_resume_and_scrub() {
     let png = dir.join("t.png");
     ok(&["scrub", s(&a), "--plot", s(&png)]);
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    // The SVG: the residuals, and the energy panel below them.
+    let svg = dir.join("t.svg");
+    ok(&["scrub", s(&a), "--plot", s(&svg)]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.contains("per-substep max residuals")
+            && (text.contains("total energy minus the first frame&apos;s (J)")
+                || text.contains("total energy minus the first frame's (J)")),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
     // Follow on a finished log prints what it finds and stops.
     ok(&["scrub", s(&a), "--follow"]);
 
