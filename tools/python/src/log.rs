@@ -114,14 +114,7 @@ fn warn_skipped(
             String::new()
         },
     );
-    let message =
-        std::ffi::CString::new(text).map_err(|e| errors::value(format!("warning text: {e}")))?;
-    PyErr::warn(
-        py,
-        &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
-        &message,
-        1,
-    )
+    crate::sim::runtime_warning(py, text)
 }
 
 /// A whole-log read's error; a corrupt frame's says how to read past it.

@@ -593,7 +593,7 @@ fn warn_far_levers(py: Python<'_>, world: &World) -> PyResult<()> {
 }
 
 /// Issues `text` as a Python `RuntimeWarning`.
-fn runtime_warning(py: Python<'_>, text: String) -> PyResult<()> {
+pub(crate) fn runtime_warning(py: Python<'_>, text: String) -> PyResult<()> {
     let message =
         std::ffi::CString::new(text).map_err(|e| errors::value(format!("warning text: {e}")))?;
     let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
