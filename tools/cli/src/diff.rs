@@ -115,12 +115,15 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
     for (h, which) in [(ha, "a"), (hb, "b")] {
         let _ = writeln!(
             out,
-            "{which}: {} frames, engine {} ({}), {} velocity{} / {} position iterations{}",
-            if which == "a" {
-                report.frames_a
-            } else {
-                report.frames_b
-            },
+            "{which}: {}, engine {} ({}), {} velocity{} / {} position iterations{}",
+            crate::output::count(
+                if which == "a" {
+                    report.frames_a
+                } else {
+                    report.frames_b
+                } as u64,
+                "frame"
+            ),
             h.engine_version,
             h.target_features,
             h.world.velocity_iterations,
@@ -184,9 +187,9 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
                 (None, Some(Divergence::LogEnds)) => {
                     let _ = writeln!(
                         out,
-                        ": one log ends before it (identical over {} frames, {common}; \
+                        ": one log ends before it (identical over {}, {common}; \
                          --overlap compares only those)",
-                        report.frames_compared
+                        crate::output::count(report.frames_compared as u64, "frame")
                     );
                 }
                 (None, Some(Divergence::SubstepNumbering)) => {
