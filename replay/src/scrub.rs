@@ -716,6 +716,40 @@ pub struct TimelinePoint {
     pub non_finite: bool,
 }
 
+/// The total energy over a run, from its timeline: what `lavender scrub` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct EnergySummary {
+    /// Total energy after the first frame's substep, J.
+    pub first: f64,
+    /// After the last frame's, J.
+    pub last: f64,
+    /// The largest rise above `first` over the frames (0 when it never rose), J: a run
+    /// without drives should not gain energy.
+    pub max_rise: f64,
+    /// The substep of that rise.
+    pub max_rise_substep: Option<u64>,
+}
+
+impl EnergySummary {
+    /// The summary of `timeline` (None when it is empty). Non-finite energies are skipped.
+    pub fn of(timeline: &[TimelinePoint]) -> Option<EnergySummary> {
+        let (first, last) = (timeline.first()?, timeline.last()?);
+        let mut s = EnergySummary {
+            first: first.total_energy,
+            last: last.total_energy,
+            max_rise: 0.0,
+            max_rise_substep: None,
+        };
+        for p in timeline {
+            let rise = p.total_energy - s.first;
+            if rise > s.max_rise {
+                (s.max_rise, s.max_rise_substep) = (rise, Some(p.substep));
+            }
+        }
+        Some(s)
+    }
+}
+
 /// Per-substep maxima, from the frame index only (no frame data is read).
 pub fn timeline(reader: &LogReader) -> Vec<TimelinePoint> {
     reader
@@ -836,6 +870,34 @@ fn worst_joints_from(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_energy_summary_finds_the_largest_rise_and_skips_non_finite_energies() {
+        let point = |substep: u64, total_energy: f64| TimelinePoint {
+            substep,
+            time: substep as f64,
+            max_anchor_error: 0.0,
+            max_angular_error: 0.0,
+            max_limit_violation: 0.0,
+            total_energy,
+            non_finite: !total_energy.is_finite(),
+        };
+        let t = [
+            point(4, -1.0),
+            point(5, -0.5),
+            point(6, f64::NAN),
+            point(7, -0.75),
+        ];
+        let s = EnergySummary::of(&t).unwrap();
+        assert_eq!(
+            (s.first, s.max_rise, s.max_rise_substep),
+            (-1.0, 0.5, Some(5))
+        );
+        assert_eq!(s.last, -0.75);
+        let falling = EnergySummary::of(&[point(0, 2.0), point(1, 1.0)]).unwrap();
+        assert_eq!((falling.max_rise, falling.max_rise_substep), (0.0, None));
+        assert!(EnergySummary::of(&[]).is_none());
+    }
+
     use super::*;
     use crate::testutil::{self, OwnedFrame};
     use crate::Header;

@@ -198,6 +198,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             "frames": reader.len(),
             "spikes": spikes_json(&reader, &spikes),
             "source": source,
+            "energy": scrub::EnergySummary::of(&timeline),
             "worst_joints": worst,
             "skipped_frames": skipped,
             "recovery": reader.recovery(),
@@ -252,6 +253,21 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         last.time,
         w = width - 10
     );
+    if let Some(e) = scrub::EnergySummary::of(&timeline) {
+        let _ = writeln!(
+            out,
+            "\ntotal energy {:.6e} J after the first frame, {:.6e} J after the last{}",
+            e.first,
+            e.last,
+            match e.max_rise_substep {
+                Some(substep) => format!(
+                    "; rose {:.3e} J above the first (at substep {substep})",
+                    e.max_rise
+                ),
+                None => ", never above the first".to_string(),
+            }
+        );
+    }
     let _ = writeln!(out, "\nworst joints (by peak anchor error):");
     {
         let _ = writeln!(

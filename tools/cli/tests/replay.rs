@@ -112,9 +112,20 @@ fn record_then_diff_resume_and_scrub() {
     // Scrub: timeline, one frame, spikes as JSON.
     let text = ok(&["scrub", s(&a)]);
     assert!(
-        text.contains("worst joints") && text.contains("240 frames"),
+        text.contains("worst joints")
+            && text.contains("240 frames")
+            && text.contains("J after the first frame"),
         "{text}"
     );
+    // The energy summary's ends are the first and last frames' energies.
+    let whole: serde_json::Value = serde_json::from_str(&ok(&["scrub", s(&a), "--json"])).unwrap();
+    for (at, key) in [("0", "first"), ("239", "last")] {
+        let frame: serde_json::Value =
+            serde_json::from_str(&ok(&["scrub", s(&a), "--at", at, "--json"])).unwrap();
+        assert_eq!(whole["energy"][key], frame["frame"]["total_energy"], "{at}");
+    }
+    let rise = whole["energy"]["max_rise"].as_f64().unwrap();
+    assert!(rise >= 0.0 && (rise > 0.0) == whole["energy"]["max_rise_substep"].is_u64());
     // Each timeline names its unit (the limit column's is rad for hinges, m for sliders).
     for heading in [
         "max anchor error (peak",
