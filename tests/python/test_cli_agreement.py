@@ -68,6 +68,14 @@ def test_spikes_match_lavender_scrub(tmp_path):
             assert same_number(e["value"], g["value"]) and same_number(e["baseline"], g["baseline"])
 
 
+def test_energy_matches_lavender_scrub(tmp_path):
+    log = kicked_log(tmp_path / "a.lvlog", at=40)
+    expected = run_json("scrub", log.path, "--json")["energy"]
+    got = log.energy()
+    assert got == expected
+    assert got["first"] == log[0].total_energy and got["last"] == log[-1].total_energy
+
+
 def test_diff_matches_lavender_diff(tmp_path):
     a = kicked_log(tmp_path / "a.lvlog", at=40)
     b = kicked_log(tmp_path / "b.lvlog", at=40, velocity=1e-3)

@@ -799,6 +799,24 @@ impl Log {
         Ok(out)
     }
 
+    /// The total energy over the run, as ``lavender scrub`` prints it (from the index: no
+    /// frame is read): a dict with ``first`` and ``last`` (J, after the first and the last
+    /// frame's substep), ``max_rise`` (the largest rise above ``first``, J; 0 when it never
+    /// rose: a run without drives should not gain energy) and ``max_rise_substep`` (or
+    /// None). None for a log without frames.
+    fn energy<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let reader = self.reader()?;
+        let Some(e) = scrub::EnergySummary::of(&scrub::timeline(&reader)) else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("first", e.first)?;
+        d.set_item("last", e.last)?;
+        d.set_item("max_rise", e.max_rise)?;
+        d.set_item("max_rise_substep", e.max_rise_substep)?;
+        Ok(Some(d))
+    }
+
     /// The ``n`` joints with the largest peak anchor error over the run (joints that went
     /// non-finite first), as ``lavender scrub`` lists them: dicts with ``joint``, ``name``,
     /// ``peak_anchor_error``, ``anchor_error_substep``, ``peak_angular_error``,
