@@ -176,3 +176,27 @@ pub(crate) fn diagnose(p: &PosePair, v: &VelocityPair, j: &JointParams) -> [f32;
         theta,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::about_limits;
+    use std::f32::consts::PI;
+
+    #[test]
+    fn the_angle_is_read_about_the_limits_middle_and_unchanged_where_that_is_zero() {
+        // Every angle the hinge can read, symmetric limits and no limit: the same bits.
+        for k in 0..=2000 {
+            let theta = -PI + 2.0 * PI * k as f32 / 2000.0;
+            for (lo, hi) in [(-0.5, 0.5), (-PI, PI), (f32::NEG_INFINITY, f32::INFINITY)] {
+                assert_eq!(about_limits(theta, lo, hi).to_bits(), theta.to_bits());
+            }
+            // Limits [2, 3] (middle 2.5): angles below -0.64 read 2 pi higher.
+            let read = about_limits(theta, 2.0, 3.0);
+            assert!((read - 2.5).abs() <= PI + 1e-6, "{theta} read as {read}");
+            assert!(read == theta || (read - theta - 2.0 * PI).abs() < 1e-6);
+        }
+        // Past the upper stop at 3.1 by 0.2 rad: read as 3.3, not as -2.98.
+        let past = 3.3 - 2.0 * PI;
+        assert!((about_limits(past, -1.0, 3.1) - 3.3).abs() < 1e-6);
+    }
+}
