@@ -405,7 +405,7 @@ impl FrameSummary {
     ///
     /// When every diagnostic is finite (the usual frame): the maximum of each column over all
     /// joints in one vectorised pass, then the first joint holding it (first block of
-    /// [`SUMMARY_BLOCK`] joints whose maximum equals it, then the first joint in that block):
+    /// `SUMMARY_BLOCK` (64) joints whose maximum equals it, then the first joint in that block):
     /// the same joint and value as pushing the joints one by one into a [`ColumnMax`]
     /// (`compute_joint_by_joint`, the reference, tested), in a fifth of the time. Otherwise
     /// the joint-by-joint fold, which keeps the first NaN.
