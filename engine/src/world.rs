@@ -775,8 +775,9 @@ impl World {
         }
     }
 
-    /// Runs `f` on a worker of this world's pool (or of rayon's global pool when
-    /// `threads == 0`), so that the parallel loops inside `f` push their jobs onto the worker's
+    /// Runs `f` on the calling thread when [`World::on_calling_thread`], else on a worker of
+    /// this world's pool (or of rayon's global pool when `threads == 0`), so that the
+    /// parallel loops inside `f` push their jobs onto the worker's
     /// own deque. Entering a pool from outside goes through rayon's injector, a crossbeam queue
     /// that allocates a block per 63 jobs: entering once per step, not once per parallel
     /// loop, keeps that to one allocation per 63 steps (see `tests/no_alloc.rs`).
