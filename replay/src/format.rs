@@ -190,6 +190,11 @@ impl Header {
         f64::from(dt / settings.substeps_for(dt) as f32)
     }
 
+    /// Bytes of one frame's poses, velocities and diagnostics (f32 each) for these counts.
+    pub fn frame_value_bytes(&self) -> usize {
+        (self.body_count * (7 + 6) + self.joint_count * 8) * 4
+    }
+
     /// Split-impulse bias passes per substep of the recorded run: the header's scene names
     /// them only when they differ from one per velocity pass (`Settings::bias_iterations`).
     pub fn bias_passes(&self) -> u32 {

@@ -292,7 +292,7 @@ impl Hdf5Writer {
 
     /// Frames per chunk for a run of this shape.
     pub fn chunk_frames(header: &Header) -> usize {
-        let frame = (header.body_count * (7 + 6) + header.joint_count * 8) * 4 + 64;
+        let frame = header.frame_value_bytes() + 64;
         (BUFFER_BYTES / frame).clamp(1, MAX_CHUNK_FRAMES)
     }
 

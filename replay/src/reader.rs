@@ -666,31 +666,47 @@ impl LogReader {
     /// common case (a file overwritten in place between two calls, QA 2026-12-05) into an
     /// `OSError` (a truncation during a read still crashes: the contract of `open`).
     pub fn check_length(&self) -> Result<()> {
+        self.checked_file_len().map(|_| ())
+    }
+
+    /// The mapped file's length now (`None` for a log held in memory), an error when it is
+    /// shorter than the mapping (see [`LogReader::check_length`]).
+    fn checked_file_len(&self) -> Result<Option<u64>> {
         let Storage::Mapped { map, file } = &self.storage else {
-            return Ok(());
+            return Ok(None);
         };
+        let now = file
+            .metadata()
+            .map_err(|source| ReplayError::Io {
+                action: "reading metadata of",
+                path: self.path.clone(),
+                source,
+            })?
+            .len();
         let was = map.len() as u64;
-        match file.metadata() {
-            Ok(m) if m.len() < was => Err(ReplayError::FileShrank {
+        if now < was {
+            return Err(ReplayError::FileShrank {
                 path: self.path.clone(),
                 was,
-                now: m.len(),
-            }),
-            _ => Ok(()),
+                now,
+            });
         }
+        Ok(Some(now))
     }
 
     /// Re-maps a growing file and picks up the complete frames appended since the last call
     /// (or since open). Returns how many frames were added. A log that was finished when last
     /// read, or one held in memory, never grows.
     pub fn refresh(&mut self) -> Result<usize> {
-        if self.finished {
-            self.check_length()?;
+        let Some(len) = self.checked_file_len()? else {
             return Ok(0);
-        }
+        };
         let Storage::Mapped { map, file } = &self.storage else {
             return Ok(0);
         };
+        if self.finished || len == map.len() as u64 {
+            return Ok(0);
+        }
         let path = self.path.clone();
         let io = |action| {
             let path = path.clone();
@@ -700,18 +716,6 @@ impl LogReader {
                 source,
             }
         };
-        let len = file.metadata().map_err(io("reading metadata of"))?.len();
-        let was = map.len() as u64;
-        if len < was {
-            return Err(ReplayError::FileShrank {
-                path: self.path.clone(),
-                was,
-                now: len,
-            });
-        }
-        if len == was {
-            return Ok(0);
-        }
         // SAFETY: the contract of `open` (no truncation, no modification except appends)
         // covers the whole life of this reader, so it holds for the new mapping too. `&mut
         // self` guarantees no borrow of the old mapping is alive here, and handles from

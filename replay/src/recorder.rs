@@ -364,11 +364,6 @@ impl Drop for Pipeline {
 /// against 1.32 s.
 pub const PIPELINE_MIN_FRAME_BYTES: usize = 8 * 1024;
 
-/// Bytes of one frame's poses, velocities and diagnostics for `header`'s counts.
-fn frame_bytes(header: &Header) -> usize {
-    header.body_count * (7 + 6) * 4 + header.joint_count * 8 * 4
-}
-
 /// The output a [`Recorder`] writes once it has a frame.
 struct Plan {
     path: std::path::PathBuf,
@@ -383,7 +378,7 @@ impl Plan {
         let (path, header, options) = (&self.path, &self.header, &self.options);
         Ok(match OutputKind::of(path) {
             OutputKind::Log
-                if options.threaded && frame_bytes(header) >= PIPELINE_MIN_FRAME_BYTES =>
+                if options.threaded && header.frame_value_bytes() >= PIPELINE_MIN_FRAME_BYTES =>
             {
                 Sink::Threaded(Pipeline::spawn(
                     LogWriter::create_with(path, header, options.writer)?,
@@ -617,8 +612,8 @@ impl Recorder {
     /// recording and is returned after the step (the world has advanced). A step that goes
     /// non-finite records the substep that did (`SubstepInfo::finite` false, its non-finite
     /// poses and diagnostics) before its error is returned, and the world rolls back to the
-    /// step's start: end the recording then (the next step would record substeps again). Refused before
-    /// stepping: a `dt` whose substeps are not the recording's length (a resume replays the
+    /// step's start: end the recording then (the next step would record substeps again).
+    /// Refused before stepping: a `dt` whose substeps are not the recording's length (a resume replays the
     /// log with them; single substeps of that length are fine) and, before the first frame,
     /// a path another writer has taken since `create`. A world that gained bodies or joints
     /// since `create` is an error at its next frame.

@@ -731,20 +731,30 @@ pub struct EnergySummary {
 }
 
 impl EnergySummary {
-    /// The summary of `timeline` (None when it is empty). Non-finite energies are skipped.
-    pub fn of(timeline: &[TimelinePoint]) -> Option<EnergySummary> {
-        let (first, last) = (timeline.first()?, timeline.last()?);
-        let mut s = EnergySummary {
-            first: first.total_energy,
-            last: last.total_energy,
+    /// A summary that starts (and so far ends) at `first`, J.
+    pub fn starting_at(first: f64) -> EnergySummary {
+        EnergySummary {
+            first,
+            last: first,
             max_rise: 0.0,
             max_rise_substep: None,
-        };
+        }
+    }
+
+    /// Takes in the energy after `substep`, J (a non-finite one never counts as a rise).
+    pub fn fold(&mut self, energy: f64, substep: u64) {
+        self.last = energy;
+        let rise = energy - self.first;
+        if rise > self.max_rise {
+            (self.max_rise, self.max_rise_substep) = (rise, Some(substep));
+        }
+    }
+
+    /// The summary of `timeline` (None when it is empty).
+    pub fn of(timeline: &[TimelinePoint]) -> Option<EnergySummary> {
+        let mut s = EnergySummary::starting_at(timeline.first()?.total_energy);
         for p in timeline {
-            let rise = p.total_energy - s.first;
-            if rise > s.max_rise {
-                (s.max_rise, s.max_rise_substep) = (rise, Some(p.substep));
-            }
+            s.fold(p.total_energy, p.substep);
         }
         Some(s)
     }

@@ -321,8 +321,7 @@ impl LogWriter {
             Sink::Background { .. } => true,
         };
         if commit_due {
-            self.write_buf("writing a frame to")?;
-            self.last_commit = std::time::Instant::now();
+            self.commit_staged()?;
         }
         self.index.push(FrameMeta {
             offset: self.offset,
@@ -333,9 +332,9 @@ impl LogWriter {
             summary,
         });
         self.offset += written;
-        if let (FlushPolicy::SyncEvery(n), Sink::Direct(file)) = (self.flush, &self.sink) {
+        if let (FlushPolicy::SyncEvery(_), Sink::Direct(file)) = (self.flush, &self.sink) {
             self.unsynced += 1;
-            if self.unsynced >= n.max(1) {
+            if sync_due {
                 file.sync_data().map_err(io_err("syncing", &self.path))?;
                 self.unsynced = 0;
             }
@@ -345,12 +344,16 @@ impl LogWriter {
 
     /// Writes out every frame staged so far (see [`COMMIT_BYTES`]): a reader then sees them.
     pub fn flush(&mut self) -> Result<()> {
-        if let Sink::Direct(file) = &self.sink {
-            if file.pending() > 0 {
-                self.write_buf("writing a frame to")?;
-                self.last_commit = std::time::Instant::now();
-            }
+        match &self.sink {
+            Sink::Direct(file) if file.pending() > 0 => self.commit_staged(),
+            _ => Ok(()),
         }
+    }
+
+    /// Writes out what is staged and restarts the [`COMMIT_INTERVAL`] clock.
+    fn commit_staged(&mut self) -> Result<()> {
+        self.write_buf("writing a frame to")?;
+        self.last_commit = std::time::Instant::now();
         Ok(())
     }
 
