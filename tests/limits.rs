@@ -137,11 +137,12 @@ fn a_fast_hinge_stops_at_a_limit_near_pi_instead_of_passing_through() {
 }
 
 /// A known limit, measured (README, "Known limit: limits along long chains"): every hinge of
-/// the shipped chain limited to +-0.3 rad, and both the root's stop (which holds the whole
-/// chain) and the stops near the free end (in the whip) are exceeded by about 0.69 rad at
-/// the default settings, since a limit row is solved row by row. The bounds bracket today's
-/// numbers: when the solver learns to hold them, this test says so; lower them and the
-/// README's.
+/// the shipped chain limited to +-0.3 rad. The root's stop (which holds the whole chain) is
+/// exceeded by 0.67 rad and the stops near the free end (joint 96, in the whip) by 1.24 rad
+/// at the default settings, since a limit row is solved row by row. (Without curvature
+/// offsets the whip keeps less of its energy and the worst stop is exceeded by 0.69 rad.)
+/// The bounds bracket today's numbers: when the solver learns to hold them, this test says
+/// so; lower them and the README's.
 #[test]
 fn a_long_limited_chain_exceeds_its_stops_a_known_limit() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/regressions");
@@ -155,12 +156,12 @@ fn a_long_limited_chain_exceeds_its_stops_a_known_limit() {
     });
     let overall = worst.iter().copied().fold(0.0f32, f32::max);
     assert!(
-        (0.6..0.8).contains(&worst[0]),
+        (0.6..0.75).contains(&worst[0]),
         "the root's stop: {} rad",
         worst[0]
     );
     assert!(
-        (0.6..0.8).contains(&overall),
+        (1.15..1.35).contains(&overall),
         "max limit violation {overall} rad"
     );
 }

@@ -563,3 +563,57 @@ fn a_run_without_the_gyroscopic_term_records_the_setting_and_resumes_bit_for_bit
     let report = diff(&logs[0], &logs[1], &Tolerance::EXACT).unwrap();
     assert!(!report.identical);
 }
+
+/// A run records whether its rows had curvature offsets and resumes with the same setting,
+/// bit for bit, either way; the setting changes the motion.
+#[test]
+fn a_run_records_its_curvature_setting_and_resumes_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut logs = Vec::new();
+    for curvature in [false, true] {
+        let mut scene = Scene::builtin("limited-revolute").unwrap();
+        scene.world.curvature = Some(curvature);
+        let original = dir.path().join(format!("curvature-{curvature}.lvlog"));
+        record(&scene, &original, 20, RecordOptions::default());
+        let a = open(&original);
+        assert_eq!(a.header().curvature(), curvature);
+        assert_eq!(a.header().settings().curvature, curvature);
+        let mut resumed = resume(&a, 37).expect("resume");
+        assert_eq!(resumed.world.settings().curvature, curvature);
+        let out = dir
+            .path()
+            .join(format!("curvature-{curvature}-resumed.lvlog"));
+        assert_frames_bitwise_equal(&a, &record_resumed(&mut resumed, &out, 10));
+        logs.push(a);
+    }
+    let report = diff(&logs[0], &logs[1], &Tolerance::EXACT).unwrap();
+    assert!(!report.identical);
+}
+
+/// A log recorded before curvature offsets existed (the pendulum's golden log of
+/// 2026-12-05, `data/golden/legacy/`) has no `curvature` in its header's scene: it was run
+/// without them, and it resumes without them, bit for bit.
+#[test]
+fn a_log_from_before_curvature_offsets_resumes_without_them_bit_for_bit() {
+    let legacy = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/golden/legacy/pendulum-before-curvature.lvlog");
+    let a = open(&legacy);
+    assert!(!a.header().scene.contains("curvature"));
+    assert!(!a.header().curvature());
+    assert!(!a.header().settings().curvature);
+    let dir = tempfile::tempdir().unwrap();
+    let mut resumed = resume(&a, 101).expect("resume");
+    assert!(!resumed.world.settings().curvature);
+    let out = dir.path().join("legacy-resumed.lvlog");
+    assert_frames_bitwise_equal(&a, &record_resumed(&mut resumed, &out, 20));
+    // Today's pendulum golden log records the setting.
+    let today = open(
+        &legacy
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("pendulum.lvlog"),
+    );
+    assert!(today.header().curvature());
+}

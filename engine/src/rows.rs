@@ -67,6 +67,11 @@ pub(crate) struct RowGeometryLanes<L> {
     pub inv_i_angular_b: V3<L>,
     /// Position error `C`, m or rad.
     pub error: L,
+    /// Curvature offset of the velocity row, `h/2 Jdot v` (m/s or rad/s): the velocity the
+    /// row aims for is `J v = -h/2 Jdot v`, the chord of the constraint's curved path over the
+    /// substep, not its tangent at the start (see `joints::curvature_lanes`). Zero where a
+    /// joint type does not set it, and in projection.
+    pub curvature: L,
 }
 
 impl<L: Lane> RowGeometryLanes<L> {
@@ -78,6 +83,7 @@ impl<L: Lane> RowGeometryLanes<L> {
             inv_i_angular_a: V3::zero(),
             inv_i_angular_b: V3::zero(),
             error: L::splat(0.0),
+            curvature: L::splat(0.0),
         }
     }
 
@@ -91,6 +97,7 @@ impl<L: Lane> RowGeometryLanes<L> {
             inv_i_angular_a: V3::zero(),
             inv_i_angular_b: V3::zero(),
             error,
+            curvature: L::splat(0.0),
         }
     }
 
@@ -103,14 +110,15 @@ impl<L: Lane> RowGeometryLanes<L> {
             + self.angular_b.dot(self.inv_i_angular_b)
     }
 
-    /// The row's sixteen values (`linear`, `angular_a`, `angular_b`, `inv_i_angular_a`,
-    /// `inv_i_angular_b`, each x, y, z, then `error`), for loops that treat them alike.
+    /// The row's seventeen values (`linear`, `angular_a`, `angular_b`, `inv_i_angular_a`,
+    /// `inv_i_angular_b`, each x, y, z, then `error` and `curvature`), for loops that treat
+    /// them alike.
     #[inline(always)]
     pub(crate) fn values_mut(&mut self) -> &mut [L; ROW_VALUES] {
         // SAFETY: `RowGeometryLanes` is `repr(C)` with five `V3<L>` (each `repr(C)` with three
-        // `L`) and then one `L`: sixteen `L` one after another, with no padding between them
+        // `L`) and then two `L`: seventeen `L` one after another, with no padding between them
         // (all have the same size and alignment) and none at the end (the size is a multiple
-        // of the alignment), which is the layout of `[L; 16]`. The borrow is exclusive for as
+        // of the alignment), which is the layout of `[L; 17]`. The borrow is exclusive for as
         // long as the array's, and every bit pattern of `L` is valid through either view.
         unsafe { &mut *(self as *mut Self).cast::<[L; ROW_VALUES]>() }
     }
@@ -125,10 +133,11 @@ impl<L: Lane> RowGeometryLanes<L> {
             inv_i_angular_a: V3::select(mask, a.inv_i_angular_a, b.inv_i_angular_a),
             inv_i_angular_b: V3::select(mask, a.inv_i_angular_b, b.inv_i_angular_b),
             error: L::select(mask, a.error, b.error),
+            curvature: L::select(mask, a.curvature, b.curvature),
         }
     }
 
-    /// `self -= other * s` (Jacobian, its `I^-1` products and the error).
+    /// `self -= other * s` (Jacobian, its `I^-1` products, the error and the curvature).
     #[inline(always)]
     pub(crate) fn sub_scaled(&mut self, other: &Self, s: L) {
         self.linear = self.linear - other.linear.scale(s);
@@ -137,6 +146,7 @@ impl<L: Lane> RowGeometryLanes<L> {
         self.inv_i_angular_a = self.inv_i_angular_a - other.inv_i_angular_a.scale(s);
         self.inv_i_angular_b = self.inv_i_angular_b - other.inv_i_angular_b.scale(s);
         self.error = self.error - other.error * s;
+        self.curvature = self.curvature - other.curvature * s;
     }
 
     #[inline(always)]
@@ -147,11 +157,12 @@ impl<L: Lane> RowGeometryLanes<L> {
         self.inv_i_angular_a = self.inv_i_angular_a.scale(s);
         self.inv_i_angular_b = self.inv_i_angular_b.scale(s);
         self.error = self.error * s;
+        self.curvature = self.curvature * s;
     }
 }
 
-/// Values of a [`RowGeometryLanes`] (five 3-vectors and the error).
-pub(crate) const ROW_VALUES: usize = 16;
+/// Values of a [`RowGeometryLanes`] (five 3-vectors, the error and the curvature).
+pub(crate) const ROW_VALUES: usize = 17;
 
 const _: () = assert!(
     std::mem::size_of::<RowGeometryLanes<f32>>() == ROW_VALUES * std::mem::size_of::<f32>()
@@ -345,6 +356,7 @@ mod tests {
                 inv_i_angular_a: v3(9.0),
                 inv_i_angular_b: v3(12.0),
                 error: value(15.0),
+                curvature: value(16.0),
             };
             let values = row.values_mut();
             for (k, x) in values.iter().enumerate() {
@@ -352,8 +364,10 @@ mod tests {
             }
             values[4] = value(-1.0);
             values[15] = value(-2.0);
+            values[16] = value(-3.0);
             assert_eq!(first_lane(row.angular_a.y), -1.0);
             assert_eq!(first_lane(row.error), -2.0);
+            assert_eq!(first_lane(row.curvature), -3.0);
         }
         check::<f32>(|x| x, |x| x);
         check::<Wide>(Wide::splat, |x| x.lane(0));

@@ -233,6 +233,8 @@ pub struct SceneWorld {
     pub warm_starting: Option<bool>,
     /// The gyroscopic term of rotating bodies (default true; see [`Settings::gyroscopic`]).
     pub gyroscopic: Option<bool>,
+    /// The velocity rows' curvature offsets (default true; see [`Settings::curvature`]).
+    pub curvature: Option<bool>,
     /// Let islands at rest sleep (default false; see [`Settings::sleeping`]).
     pub sleeping: Option<bool>,
     /// Rest threshold on a body's linear speed, m/s (default 0.05).
@@ -1037,6 +1039,7 @@ impl Scene {
             projection_factor: w.projection_factor.unwrap_or(d.projection_factor),
             warm_starting: w.warm_starting.unwrap_or(d.warm_starting),
             gyroscopic: w.gyroscopic.unwrap_or(d.gyroscopic),
+            curvature: w.curvature.unwrap_or(d.curvature),
             sleeping: w.sleeping.unwrap_or(d.sleeping),
             sleep_linear_speed: w.sleep_linear_speed.unwrap_or(d.sleep_linear_speed),
             sleep_angular_speed: w.sleep_angular_speed.unwrap_or(d.sleep_angular_speed),

@@ -234,6 +234,7 @@ impl Scene {
                 projection_factor: Some(s.projection_factor),
                 warm_starting: Some(s.warm_starting),
                 gyroscopic: Some(s.gyroscopic),
+                curvature: Some(s.curvature),
                 sleeping: Some(s.sleeping),
                 sleep_linear_speed: Some(s.sleep_linear_speed),
                 sleep_angular_speed: Some(s.sleep_angular_speed),

@@ -1370,6 +1370,7 @@ impl World {
             joints: &self.joints,
             bias_rate: self.settings.error_reduction / h,
             inv_h: 1.0 / h,
+            half_h: self.settings.curvature.then_some(0.5 * h),
             warm_starting: self.settings.warm_starting,
         };
         let access = BodyAccess {

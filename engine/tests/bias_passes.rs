@@ -39,12 +39,22 @@ fn no_bias_pass_is_no_error_reduction_bit_for_bit() {
 
 #[test]
 fn fewer_bias_passes_leave_more_anchor_error_after_three_seconds() {
-    // The shipped 100-link chain, 8 velocity passes, after 180 frames. Measured (m):
+    // The shipped 100-link chain, 8 velocity passes, after 180 frames, without curvature
+    // offsets so that the bias passes are the only thing that differs. Measured (m):
     // unset 2.725e-4, 4 bias passes 2.944e-4, 2 3.440e-4, 1 3.826e-4, 0 4.110e-4.
+    // With curvature offsets on (the default) the error at this one instant is not ordered
+    // by the bias passes (unset 3.34e-4 ... 0 passes 6.1e-5): the offsets keep the whip's
+    // energy, and the error at an instant then follows where the whip is, not the bias.
     let scene = Scene::builtin("chain").unwrap();
     let errors: Vec<f32> = [None, Some(4), Some(2), Some(1), Some(0)]
         .into_iter()
-        .map(|n| max_anchor_error(&run(&scene, bias(&scene, n), 180)))
+        .map(|n| {
+            let settings = Settings {
+                curvature: false,
+                ..bias(&scene, n)
+            };
+            max_anchor_error(&run(&scene, settings, 180))
+        })
         .collect();
     for pair in errors.windows(2) {
         assert!(pair[0] < pair[1], "not increasing: {errors:?}");

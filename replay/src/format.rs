@@ -231,14 +231,33 @@ impl Header {
         self.scene_world(|w| w.gyroscopic).unwrap_or(true)
     }
 
+    /// Whether the recorded run gave its velocity rows curvature offsets
+    /// (`Settings::curvature`). Recorders write the setting always; a header without it is
+    /// from before the offsets existed, whose runs had none.
+    pub fn curvature(&self) -> bool {
+        self.scene_world(|w| w.curvature).unwrap_or(false)
+    }
+
+    /// The header's scene (its TOML parsed) with the settings a recorder of an earlier
+    /// version left out filled in as that version ran: `curvature = false`
+    /// ([`Header::curvature`]).
+    pub fn recorded_scene(&self) -> Result<lavender_engine::Scene, lavender_engine::EngineError> {
+        let mut scene =
+            lavender_engine::Scene::from_toml_str(&self.scene, "the log header's scene")?;
+        scene.world.curvature.get_or_insert(false);
+        Ok(scene)
+    }
+
     /// Every setting of the recorded run that shapes its results: the header's scene
     /// `[world]` over the defaults, with the header's own dt-related fields (max substep,
     /// iterations, gravity) on top. `threads` and `solver_path` are left at their defaults:
     /// they change no bit. A header without a readable scene gives the defaults with the
     /// header's fields.
     pub fn settings(&self) -> lavender_engine::Settings {
-        let scene = lavender_engine::Scene::from_toml_str(&self.scene, "the log header").ok();
-        let base = scene.map(|s| s.settings()).unwrap_or_default();
+        let base = self
+            .recorded_scene()
+            .map(|s| s.settings())
+            .unwrap_or_default();
         lavender_engine::Settings {
             max_substep: self.world.max_substep as f32,
             velocity_iterations: self.world.velocity_iterations,

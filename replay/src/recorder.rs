@@ -436,6 +436,9 @@ pub fn effective_scene(scene: &Scene, world: &World, dt: f32) -> Scene {
     if !s.gyroscopic || w.gyroscopic.is_some() {
         w.gyroscopic = Some(s.gyroscopic);
     }
+    // Always written: a header without it is a log recorded before the curvature offsets
+    // existed, which resumes without them (`Header::curvature`).
+    w.curvature = Some(s.curvature);
     // Written when on (or named by the scene), so that a run without sleeping records the
     // same header as before sleeping existed (and the golden logs stay valid).
     if s.sleeping || w.sleeping.is_some() {

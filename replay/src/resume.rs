@@ -74,7 +74,7 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
                 .into(),
         ));
     }
-    let scene = Scene::from_toml_str(&header.scene, "the log header's scene")?;
+    let scene = header.recorded_scene()?;
     let mut world = scene.build()?;
     if world.body_count() != header.body_count || world.joint_count() != header.joint_count {
         return Err(ReplayError::Resume(format!(

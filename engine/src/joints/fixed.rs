@@ -40,6 +40,18 @@ pub(crate) fn rows_lanes<L: Lane>(
     angular_lock_rows_lanes(p, j, out, 3);
 }
 
+/// Curvature offsets ([`super::curvature_lanes`]): the point rows' (the angular lock's
+/// vanish where it holds).
+pub(crate) fn curvature_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    v: &PairVelocities<L>,
+    half_h: L,
+    out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+) {
+    AnchorLanes::of(p, j).point_curvature(v, half_h, out);
+}
+
 /// [`diagnose`] for every lane.
 pub(crate) fn diagnose_lanes<L: Lane>(
     p: &PoseLanes<L>,

@@ -88,6 +88,31 @@ pub(crate) fn rows_lanes<L: Lane>(
     }
 }
 
+/// Curvature offsets ([`super::curvature_lanes`]): the slide rows'. For `C = n . d` (`n`
+/// turning with A, `d` the anchors' separation, `ddot` their relative velocity),
+/// `Jdot v = (w_A x (w_A x n)) . d + 2 (w_A x n) . ddot + n . kappa`
+/// (`kappa`: [`AnchorLanes::centripetal`]); the middle term is the Coriolis part of a slide
+/// along a turning axis.
+pub(crate) fn curvature_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    v: &PairVelocities<L>,
+    half_h: L,
+    out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+) {
+    let anchors = AnchorLanes::of(p, j);
+    let kappa = anchors.centripetal(v);
+    let d = anchors.separation;
+    let d_dot = anchors.relative_velocity(v);
+    let w = v.angular_a;
+    for (slot, n_local) in [(0, j.perpendicular_1), (1, j.perpendicular_2)] {
+        let n = p.rotation_a.rotate(n_local);
+        let n_dot = w.cross(n);
+        let jdot_v = w.cross(n_dot).dot(d) + L::splat(2.0) * n_dot.dot(d_dot) + n.dot(kappa);
+        out[slot].curvature = jdot_v * half_h;
+    }
+}
+
 /// [`diagnose`] for every lane.
 pub(crate) fn diagnose_lanes<L: Lane>(
     p: &PoseLanes<L>,

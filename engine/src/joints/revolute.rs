@@ -127,6 +127,28 @@ pub(crate) fn rows_lanes<L: Lane>(
     }
 }
 
+/// Curvature offsets ([`super::curvature_lanes`]): the point rows' and the axis rows'. For
+/// `C_k = t_k . b` (`t_k` turning with A, `b` with B), `Cdot_k = (w_B - w_A) . (b x t_k)` and
+/// `Jdot v = ((w_B x b) x t_k + b x (w_A x t_k)) . (w_B - w_A)`: nonzero where the hinge
+/// turns while its axis is swung round (a wheel on a turning frame).
+pub(crate) fn curvature_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    v: &PairVelocities<L>,
+    half_h: L,
+    out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+) {
+    AnchorLanes::of(p, j).point_curvature(v, half_h, out);
+    let b = p.rotation_b.rotate(j.axis_b);
+    let relative = v.angular_b - v.angular_a;
+    let b_dot = v.angular_b.cross(b);
+    for (slot, t_local) in [(3, j.perpendicular_1), (4, j.perpendicular_2)] {
+        let t = p.rotation_a.rotate(t_local);
+        let dir_dot = b_dot.cross(t) + b.cross(v.angular_a.cross(t));
+        out[slot].curvature = dir_dot.dot(relative) * half_h;
+    }
+}
+
 /// [`angle`] for every lane, rad.
 fn angle_lanes<L: Lane>(p: &PoseLanes<L>, j: &ParamLanes<L>) -> L {
     let q_rel = p

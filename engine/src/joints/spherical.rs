@@ -31,6 +31,17 @@ pub(crate) fn rows_lanes<L: Lane>(
     AnchorLanes::of(p, j).point_rows(out);
 }
 
+/// Curvature offsets ([`super::curvature_lanes`]): the point rows'.
+pub(crate) fn curvature_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    v: &PairVelocities<L>,
+    half_h: L,
+    out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+) {
+    AnchorLanes::of(p, j).point_curvature(v, half_h, out);
+}
+
 /// [`diagnose`] for every lane.
 pub(crate) fn diagnose_lanes<L: Lane>(
     p: &PoseLanes<L>,

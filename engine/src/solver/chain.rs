@@ -218,8 +218,9 @@ impl<L: Lane> ChainLanes<L> {
             let e = &self.coupling[k * M * M..][..M * M];
             let mut r: [L; M] = std::array::from_fn(|s| {
                 let row = &rows[s];
-                // Chain rows are bilateral: offset 0, added as the colour kernels add it (same bits).
-                -(JointBatch::<L>::velocity_error(&vel, row) + L::splat(0.0))
+                // Chain rows are bilateral: the offset is the curvature, added as the colour
+                // kernels add it (same bits).
+                -(JointBatch::<L>::velocity_error(&vel, row) + (row.curvature + L::splat(0.0)))
             });
             if k > 0 {
                 for (i, r) in r.iter_mut().enumerate() {
@@ -281,7 +282,8 @@ impl<L: Lane> ChainLanes<L> {
 /// changes where the linearisation no longer holds. The shipped 100-link chain then came
 /// apart after 1.2 s (anchor errors of 1.7 m at 3 s with `error_reduction` 0.2, 1.2 m at
 /// 0.05), where a sweep (like the colours' bias passes, which converge slowly in exactly
-/// those modes) keeps its peak at 9.5e-3 m (the default Gauss-Seidel run: 7.8e-3 m).
+/// those modes) keeps its peak at 6.9e-3 m (the default Gauss-Seidel run: 7.6e-3 m; without
+/// curvature offsets 9.5e-3 m and 7.8e-3 m).
 ///
 /// # Safety
 /// As [`ChainLanes::warm_start`].

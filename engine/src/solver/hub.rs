@@ -18,7 +18,8 @@
 //! velocities and applies `dlambda` joint by joint. The bias system (split impulses) is solved exactly too, with the same
 //! factors, unlike the chain solve's (which sweeps it joint by joint: solved exactly along a
 //! long chain it made large pose changes along the chain's soft modes). A hub is a star, with
-//! no long soft modes, and the exact bias solve measured better than a sweep everywhere: the
+//! no long soft modes, and the exact bias solve measured better than a sweep everywhere (before
+//! curvature offsets): the
 //! swinging shipped `hub` scene's anchor error over 10 s 3.3e-5 m against 3.6e-4 m, a hub
 //! spun at 10 rad/s 1.4e-2 m against 0.24 m, a hub of every joint type 1.7e-7 m against
 //! 9.7e-7 m. The joints that touch the hub's bodies from outside are solved by the colours
@@ -523,15 +524,17 @@ impl HubSolve {
     ) {
         // SAFETY (both): the caller's contract.
         unsafe {
-            // The velocity system: a limit row's offset is its speculative `C / h`.
-            let speculative = |b: &JointBatch<f32>, slot: usize, _: &RowLanes<f32>| {
-                if b.unilateral & (1 << slot) != 0 {
+            // The velocity system: a row's offset is its curvature plus, for a limit row, its
+            // speculative `C / h`.
+            let offset = |b: &JointBatch<f32>, slot: usize, r: &RowLanes<f32>| {
+                let speculative = if b.unilateral & (1 << slot) != 0 {
                     b.limit_speculative
                 } else {
                     0.0
-                }
+                };
+                r.curvature + speculative
             };
-            self.solve_system(0, v, speculative, |r| &mut r.impulse);
+            self.solve_system(0, v, offset, |r| &mut r.impulse);
             // The bias system, solved exactly too (with the same factors where the same
             // limits are in it).
             if let Some(u) = u {

@@ -137,6 +137,7 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
                 (h.sleeping(), ", sleeping"),
                 (!h.warm_starting(), ", no warm start"),
                 (!h.gyroscopic(), ", no gyroscopic term"),
+                (!h.curvature(), ", no curvature offsets"),
             ]
             .iter()
             .filter(|(on, _)| *on)

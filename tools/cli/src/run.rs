@@ -70,9 +70,16 @@ pub struct Args {
     /// `[world]`; on by default): a free body then turns about a fixed world axis instead of
     /// keeping its angular momentum. For comparing with engines that leave the term out
     /// (bodies with three equal moments are the same either way). A recorded run keeps the
-    /// setting
+    /// setting.
     #[arg(long)]
     no_gyroscopic: bool,
+    /// Leave out the velocity rows' curvature offsets (as `curvature = false` in the scene's
+    /// `[world]`; on by default): each substep's velocity solve then aims along the
+    /// constraints' tangents instead of their chords, and swinging or spinning bodies lose
+    /// kinetic energy at first order in the substep. For comparing with engines that leave
+    /// the term out. A recorded run keeps the setting
+    #[arg(long)]
+    no_curvature: bool,
     /// Run the scalar reference path (the same joint kernels one joint at a time instead of
     /// eight in SIMD lanes): the same results bit for bit, slower. For checking the wide path
     /// and for profiling against it.
@@ -139,6 +146,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     if args.no_gyroscopic {
         settings.gyroscopic = false;
+    }
+    if args.no_curvature {
+        settings.curvature = false;
     }
     if args.scalar {
         settings.solver_path = SolverPath::Scalar;

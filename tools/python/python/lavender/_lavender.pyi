@@ -61,6 +61,7 @@ class _SettingsDict(TypedDict):
     projection_factor: float
     warm_starting: bool
     gyroscopic: bool
+    curvature: bool
     threads: int
     solver_path: Literal["wide", "scalar"]
     sleeping: bool
@@ -108,6 +109,7 @@ class Sim:
         projection_factor: Optional[float] = None,
         warm_starting: Optional[bool] = None,
         gyroscopic: Optional[bool] = None,
+        curvature: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
         sleeping: Optional[bool] = None,
@@ -130,6 +132,7 @@ class Sim:
         projection_factor: Optional[float] = None,
         warm_starting: Optional[bool] = None,
         gyroscopic: Optional[bool] = None,
+        curvature: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
         sleeping: Optional[bool] = None,
@@ -190,6 +193,7 @@ class Sim:
         projection_factor: Optional[float] = None,
         warm_starting: Optional[bool] = None,
         gyroscopic: Optional[bool] = None,
+        curvature: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
         sleeping: Optional[bool] = None,
