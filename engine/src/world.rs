@@ -41,7 +41,9 @@ use crate::lanes::{
     BodyAccess, PoseAccess, Shared, SolverPose, SolverVelocity, Wide, Q, V3, WIDE_LANES,
 };
 use crate::parallel::{Exec, FlushDenormals};
-use crate::rows::{gyroscopic_lanes, integrate_rotation, MAX_ROWS_PER_JOINT};
+use crate::rows::{
+    gyroscopic_coupling_lanes, gyroscopic_lanes, integrate_rotation, MAX_ROWS_PER_JOINT,
+};
 use crate::schedule::{Islands, Schedule, ScheduleOptions};
 use crate::settings::{Settings, SolverPath};
 use crate::sleep::Sleep;
@@ -154,6 +156,15 @@ pub struct World {
     /// integration to the end of the projection the working poses, which are then copied
     /// back (between steps the bodies' arrays are the state).
     poses: Vec<SolverPose>,
+    /// Each body's angular velocity at the substep's start (world, rad/s), kept for the
+    /// gyroscopic coupling between velocity passes ([`gyroscopic_coupling_lanes`]).
+    omega_start: Vec<Vec3>,
+    /// Each body's angular velocity without the joints' impulses: after the gyroscopic step,
+    /// plus the couplings so far (world, rad/s).
+    omega_free: Vec<Vec3>,
+    /// Whether the gyroscopic step changed any body's angular velocity this substep (else the
+    /// coupling is zero and the velocity passes run as one).
+    gyroscopic_active: bool,
     /// Rest timers and sleep flags (see [`crate::schedule::islands`]).
     sleep: Sleep,
     /// Rollback copy of the timers and flags.
@@ -191,6 +202,9 @@ impl World {
             poses: Vec::new(),
             bias: Vec::new(),
             sleep: Sleep::default(),
+            omega_start: Vec::new(),
+            omega_free: Vec::new(),
+            gyroscopic_active: false,
             sleep_backup: (Vec::new(), Vec::new()),
             sleep_changed: false,
             island_cache: None,
@@ -1297,9 +1311,12 @@ impl World {
                 *v += dv;
             }
         });
+        self.gyroscopic_active = false;
         if !self.settings.gyroscopic {
             return;
         }
+        self.omega_start.clear();
+        self.omega_start.extend_from_slice(&b.angular_velocity);
         // w x I w, eight bodies at a time in lanes; only dynamic, awake, spinning bodies with
         // unequal moments (for equal ones the term is zero) are written.
         let (rotation, inv_local) = (&b.rotation, &b.inv_inertia_local);
@@ -1342,6 +1359,37 @@ impl World {
                 }
             },
         );
+        self.omega_free.clear();
+        self.omega_free.extend_from_slice(&b.angular_velocity);
+        self.gyroscopic_active = self.omega_start != self.omega_free;
+    }
+
+    /// The gyroscopic coupling after a velocity pass: one Newton step of each spinning body's
+    /// midpoint equation with the joints' impulses so far held ([`gyroscopic_coupling_lanes`]),
+    /// on the solver's velocities. Body by body, in parallel; the same on both paths.
+    fn couple_gyroscopic(&mut self, h: f32) {
+        let b = &self.bodies;
+        let (kind, rotation, inv_local) = (&b.kind, &b.rotation, &b.inv_inertia_local);
+        let (asleep, start) = (&self.sleep.asleep, &self.omega_start);
+        self.exec()
+            .for_each_pair(&mut self.velocities, &mut self.omega_free, &|i, v, free| {
+                let k = inv_local[i];
+                if kind[i] != BodyKind::Dynamic || asleep[i] || (k.x == k.y && k.y == k.z) {
+                    return;
+                }
+                let omega = v.angular();
+                let mut q = Q::<f32>::identity();
+                q.set_lane(0, rotation[i]);
+                let delta = gyroscopic_coupling_lanes::<f32>(
+                    q,
+                    (V3::splat(start[i]), V3::splat(*free), V3::splat(omega)),
+                    V3::splat(k.recip()),
+                    h,
+                )
+                .lane(0);
+                *v = SolverVelocity::new(v.linear(), omega + delta);
+                *free += delta;
+            });
     }
 
     fn prepare_rows_and_warm_start(&mut self, h: f32) {
@@ -1393,6 +1441,30 @@ impl World {
         } else {
             0
         };
+        if !self.gyroscopic_active || passes < 2 {
+            self.velocity_passes(exec, (passes, bias_passes), h);
+        } else {
+            // Spinning bodies: the passes one at a time, each followed by the gyroscopic
+            // coupling (the same passes, bias passes and store as one call).
+            for pass in 0..passes {
+                self.velocity_passes(exec, (1, usize::from(pass < bias_passes)), h);
+                if pass + 1 < passes {
+                    self.couple_gyroscopic(h);
+                }
+            }
+        }
+        let v = &self.velocities;
+        let b = &mut self.bodies;
+        exec.for_each_pair(
+            &mut b.linear_velocity,
+            &mut b.angular_velocity,
+            &|i, linear, angular| (*linear, *angular) = (v[i].linear(), v[i].angular()),
+        );
+    }
+
+    /// `passes.0` velocity passes, the first `passes.1` of them with a bias pass, then the
+    /// store (see `Solver::solve`).
+    fn velocity_passes(&mut self, exec: Exec, (passes, bias_passes): (usize, usize), h: f32) {
         let access = BodyAccess {
             velocities: Shared::new(&mut self.velocities),
         };
@@ -1404,13 +1476,6 @@ impl World {
         let joints = &mut self.joints;
         let passes = (passes, bias_passes);
         on_path!(&mut self.solver, s => s.solve(exec, passes, (access, bias), joints, 1.0 / h));
-        let v = &self.velocities;
-        let b = &mut self.bodies;
-        exec.for_each_pair(
-            &mut b.linear_velocity,
-            &mut b.angular_velocity,
-            &|i, linear, angular| (*linear, *angular) = (v[i].linear(), v[i].angular()),
-        );
     }
 
     fn integrate_positions(&mut self, h: f32) {
