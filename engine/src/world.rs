@@ -1366,30 +1366,55 @@ impl World {
 
     /// The gyroscopic coupling after a velocity pass: one Newton step of each spinning body's
     /// midpoint equation with the joints' impulses so far held ([`gyroscopic_coupling_lanes`]),
-    /// on the solver's velocities. Body by body, in parallel; the same on both paths.
+    /// on the solver's velocities. Eight bodies at a time in lanes, chunks of bodies in
+    /// parallel; the same on both paths.
     fn couple_gyroscopic(&mut self, h: f32) {
+        let exec = self.exec();
         let b = &self.bodies;
         let (kind, rotation, inv_local) = (&b.kind, &b.rotation, &b.inv_inertia_local);
         let (asleep, start) = (&self.sleep.asleep, &self.omega_start);
-        self.exec()
-            .for_each_pair(&mut self.velocities, &mut self.omega_free, &|i, v, free| {
-                let k = inv_local[i];
-                if kind[i] != BodyKind::Dynamic || asleep[i] || (k.x == k.y && k.y == k.z) {
-                    return;
+        let spins = |i: usize| {
+            let k = inv_local[i];
+            kind[i] == BodyKind::Dynamic && !asleep[i] && !(k.x == k.y && k.y == k.z)
+        };
+        let velocities = Shared::new(&mut self.velocities);
+        exec.for_each_chunk(&mut self.omega_free, GYROSCOPIC_CHUNK, &|first, free| {
+            // SAFETY: the chunks of `omega_free` are disjoint index ranges, and this task
+            // alone touches the same range of the velocities (nothing else runs now).
+            let v = unsafe { velocities.slice_mut(first..first + free.len()) };
+            for (g, (free, v)) in free
+                .chunks_mut(WIDE_LANES)
+                .zip(v.chunks_mut(WIDE_LANES))
+                .enumerate()
+            {
+                let at = first + g * WIDE_LANES;
+                let mut mask = [false; WIDE_LANES];
+                for (k, m) in mask.iter_mut().enumerate().take(free.len()) {
+                    *m = spins(at + k);
                 }
-                let omega = v.angular();
-                let mut q = Q::<f32>::identity();
-                q.set_lane(0, rotation[i]);
-                let delta = gyroscopic_coupling_lanes::<f32>(
-                    q,
-                    (V3::splat(start[i]), V3::splat(*free), V3::splat(omega)),
-                    V3::splat(k.recip()),
-                    h,
-                )
-                .lane(0);
-                *v = SolverVelocity::new(v.linear(), omega + delta);
-                *free += delta;
-            });
+                if !mask.contains(&true) {
+                    continue;
+                }
+                // Lanes left out keep the identity, zero velocities and unit moments.
+                let mut q = Q::<Wide>::identity();
+                let (mut w1, mut wf, mut w) =
+                    (V3::<Wide>::zero(), V3::<Wide>::zero(), V3::<Wide>::zero());
+                let mut inertia = V3::<Wide>::splat(Vec3::ONE);
+                for k in (0..free.len()).filter(|&k| mask[k]) {
+                    q.set_lane(k, rotation[at + k]);
+                    w1.set_lane(k, start[at + k]);
+                    wf.set_lane(k, free[k]);
+                    w.set_lane(k, v[k].angular());
+                    inertia.set_lane(k, inv_local[at + k].recip());
+                }
+                let delta = gyroscopic_coupling_lanes(q, (w1, wf, w), inertia, Wide::splat(h));
+                for k in (0..free.len()).filter(|&k| mask[k]) {
+                    let d = delta.lane(k);
+                    v[k] = SolverVelocity::new(v[k].linear(), v[k].angular() + d);
+                    free[k] += d;
+                }
+            }
+        });
     }
 
     fn prepare_rows_and_warm_start(&mut self, h: f32) {
