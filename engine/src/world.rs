@@ -58,6 +58,14 @@ const DIAGNOSE_CHUNK: usize = 512;
 /// Bodies per parallel task of the gyroscopic term (a multiple of the lane width).
 const GYROSCOPIC_CHUNK: usize = 1024;
 
+/// Whether a body's rotation has a gyroscopic term (its step and its coupling between
+/// velocity passes): dynamic, awake, and of unequal principal moments (`inv_inertia_local`,
+/// 1/(kg m^2)); for equal ones `w x I w` is zero.
+fn has_gyroscopic_term(kind: BodyKind, asleep: bool, inv_inertia_local: Vec3) -> bool {
+    let k = inv_inertia_local;
+    kind == BodyKind::Dynamic && !asleep && !(k.x == k.y && k.y == k.z)
+}
+
 /// The solver storage of the selected path.
 #[derive(Debug, Clone)]
 enum PathSolver {
@@ -1321,11 +1329,7 @@ impl World {
         // unequal moments (for equal ones the term is zero) are written.
         let (rotation, inv_local) = (&b.rotation, &b.inv_inertia_local);
         let spins = |i: usize, w: Vec3| {
-            let k = inv_local[i];
-            kind[i] == BodyKind::Dynamic
-                && !asleep[i]
-                && !(k.x == k.y && k.y == k.z)
-                && w != Vec3::ZERO
+            has_gyroscopic_term(kind[i], asleep[i], inv_local[i]) && w != Vec3::ZERO
         };
         exec.for_each_chunk(
             &mut b.angular_velocity,
@@ -1373,10 +1377,7 @@ impl World {
         let b = &self.bodies;
         let (kind, rotation, inv_local) = (&b.kind, &b.rotation, &b.inv_inertia_local);
         let (asleep, start) = (&self.sleep.asleep, &self.omega_start);
-        let spins = |i: usize| {
-            let k = inv_local[i];
-            kind[i] == BodyKind::Dynamic && !asleep[i] && !(k.x == k.y && k.y == k.z)
-        };
+        let spins = |i: usize| has_gyroscopic_term(kind[i], asleep[i], inv_local[i]);
         let velocities = Shared::new(&mut self.velocities);
         exec.for_each_chunk(&mut self.omega_free, GYROSCOPIC_CHUNK, &|first, free| {
             // SAFETY: the chunks of `omega_free` are disjoint index ranges, and this task

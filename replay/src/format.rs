@@ -175,6 +175,9 @@ pub struct Header {
     pub spike_index: Option<crate::scrub::SpikeParams>,
 }
 
+/// What a run recorded before `Settings::curvature` existed did: no curvature offsets.
+const CURVATURE_BEFORE_THE_SETTING: bool = false;
+
 impl Header {
     /// Substep length, s: the frame `dt` split into `ceil(dt / max_substep)` equal
     /// substeps, as the engine splits it.
@@ -235,7 +238,8 @@ impl Header {
     /// (`Settings::curvature`). Recorders write the setting always; a header without it is
     /// from before the offsets existed, whose runs had none.
     pub fn curvature(&self) -> bool {
-        self.scene_world(|w| w.curvature).unwrap_or(false)
+        self.scene_world(|w| w.curvature)
+            .unwrap_or(CURVATURE_BEFORE_THE_SETTING)
     }
 
     /// The header's scene (its TOML parsed) with the settings a recorder of an earlier
@@ -244,7 +248,10 @@ impl Header {
     pub fn recorded_scene(&self) -> Result<lavender_engine::Scene, lavender_engine::EngineError> {
         let mut scene =
             lavender_engine::Scene::from_toml_str(&self.scene, "the log header's scene")?;
-        scene.world.curvature.get_or_insert(false);
+        scene
+            .world
+            .curvature
+            .get_or_insert(CURVATURE_BEFORE_THE_SETTING);
         Ok(scene)
     }
 

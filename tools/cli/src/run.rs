@@ -77,7 +77,7 @@ pub struct Args {
     /// `[world]`; on by default): each substep's velocity solve then aims along the
     /// constraints' tangents instead of their chords, and swinging or spinning bodies lose
     /// kinetic energy at first order in the substep. For comparing with engines that leave
-    /// the term out. A recorded run keeps the setting
+    /// the term out. A recorded run keeps the setting.
     #[arg(long)]
     no_curvature: bool,
     /// Run the scalar reference path (the same joint kernels one joint at a time instead of
