@@ -1281,7 +1281,7 @@ impl<L: Lane> Solver<L> {
                     let ids = schedule.chain_joints_at(g, k);
                     let batch = Batch {
                         kind: g.kinds[k],
-                        limited: false,
+                        limited: g.limited[k],
                         start: 0,
                         len: ids.len() as u32,
                     };

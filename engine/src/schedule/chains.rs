@@ -22,10 +22,11 @@
 //! order or in parallel. Joints that touch a chain's bodies from outside it are solved by the
 //! colours, after the chains, in the same velocity pass (block Gauss-Seidel).
 //!
-//! Eligible joints: every hinge or ball joint ([`CHAIN_KINDS`]) without a limit between a
-//! dynamic body and any body. A limit row is unilateral (an inequality), which a direct solve
-//! cannot clamp; limited joints stay with the colours, and so do welds and sliders, whose
-//! systems f32 cannot solve directly at length (see [`CHAIN_KINDS`]). Chains shorter than [`MIN_CHAIN_JOINTS`] are left to the colours too.
+//! Eligible joints: every hinge or ball joint ([`CHAIN_KINDS`]), limited or not, between a
+//! dynamic body and any body. A limit row is unilateral (an inequality): the chain solve
+//! keeps it in or out of the chain's system as its limit is active (an active-set solve,
+//! `solver/chain.rs`). Welds and sliders stay with the colours: their systems f32 cannot
+//! solve directly at length (see [`CHAIN_KINDS`]). Chains shorter than [`MIN_CHAIN_JOINTS`] are left to the colours too.
 
 use crate::bodies::BodyKind;
 use crate::joints::JointKind;

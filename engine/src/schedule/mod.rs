@@ -77,6 +77,9 @@ pub struct ChainGroup {
     pub offsets: Vec<u32>,
     /// Joint type at each position.
     pub kinds: Vec<JointKind>,
+    /// Whether the joints at each position have a limit (a limit row, solved in or out of the
+    /// chain's system as it is active: [`chains`]).
+    pub limited: Vec<bool>,
     /// `links[k - 1]`: how position `k` meets position `k - 1` ([`chains::Link`]).
     pub links: Vec<Link>,
 }
@@ -212,25 +215,26 @@ pub(crate) fn signature(kind: JointKind, limited: bool) -> u8 {
     k * 2 + u8::from(limited)
 }
 
-/// Packs chains of one shape (types and links, position by position; for a uniform chain,
-/// its one type and link, whatever its length) into groups of up to `width` lanes, longest
-/// first, then in the order found; shapes in order of their first chain. Returns the groups
-/// and their joints ([`ChainGroup::offsets`]).
+/// Packs chains of one shape (types, limits and links, position by position; for a uniform
+/// chain, its one type, limit and link, whatever its length) into groups of up to `width`
+/// lanes, longest first, then in the order found; shapes in order of their first chain.
+/// Returns the groups and their joints ([`ChainGroup::offsets`]).
 fn group_chains(
     width: usize,
     found: Vec<Chain>,
     joint_kinds: &[JointKind],
+    limited: &[bool],
 ) -> (Vec<ChainGroup>, Vec<u32>) {
-    // (uniform, types, links): a uniform chain (one type, one link throughout) keys on its
-    // type and link alone, so that uniform chains of any length share groups.
-    type Shape = (bool, Vec<JointKind>, Vec<Link>);
+    // (uniform, types and limits, links): a uniform chain (one type and limit, one link
+    // throughout) keys on them alone, so that uniform chains of any length share groups.
+    type Shape = (bool, Vec<(JointKind, bool)>, Vec<Link>);
     let mut shapes: Vec<(Shape, Vec<Chain>)> = Vec::new();
     let mut index: std::collections::HashMap<Shape, usize> = Default::default();
     for chain in found {
-        let kinds: Vec<JointKind> = chain
+        let kinds: Vec<(JointKind, bool)> = chain
             .joints
             .iter()
-            .map(|&j| joint_kinds[j as usize])
+            .map(|&j| (joint_kinds[j as usize], limited[j as usize]))
             .collect();
         let uniform = kinds.iter().all(|&k| k == kinds[0])
             && chain.links.iter().all(|&l| l == chain.links[0]);
@@ -271,7 +275,8 @@ fn group_chains(
             groups.push(ChainGroup {
                 lanes: lanes.len() as u32,
                 offsets,
-                kinds,
+                kinds: kinds.iter().map(|&(kind, _)| kind).collect(),
+                limited: kinds.iter().map(|&(_, limited)| limited).collect(),
                 links,
             });
         }
@@ -493,23 +498,20 @@ impl Schedule {
             .collect();
         // Joints solved directly (hubs, then with the chain solve chains): in no batch.
         let mut direct = vec![false; joint_bodies.len()];
-        // Hubs take limited joints too (their limits in or out of the direct solve as they
-        // are active); chains do not.
+        // Hubs and chains take limited joints too (their limits in or out of the direct
+        // solve as they are active).
         let awake: Vec<bool> = asleep.iter().map(|&a| !a).collect();
         let hubs = hubs::find(body_kinds, joint_bodies, &awake, (light, inv_mass));
-        let eligible: Vec<bool> = (0..joint_bodies.len())
-            .map(|j| awake[j] && !limited[j])
-            .collect();
         for &j in hubs.iter().flat_map(|h| &h.joints) {
             direct[j as usize] = true;
         }
         let (chain_groups, chain_joints) = if options.chain_solve {
             // Only hinges and ball joints make chains (see `chains::CHAIN_KINDS`).
             let eligible: Vec<bool> = (0..joint_bodies.len())
-                .map(|j| eligible[j] && !direct[j] && chains::CHAIN_KINDS.contains(&joint_kinds[j]))
+                .map(|j| awake[j] && !direct[j] && chains::CHAIN_KINDS.contains(&joint_kinds[j]))
                 .collect();
             let found = chains::find(body_kinds, joint_bodies, &eligible);
-            group_chains(width, found, joint_kinds)
+            group_chains(width, found, joint_kinds, limited)
         } else {
             (Vec::new(), Vec::new())
         };

@@ -27,7 +27,7 @@
 
 use super::{apply, relax_row, Batches, JointBatch, JointOutputs, PrepareInput, RowLanes};
 use crate::joints::ParamLanes;
-use crate::lanes::{BodyAccess, Lane};
+use crate::lanes::{BodyAccess, Lane, WriteMask};
 use crate::rows::MIN_K;
 use crate::schedule::chains::{Link, LINK_NEXT_A, LINK_PREV_B};
 
@@ -52,6 +52,46 @@ pub(crate) struct ChainLanes<L: Lane> {
     factor: Vec<L>,
     /// Scratch of a pass: per position, `y_k`, then `dlambda_k`.
     work: Vec<L>,
+    /// Whether some position's joints have a limit (then `rows` is 6 and slot 5 is the
+    /// limit's: see `slot_masks`).
+    has_limits: bool,
+    /// Per position, the lanes (bit `i` for lane `i`) whose limit row is in the velocity
+    /// system ([`ChainLanes::solve_with_limits`]); 0 at positions without a limit.
+    limit_on: Vec<u32>,
+    /// `limit_on` at the last factorisation (the factors are of this system).
+    factored_on: Vec<u32>,
+    /// Scratch of a round: per position, the lanes whose limit is out of place.
+    out_of_place: Vec<u32>,
+}
+
+/// Most solves of a chain group's velocity system in one velocity pass while its active
+/// limits change ([`ChainLanes::solve_with_limits`]); a limit still out of place after them
+/// is moved in the next pass. As the hub solve's.
+const ACTIVE_SET_ROUNDS: usize = 32;
+
+/// Rounds that may move every limit out of place without lowering their count before a lane
+/// moves one at a time (as the hub solve).
+const PATIENCE: usize = 3;
+
+/// How far a limit out of the system may be violated before it enters it (rad/s, of
+/// `J v + offset`): above the round-off of an exact solve.
+const LIMIT_TOLERANCE: f32 = 1e-6;
+
+/// The limit's slot in a limited joint's rows (see `slot_masks`).
+const LIMIT_SLOT: usize = 5;
+
+/// The lanes whose bit is set in `bits`, as a lane mask.
+#[inline(always)]
+fn lane_mask<L: Lane>(bits: u32) -> L::Mask {
+    L::from_fn(|i| if bits >> i & 1 != 0 { 1.0 } else { 0.0 }).gt(L::splat(0.0))
+}
+
+/// `write` restricted to the lanes in `bits`.
+fn write_only(write: WriteMask, bits: u32) -> WriteMask {
+    WriteMask {
+        a: write.a & bits as u16,
+        b: write.b & bits as u16,
+    }
 }
 
 impl<L: Lane> ChainLanes<L> {
@@ -68,10 +108,14 @@ impl<L: Lane> ChainLanes<L> {
             .map(|b| b.slots.count_ones() as usize)
             .max()
             .unwrap_or(0);
-        // Unlimited signatures fill slots 0..rows (see `slot_masks`).
-        debug_assert!(batches
-            .iter()
-            .all(|b| b.slots == (1u8 << b.slots.count_ones()) - 1 && b.unilateral == 0));
+        // Signatures fill slots 0..count, a limit's last (see `slot_masks`); a limited joint
+        // has six.
+        debug_assert!(batches.iter().all(|b| {
+            let count = b.slots.count_ones();
+            b.slots == (1u8 << count) - 1 && (b.unilateral == 0 || b.unilateral == 1 << 5)
+        }));
+        debug_assert!(L::WIDTH <= 16);
+        let has_limits = batches.iter().any(|b| b.unilateral != 0);
         let zero = L::splat(0.0);
         ChainLanes {
             batches: Batches::new(batches.into_iter().zip(params), |_| rows),
@@ -80,6 +124,10 @@ impl<L: Lane> ChainLanes<L> {
             coupling: vec![zero; n * rows * rows],
             factor: vec![zero; n * rows * rows],
             work: vec![zero; n * rows],
+            has_limits,
+            limit_on: vec![0; n],
+            factored_on: vec![0; n],
+            out_of_place: vec![0; n],
         }
     }
 
@@ -106,8 +154,28 @@ impl<L: Lane> ChainLanes<L> {
     }
 
     /// Prepare: every position's rows ([`JointBatch::prepare`]), then the factorisation.
+    ///
+    /// Limits: a limit row is in the velocity system while its limit is active (an equality
+    /// there), out of it (no impulse) while not; [`ChainLanes::solve_with_limits`] moves rows
+    /// in and out. They start in where the limit is reached (no speculative offset) or
+    /// carries a warm-start impulse (as the hub solve's).
     pub(super) fn prepare(&mut self, input: &PrepareInput) {
         self.batches.prepare(input);
+        if self.has_limits {
+            let zero = L::splat(0.0);
+            for (k, (b, rows)) in self.batches.iter().enumerate() {
+                self.limit_on[k] = if b.unilateral == 0 {
+                    0
+                } else {
+                    let row = &rows[LIMIT_SLOT];
+                    let active = L::mask_bits(row.effective_mass.gt(zero));
+                    let pushing = L::mask_bits(row.impulse.gt(zero));
+                    // A reached limit has no speculative offset (a separated one's is > 0).
+                    let separated = L::mask_bits(b.limit_speculative.gt(zero));
+                    active & (pushing | !separated)
+                };
+            }
+        }
         match self.rows {
             3 => self.factorize::<3>(),
             5 => self.factorize::<5>(),
@@ -116,23 +184,44 @@ impl<L: Lane> ChainLanes<L> {
     }
 
     /// `E_k` and the `L D L^T` factors of `D_k` for every position (see the module
-    /// documentation), over `M` rows per joint.
+    /// documentation), over `M` rows per joint, with the limit rows out of the system
+    /// (`limit_on`) as zero rows.
     fn factorize<const M: usize>(&mut self) {
         let (zero, one, min_k) = (L::splat(0.0), L::splat(1.0), L::splat(MIN_K));
+        // A limit row in the system: lanes of `limit_on`; every row of an unlimited joint.
+        let limit_in = |k: usize| lane_mask::<L>(self.limit_on[k]);
         for k in 0..self.batches.len() {
             let c = self.batches.rows(k);
+            let c_limited = self.batches.head(k).unilateral != 0;
             // K_kk: the identity after decoupling (1 / effective mass on active rows, 1 on
-            // inactive and unused ones, whose rows and right-hand sides are zero).
+            // inactive and unused ones, whose rows and right-hand sides are zero, and on limit
+            // rows out of the system, whose right-hand sides and couplings are zero).
             let mut d = [[zero; M]; M];
             for (s, d) in d.iter_mut().enumerate() {
                 let m = c[s].effective_mass;
                 d[s] = L::select(m.gt(zero), one / m, one);
+            }
+            if c_limited {
+                d[LIMIT_SLOT][LIMIT_SLOT] = L::select(limit_in(k), d[LIMIT_SLOT][LIMIT_SLOT], one);
             }
             let (before, rest) = self.factor.split_at_mut(k * M * M);
             if k > 0 {
                 let e = &mut self.coupling[k * M * M..][..M * M];
                 let p = (self.batches.head(k - 1), self.batches.rows(k - 1));
                 coupling::<L, M>(p, c, self.links[k - 1], e);
+                if c_limited {
+                    let on = limit_in(k);
+                    for x in &mut e[LIMIT_SLOT * M..][..M] {
+                        *x = L::select(on, *x, zero);
+                    }
+                }
+                if p.0.unilateral != 0 {
+                    let on = limit_in(k - 1);
+                    for i in 0..M {
+                        let x = &mut e[i * M + LIMIT_SLOT];
+                        *x = L::select(on, *x, zero);
+                    }
+                }
                 // D_k -= E D_(k-1)^-1 E^T = W^T diag(1/d) W with W = L_(k-1)^-1 E^T: one
                 // triangular solve per row of E, then a symmetric product (lower half).
                 let f = &before[(k - 1) * M * M..];
@@ -159,6 +248,7 @@ impl<L: Lane> ChainLanes<L> {
             }
             ldl::<L, M>(&d, min_k, &mut rest[..M * M]);
         }
+        self.factored_on.clone_from(&self.limit_on);
     }
 
     /// Warm start of every position, in order.
@@ -200,11 +290,35 @@ impl<L: Lane> ChainLanes<L> {
     /// `K dlambda = -(J v + offset)`, then `v += M^-1 J^T dlambda` and the accumulated
     /// impulses grow by `dlambda`; with `u`, the bias system's sweep ([`bias_sweep`]) joint
     /// by joint in the same loop as the velocity system's last sweep (the systems share no
-    /// state: the bits of running them one after the other).
+    /// state: the bits of running them one after the other). With limits,
+    /// [`ChainLanes::solve_with_limits`].
     ///
     /// # Safety
     /// As [`ChainLanes::warm_start`], for both arrays.
     unsafe fn solve<const M: usize>(&mut self, v: &BodyAccess, u: Option<&BodyAccess>) {
+        // SAFETY (both): the caller's contract.
+        unsafe {
+            if self.has_limits {
+                self.solve_with_limits::<M>(v);
+                if let Some(u) = u {
+                    for k in 0..self.batches.len() {
+                        let (b, rows, _) = self.batches.get_mut(k);
+                        bias_sweep(b, rows, u);
+                    }
+                }
+            } else {
+                self.sweep::<M>(v, u, u32::MAX);
+            }
+        }
+    }
+
+    /// One exact solve of the velocity system as it stands (the limit rows of `limit_on` in
+    /// it, the others out), applied in the lanes of `lanes` only (the others keep their
+    /// velocities and impulses bit for bit); with `u`, the bias sweep in the same loop.
+    ///
+    /// # Safety
+    /// As [`ChainLanes::warm_start`], for both arrays.
+    unsafe fn sweep<const M: usize>(&mut self, v: &BodyAccess, u: Option<&BodyAccess>, lanes: u32) {
         let zero = L::splat(0.0);
         let n = self.batches.len();
         // Forward: y_k = D_k^-1 (r_k - E_k y_(k-1)), r_k = -(J_k v + offset) on the
@@ -216,12 +330,23 @@ impl<L: Lane> ChainLanes<L> {
             let vel = unsafe { v.gather_velocities::<L>(&b.body_a, &b.body_b) };
             let f = &self.factor[k * M * M..][..M * M];
             let e = &self.coupling[k * M * M..][..M * M];
+            let limited = b.unilateral != 0;
             let mut r: [L; M] = std::array::from_fn(|s| {
                 let row = &rows[s];
-                // Chain rows are bilateral: the offset is the curvature, added as the colour
-                // kernels add it (same bits).
-                -(JointBatch::<L>::velocity_error(&vel, row) + (row.curvature + L::splat(0.0)))
+                // The offset: the curvature plus, for a limit row, its speculative `C / h`,
+                // added as the colour kernels add it (same bits).
+                let speculative = if limited && s == LIMIT_SLOT {
+                    b.limit_speculative
+                } else {
+                    zero
+                };
+                -(JointBatch::<L>::velocity_error(&vel, row) + (row.curvature + speculative))
             });
+            if limited {
+                // A limit row out of the system: no right-hand side, so no impulse.
+                let on = lane_mask::<L>(self.limit_on[k]);
+                r[LIMIT_SLOT] = L::select(on, r[LIMIT_SLOT], zero);
+            }
             if k > 0 {
                 for (i, r) in r.iter_mut().enumerate() {
                     let mut sum = zero;
@@ -254,20 +379,144 @@ impl<L: Lane> ChainLanes<L> {
             next.copy_from_slice(y);
         }
         // Apply, position by position (consecutive positions share a body).
+        let all = lanes == u32::MAX;
+        let solved = lane_mask::<L>(lanes);
         for k in 0..n {
             let (b, rows, _) = self.batches.get_mut(k);
             // SAFETY: the caller's contract.
             let mut vel = unsafe { v.gather_velocities::<L>(&b.body_a, &b.body_b) };
             for (s, &delta) in self.work[k * M..][..M].iter().enumerate() {
                 let row = &mut rows[s];
-                row.impulse = row.impulse + delta;
+                let grown = row.impulse + delta;
+                row.impulse = if all {
+                    grown
+                } else {
+                    L::select(solved, grown, row.impulse)
+                };
                 apply(&mut vel, row, delta, b.inv_mass_a, b.inv_mass_b);
             }
+            let write = if all {
+                b.write
+            } else {
+                write_only(b.write, lanes)
+            };
             // SAFETY: the caller's contract; `write` holds dynamic bodies of real lanes.
-            unsafe { v.scatter_velocities(&vel, &b.body_a, &b.body_b, b.write) };
+            unsafe { v.scatter_velocities(&vel, &b.body_a, &b.body_b, write) };
             if let Some(u) = u {
                 // SAFETY: as above.
                 unsafe { bias_sweep(b, rows, u) };
+            }
+        }
+    }
+
+    /// The velocity system with limits: an active-set solve, lane by lane (each lane a chain
+    /// of its own, as the hub solve does it for one hub). The limit rows in the system are
+    /// solved as equalities ([`ChainLanes::sweep`]); then a limit whose accumulated impulse
+    /// pulls (below 0) has it taken back and leaves the system, and one out of it whose row
+    /// is violated (`J v + offset` below [`LIMIT_TOLERANCE`]) enters it; while that changes
+    /// anything in a lane (at most [`ACTIVE_SET_ROUNDS`] times), refactorise and solve again
+    /// from the velocities as they are, in the lanes still moving limits. Every limit's
+    /// accumulated impulse ends at or above 0, as row by row.
+    ///
+    /// Block principal pivoting as the hub's: every limit out of place moves while that
+    /// lowers their count in the lane (or for [`PATIENCE`] rounds more), then only the last
+    /// one along the chain (Murty's rule, which cannot cycle). A lane that is done is never
+    /// written again in the pass, so each lane's bits are those of its chain solved alone:
+    /// the scalar and wide paths agree bit for bit.
+    ///
+    /// # Safety
+    /// As [`ChainLanes::warm_start`].
+    unsafe fn solve_with_limits<const M: usize>(&mut self, v: &BodyAccess) {
+        let zero = L::splat(0.0);
+        let n = self.batches.len();
+        let mut open: u32 = (1u32 << L::WIDTH) - 1;
+        let mut fewest = [usize::MAX; 16];
+        let mut patience = [PATIENCE; 16];
+        for round in 0..ACTIVE_SET_ROUNDS {
+            if self.factored_on != self.limit_on {
+                self.factorize::<M>();
+            }
+            // SAFETY: the caller's contract.
+            unsafe { self.sweep::<M>(v, None, open) };
+            // The limits out of place: in the system and pulling, or out of it and violated.
+            let mut count = [0usize; 16];
+            let mut last = [usize::MAX; 16];
+            for k in 0..n {
+                let (b, rows) = (self.batches.head(k), self.batches.rows(k));
+                self.out_of_place[k] = 0;
+                if b.unilateral == 0 {
+                    continue;
+                }
+                let row = &rows[LIMIT_SLOT];
+                let active = L::mask_bits(row.effective_mass.gt(zero));
+                let on = self.limit_on[k];
+                let pulling = L::mask_bits(zero.gt(row.impulse)) & on;
+                // SAFETY: the caller's contract.
+                let vel = unsafe { v.gather_velocities::<L>(&b.body_a, &b.body_b) };
+                let error = JointBatch::<L>::velocity_error(&vel, row)
+                    + (row.curvature + b.limit_speculative);
+                let violated = L::mask_bits(L::splat(-LIMIT_TOLERANCE).gt(error)) & !on;
+                let bits = (pulling | violated) & active & open;
+                self.out_of_place[k] = bits;
+                for (lane, (count, last)) in count.iter_mut().zip(&mut last).enumerate() {
+                    if bits >> lane & 1 != 0 {
+                        *count += 1;
+                        *last = k;
+                    }
+                }
+            }
+            // Per lane: done, or which limits move.
+            let mut one_at_a_time = 0u32;
+            for lane in 0..L::WIDTH {
+                let bit = 1u32 << lane;
+                if open & bit == 0 {
+                    continue;
+                }
+                if count[lane] == 0 {
+                    open &= !bit;
+                } else if count[lane] < fewest[lane] {
+                    (fewest[lane], patience[lane]) = (count[lane], PATIENCE);
+                } else if patience[lane] > 0 {
+                    patience[lane] -= 1;
+                } else {
+                    one_at_a_time |= bit;
+                }
+            }
+            if open == 0 {
+                return;
+            }
+            let last_round = round + 1 == ACTIVE_SET_ROUNDS;
+            for k in 0..n {
+                let mut moves = self.out_of_place[k] & open;
+                for lane in 0..L::WIDTH {
+                    if one_at_a_time >> lane & 1 != 0 && last[lane] != k {
+                        moves &= !(1u32 << lane);
+                    }
+                }
+                if moves == 0 {
+                    continue;
+                }
+                let taken_out = moves & self.limit_on[k];
+                if taken_out != 0 {
+                    // Out, its impulse taken back.
+                    let (b, rows, _) = self.batches.get_mut(k);
+                    let row = &mut rows[LIMIT_SLOT];
+                    let out = lane_mask::<L>(taken_out);
+                    // SAFETY: the caller's contract.
+                    let mut vel = unsafe { v.gather_velocities::<L>(&b.body_a, &b.body_b) };
+                    let taken_back = L::select(out, zero - row.impulse, zero);
+                    row.impulse = L::select(out, zero, row.impulse);
+                    apply(&mut vel, row, taken_back, b.inv_mass_a, b.inv_mass_b);
+                    let write = write_only(b.write, taken_out);
+                    // SAFETY: as above; `write` holds dynamic bodies of real lanes.
+                    unsafe { v.scatter_velocities(&vel, &b.body_a, &b.body_b, write) };
+                    self.limit_on[k] &= !taken_out;
+                }
+                if !last_round {
+                    // In, solved from the next round (a last round leaves it for the next
+                    // pass: every limit impulse ends at or above zero).
+                    self.limit_on[k] |= moves & !taken_out;
+                }
             }
         }
     }
@@ -293,13 +542,13 @@ unsafe fn bias_sweep<L: Lane>(b: &JointBatch<L>, rows: &mut [RowLanes<L>], u: &B
     let masses = (b.inv_mass_a, b.inv_mass_b);
     // The signature's slots are `0..row_count` (the rest, up to the group's row count, are
     // zero rows of a joint with fewer).
-    for row in &mut rows[..b.row_count()] {
+    for (slot, row) in rows[..b.row_count()].iter_mut().enumerate() {
         relax_row(
             &mut vel,
             row,
             |r| r.bias,
             |r| &mut r.bias_impulse,
-            false,
+            b.unilateral & (1 << slot) != 0,
             masses,
         );
     }
