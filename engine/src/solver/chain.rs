@@ -488,8 +488,8 @@ impl<L: Lane> ChainLanes<L> {
             let last_round = round + 1 == ACTIVE_SET_ROUNDS;
             for k in 0..n {
                 let mut moves = self.out_of_place[k] & open;
-                for lane in 0..L::WIDTH {
-                    if one_at_a_time >> lane & 1 != 0 && last[lane] != k {
+                for (lane, &last_moved) in last.iter().enumerate().take(L::WIDTH) {
+                    if one_at_a_time >> lane & 1 != 0 && last_moved != k {
                         moves &= !(1u32 << lane);
                     }
                 }
