@@ -42,8 +42,8 @@ pub struct Args {
     #[arg(long)]
     position_iterations: Option<u32>,
     /// Solve chains of joints directly (as `chain_solve = true` in the scene's `[world]`; off
-    /// by default): each path of hinges and ball joints (limited ones too) is solved exactly in every velocity pass
-    /// instead of row by row, so one or two passes do what Gauss-Seidel needs many for (a
+    /// by default): each path of hinges and ball joints (limited ones too) is solved exactly
+    /// in every velocity pass instead of row by row, so one or two passes do what Gauss-Seidel needs many for (a
     /// hanging net, a long chain). A recorded run keeps the setting.
     #[arg(long)]
     chain_solve: bool,
