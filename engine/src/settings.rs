@@ -56,8 +56,10 @@ pub struct Settings {
     /// (`J v = -h/2 Jdot v`, see `joints::curvature_lanes`) instead of the tangent at its start:
     /// on by default. Off, a swinging or spinning body loses kinetic energy at first order in
     /// the substep (a pendulum released from 1 rad: 12 % of its swing energy in 10 s at 1/240
-    /// s substeps), as in sequential-impulse engines that leave the term out. Logs recorded
-    /// before this setting existed resume with it off.
+    /// s substeps), as in sequential-impulse engines that leave the term out. A limited joint
+    /// running into its stop within the substep gets none (the impact ends the free motion they
+    /// predict; engine/DESIGN.md). Logs recorded before this setting existed resume with it
+    /// off.
     pub curvature: bool,
     /// Worker threads for the step: 1 runs everything on the calling thread, `n >= 2` builds a
     /// rayon pool of `n` threads for this world, 0 (the default) uses rayon's global pool

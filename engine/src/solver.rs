@@ -584,7 +584,21 @@ impl<L: Lane> JointBatch<L> {
             let x2 = x * x;
             let weight = L::splat(1.0) / (L::splat(1.0) + x2 * x2);
             let poses = &gathered.poses;
-            let scale = L::splat(half_h) * weight;
+            let mut scale = L::splat(half_h) * weight;
+            if self.unilateral != 0 {
+                // None where the joint runs into a stop within the substep: the offsets are
+                // the second-order term of the joint's free motion over the substep, and the
+                // impact ends that motion (the hinge's turn rate, which sets the anchors'
+                // `w x (w x r)`, drops to the stop's). Aimed along the free chord anyway, the
+                // rows of the shipped 100-link chain limited to +-0.3 rad
+                // (`data/regressions/limited-chain-100.toml`) fed its whip anchor velocity it
+                // did not have: solved directly with one velocity pass and no projection, it
+                // came apart (2.5 m of anchor error; 3.3e-2 m without offsets at impacts). A
+                // joint resting on its stop or swinging clear of it keeps them (without them
+                // there, a light hub's limited hinges held their anchors 20 times worse).
+                let impact = joints::limit_impact_lanes(self.kind, poses, params, &v, h);
+                scale = L::select(impact, L::splat(0.0), scale);
+            }
             joints::curvature_lanes(self.kind, poses, params, &v, scale, geometry);
         }
         (self.inv_mass_a, self.inv_mass_b) = (gathered.inv_mass_a, gathered.inv_mass_b);

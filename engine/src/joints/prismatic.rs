@@ -88,6 +88,20 @@ pub(crate) fn rows_lanes<L: Lane>(
     }
 }
 
+/// The slide `s = a . d`, m, and its rate at the velocities `v`, m/s (the limit row's
+/// Jacobian applied to `v`).
+pub(crate) fn limit_motion_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    v: &PairVelocities<L>,
+) -> (L, L) {
+    let g = slide_row_lanes(&AnchorLanes::of(p, j), p.rotation_a.rotate(j.axis_a));
+    let rate = g.linear.dot(v.linear_b - v.linear_a)
+        + g.angular_a.dot(v.angular_a)
+        + g.angular_b.dot(v.angular_b);
+    (g.error, rate)
+}
+
 /// Curvature offsets ([`super::curvature_lanes`]): the slide rows'. For `C = n . d` (`n`
 /// turning with A, `d` the anchors' separation, `ddot` their relative velocity),
 /// `Jdot v = (w_A x (w_A x n)) . d + 2 (w_A x n) . ddot + n . kappa`

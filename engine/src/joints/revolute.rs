@@ -181,6 +181,18 @@ pub(crate) fn diagnose_lanes<L: Lane>(
     )
 }
 
+/// The hinge angle as the limit reads it ([`about_limits`]), rad, and its rate
+/// `a . (w_B - w_A)` at the velocities `v`, rad/s.
+pub(crate) fn limit_motion_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    v: &PairVelocities<L>,
+) -> (L, L) {
+    let a = p.rotation_a.rotate(j.axis_a);
+    let theta = about_limits(angle_lanes(p, j), j.lo, j.hi);
+    (theta, a.dot(v.angular_b - v.angular_a))
+}
+
 #[cfg(test)]
 /// Columns: anchor error; angular error = angle between the hinge axes, rad; limit
 /// violation, rad; anchor relative speed; coordinate = hinge angle, rad (read about the
