@@ -502,22 +502,12 @@ fn islands_sleep_and_the_run_stays_bitwise_with_the_chain_solve() {
     assert!(one.schedule().chain_groups.is_empty());
 }
 
-/// Ten horizontal chains of 3 to 12 hinges stopping at +-0.10 to +-0.28 rad, released:
-/// limited chains of different lengths and limits that share lanes, whose limits come on and
-/// go off at different substeps in different lanes.
+/// `data/regressions/limited-ropes.toml`: ten horizontal chains of 3 to 12 hinges stopping
+/// at +-0.10 to +-0.28 rad, released: limited chains of different lengths and limits that
+/// share lanes, whose limits come on and go off at different substeps in different lanes.
 fn limited_ropes_scene() -> Scene {
-    let mut text = String::from("[world]\ndt = 0.016666667\n");
-    for i in 0..10 {
-        let stop = 0.1 + 0.02 * i as f32;
-        text += &format!(
-            "\n[[chain]]\nname = \"rope{i}\"\nlinks = {}\norigin = [0.0, 0.0, {}]\n\
-             limit = [{}, {stop}]\n",
-            3 + i,
-            0.5 * i as f32,
-            -stop
-        );
-    }
-    Scene::from_toml_str(&text, "test").unwrap()
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/regressions");
+    Scene::load(root.join("limited-ropes.toml")).unwrap()
 }
 
 /// The limit row's impulse (slot 5 of six per joint) of each of `w`'s joints in the last

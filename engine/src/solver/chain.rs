@@ -665,18 +665,8 @@ mod tests {
     /// Ten released chains of 3 to 12 hinges with stops at +-0.10 to +-0.28 rad, sharing
     /// lanes: limits come on and go off at different positions of different lanes.
     fn limited_ropes() -> Scene {
-        let mut text = String::from("[world]\ndt = 0.016666667\n");
-        for i in 0..10 {
-            let stop = 0.1 + 0.02 * i as f32;
-            text += &format!(
-                "\n[[chain]]\nname = \"rope{i}\"\nlinks = {}\norigin = [0.0, 0.0, {}]\n\
-                 limit = [{}, {stop}]\n",
-                3 + i,
-                0.5 * i as f32,
-                -stop
-            );
-        }
-        Scene::from_toml_str(&text, "test").unwrap()
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/regressions");
+        Scene::load(root.join("limited-ropes.toml")).unwrap()
     }
 
     #[test]
