@@ -47,13 +47,79 @@ pub fn prepare_output(path: &Path) -> Result<()> {
     let target = output_target(path);
     check_target(path, &target)?;
     if std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_file()) {
+        // Unlinked under a shared lock: a writer that created this file a moment ago and has
+        // not locked it yet then fails to (and says so) instead of writing on, unseen, into
+        // a file no longer in the directory.
+        let held = std::fs::File::open(&target).ok();
+        if let Some(file) = &held {
+            if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock_shared() {
+                return Err(io_error(
+                    "replacing",
+                    path,
+                    std::io::ErrorKind::ResourceBusy,
+                    "another recording started writing it a moment ago; choose another path",
+                ));
+            }
+        }
         std::fs::remove_file(&target).map_err(|source| ReplayError::Io {
             action: "replacing",
             path: path.to_path_buf(),
             source,
         })?;
+        drop(held);
     }
     Ok(())
+}
+
+/// Opens the log file at `path` for writing, creating it if needed but never truncating it
+/// before it holds the writer's exclusive lock ([`lock_for_writing`]), checks that `path`
+/// still names the file it locked, and only then empties it. Two recordings started on one
+/// path at the same moment: one writes, the other gets an error, and neither empties nor
+/// unlinks the file the other writes.
+pub fn create_locked(path: &Path) -> Result<std::fs::File> {
+    let io = |source| ReplayError::Io {
+        action: "creating",
+        path: path.to_path_buf(),
+        source,
+    };
+    // Readable too: the direct appender reads back the header's last partial block.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io)?;
+    lock_for_writing(&file, path)?;
+    if !names_file(path, &file) {
+        return Err(io_error(
+            "creating",
+            path,
+            std::io::ErrorKind::ResourceBusy,
+            "another recording replaced the file at this path while this one was creating it; \
+             choose another path",
+        ));
+    }
+    file.set_len(0).map_err(io)?;
+    Ok(file)
+}
+
+/// Whether `path` (followed through links) is the file `file` has open: the same device and
+/// inode (Unix; elsewhere assumed).
+fn names_file(path: &Path, file: &std::fs::File) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(path), file.metadata()) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, file);
+        true
+    }
 }
 
 /// The checks of [`prepare_output`], without touching anything.
@@ -343,6 +409,60 @@ pub fn refuse_to_overwrite_input(input: &Path, output: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A second writer that opens the path while the first holds its lock gets an error and
+    /// leaves the first's bytes as they are (the file is emptied only under the lock).
+    #[test]
+    fn a_writer_that_loses_the_race_for_a_path_empties_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.lvlog");
+        let first = create_locked(&path).unwrap();
+        std::fs::write(&path, b"the first writer's frames").unwrap();
+        let err = create_locked(&path).unwrap_err().to_string();
+        assert!(err.contains("another recording"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"the first writer's frames");
+        drop(first);
+        // Unlocked, the path is a writer's again, emptied.
+        let again = create_locked(&path).unwrap();
+        assert_eq!(again.metadata().unwrap().len(), 0);
+    }
+
+    /// A writer whose freshly created file was replaced at its path before it took the lock
+    /// (another recording's `prepare_output` unlinked it) says so instead of writing into a
+    /// file no longer in the directory.
+    #[test]
+    fn a_writer_whose_file_was_replaced_before_it_locked_it_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.lvlog");
+        let orphan = std::fs::File::create(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, b"the other recording").unwrap();
+        assert!(!names_file(&path, &orphan));
+        let replaced = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        assert!(names_file(&path, &replaced));
+        // Unlinked and not replaced: no file to name.
+        std::fs::remove_file(&path).unwrap();
+        assert!(!names_file(&path, &replaced));
+    }
+
+    /// `prepare_output` will not unlink a file a writer holds, even one that appeared after
+    /// `check_output` ran.
+    #[test]
+    fn preparing_an_output_a_writer_holds_is_refused_and_leaves_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.lvlog");
+        let writer = create_locked(&path).unwrap();
+        std::fs::write(&path, b"frames").unwrap();
+        let err = prepare_output(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("still writing") || err.contains("another recording"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"frames");
+        drop(writer);
+        prepare_output(&path).unwrap();
+        assert!(!path.exists());
+    }
 
     #[test]
     fn a_temporary_name_fits_a_file_name_however_long_the_output() {

@@ -174,15 +174,7 @@ impl LogWriter {
         bytes.resize(align16(bytes.len()), 0);
 
         crate::files::prepare_output(path)?;
-        // Readable too: the direct appender reads back the header's last partial block.
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(io_err("creating", path))?;
-        crate::files::lock_for_writing(&file, path)?;
+        let mut file = crate::files::create_locked(path)?;
         file.write_all(&bytes).map_err(io_err("writing", path))?;
         let file = AppendFile::new(file, path, bytes.len() as u64, options.direct_io)
             .map_err(io_err("reading back", path))?;
