@@ -33,8 +33,9 @@ pub struct Settings {
     pub position_iterations: u32,
     /// Solve chains of joints directly (off by default): every path of hinges and ball joints
     /// (limited hinges too, their stops kept by an active-set solve) in the joint graph
-    /// ([`crate::schedule::chains`]) is solved exactly in each velocity pass, by one forward and one backward sweep over its block-tridiagonal system, instead of
-    /// row by row; the other joints are solved by the colours after it. Long chains and nets
+    /// ([`crate::schedule::chains`]) is solved exactly in each velocity pass, by one forward
+    /// and one backward sweep over its block-tridiagonal system, instead of row by row; the
+    /// other joints are solved by the colours after it. Long chains and nets
     /// then converge in one or two passes where Gauss-Seidel needs many (see engine/DESIGN.md,
     /// "Direct chain solve"). Changes results (the default keeps every golden log).
     pub chain_solve: bool,

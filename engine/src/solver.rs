@@ -151,13 +151,14 @@ impl<L: Lane> JointLanes<L> {
         limited: bool,
         params: &ParamLanes<L>,
         rows: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
-    ) -> PairMassLanes<L> {
-        joints::rows_lanes(kind, limited, &self.poses, params, rows);
-        PairMassLanes {
+    ) -> (PairMassLanes<L>, RowGeometryLanes<L>) {
+        let limit_coordinate = joints::rows_lanes(kind, limited, &self.poses, params, rows);
+        let mass = PairMassLanes {
             inv_mass: self.inv_mass_a + self.inv_mass_b,
             inv_inertia_a: self.inv_inertia_a,
             inv_inertia_b: self.inv_inertia_b,
-        }
+        };
+        (mass, limit_coordinate)
     }
 }
 
@@ -563,7 +564,8 @@ impl<L: Lane> JointBatch<L> {
             self.len,
         );
         // Padded lanes have zero masses, so their rows decouple to zero rows.
-        let mass = gathered.rows(self.kind, self.unilateral != 0, params, geometry);
+        let (mass, limit_coordinate) =
+            gathered.rows(self.kind, self.unilateral != 0, params, geometry);
         if let Some(half_h) = input.half_h {
             // The velocities before the solve (the bodies' own, not yet warm-started: the
             // same values whatever the colour order); padded lanes keep zeros.
@@ -586,17 +588,10 @@ impl<L: Lane> JointBatch<L> {
             let poses = &gathered.poses;
             let mut scale = L::splat(half_h) * weight;
             if self.unilateral != 0 {
-                // None where the joint runs into a stop within the substep: the offsets are
-                // the second-order term of the joint's free motion over the substep, and the
-                // impact ends that motion (the hinge's turn rate, which sets the anchors'
-                // `w x (w x r)`, drops to the stop's). Aimed along the free chord anyway, the
-                // rows of the shipped 100-link chain limited to +-0.3 rad
-                // (`data/regressions/limited-chain-100.toml`) fed its whip anchor velocity it
-                // did not have: solved directly with one velocity pass and no projection, it
-                // came apart (2.5 m of anchor error; 3.3e-2 m without offsets at impacts). A
-                // joint resting on its stop or swinging clear of it keeps them (without them
-                // there, a light hub's limited hinges held their anchors 20 times worse).
-                let impact = joints::limit_impact_lanes(self.kind, poses, params, &v, h);
+                // None where the joint runs into a stop within the substep: the impact ends
+                // the free motion they are the second-order term of (engine/DESIGN.md,
+                // *Curvature offsets*).
+                let impact = joints::limit_impact_lanes(&limit_coordinate, &v, params, h);
                 scale = L::select(impact, L::splat(0.0), scale);
             }
             joints::curvature_lanes(self.kind, poses, params, &v, scale, geometry);
@@ -934,7 +929,7 @@ unsafe fn project_step<L: Lane>(
         (&body_a, &body_b),
         lanes,
     );
-    let mass = gathered.rows(kind, limited, params, geometry);
+    let (mass, _) = gathered.rows(kind, limited, params, geometry);
     decouple_lanes(geometry, slots, &mass);
     let zero = L::splat(0.0);
     let (min_k, neg_factor) = (L::splat(MIN_K), L::splat(-factor));

@@ -50,17 +50,7 @@ pub fn prepare_output(path: &Path) -> Result<()> {
         // Unlinked under a shared lock: a writer that created this file a moment ago and has
         // not locked it yet then fails to (and says so) instead of writing on, unseen, into
         // a file no longer in the directory.
-        let held = std::fs::File::open(&target).ok();
-        if let Some(file) = &held {
-            if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock_shared() {
-                return Err(io_error(
-                    "replacing",
-                    path,
-                    std::io::ErrorKind::ResourceBusy,
-                    "another recording started writing it a moment ago; choose another path",
-                ));
-            }
-        }
+        let held = open_shared(&target).map_err(|WriterHolds| still_being_written(path))?;
         std::fs::remove_file(&target).map_err(|source| ReplayError::Io {
             action: "replacing",
             path: path.to_path_buf(),
@@ -107,18 +97,24 @@ pub fn create_locked(path: &Path) -> Result<std::fs::File> {
 /// Whether `path` (followed through links) is the file `file` has open: the same device and
 /// inode (Unix; elsewhere assumed).
 fn names_file(path: &Path, file: &std::fs::File) -> bool {
+    match (std::fs::metadata(path), file.metadata()) {
+        (Ok(a), Ok(b)) => same_inode(&a, &b).unwrap_or(true),
+        _ => false,
+    }
+}
+
+/// Whether two files' metadata are of one file: the same device and inode (Unix; `None`
+/// elsewhere, where metadata does not say).
+fn same_inode(a: &std::fs::Metadata, b: &std::fs::Metadata) -> Option<bool> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        match (std::fs::metadata(path), file.metadata()) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
+        Some(a.dev() == b.dev() && a.ino() == b.ino())
     }
     #[cfg(not(unix))]
     {
-        let _ = (path, file);
-        true
+        let _ = (a, b);
+        None
     }
 }
 
@@ -155,14 +151,7 @@ fn check_target(path: &Path, target: &Path) -> Result<()> {
     }
     // A writer of HDF5 writes a temporary file next to it until it finishes.
     if being_written(target) || partials_of(target).iter().any(|(p, _)| being_written(p)) {
-        return Err(io_error(
-            "replacing",
-            path,
-            K::ResourceBusy,
-            "a recording or export is still writing it (in this process or another: a \
-             `lavender run --record`, a Python `Sim.record`); stop that one first, or choose \
-             another path",
-        ));
+        return Err(still_being_written(path));
     }
     if let Ok(m) = std::fs::metadata(target) {
         if m.is_file() && m.permissions().readonly() {
@@ -178,22 +167,42 @@ fn check_target(path: &Path, target: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The error for an output a writer holds.
+fn still_being_written(path: &Path) -> ReplayError {
+    io_error(
+        "replacing",
+        path,
+        std::io::ErrorKind::ResourceBusy,
+        "a recording or export is still writing it (in this process or another: a `lavender \
+         run --record`, a Python `Sim.record`); stop that one first, or choose another path",
+    )
+}
+
 /// Whether a writer holds `path` locked: Lavender's log writers hold an exclusive advisory
 /// lock (`flock`) on their file while they write, and so does the HDF5 library on a file it
 /// writes. A shared lock is refused only while such a writer holds it (readers, h5py
 /// included, take shared locks or none), so the probe never waits and never blocks them.
 /// Where locks are not supported, nothing counts as being written.
 pub fn being_written(path: &Path) -> bool {
+    open_shared(path).is_err()
+}
+
+/// A writer holds the file's exclusive lock (see [`open_shared`]).
+struct WriterHolds;
+
+/// `path` opened as a reader holds it, its shared lock taken where locks work: `Ok(None)` when
+/// it is not a regular file that opens, `Err` when a writer holds its exclusive lock.
+fn open_shared(path: &Path) -> std::result::Result<Option<std::fs::File>, WriterHolds> {
     let Ok(file) = std::fs::File::open(path) else {
-        return false;
+        return Ok(None);
     };
     if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return false;
+        return Ok(None);
     }
-    matches!(
-        file.try_lock_shared(),
-        Err(std::fs::TryLockError::WouldBlock)
-    )
+    match file.try_lock_shared() {
+        Err(std::fs::TryLockError::WouldBlock) => Err(WriterHolds),
+        _ => Ok(Some(file)),
+    }
 }
 
 /// Whether no writer holds `path` locked, known for sure: `Some(true)` when a shared lock
@@ -378,20 +387,11 @@ pub fn check_record_output(path: &Path, inputs: &[&Path]) -> Result<()> {
 /// True when `a` and `b` name the same existing file: the same device and inode on Unix (so
 /// a symbolic or hard link counts), the same canonical path elsewhere.
 pub fn same_file(a: &Path, b: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (std::fs::metadata(a), std::fs::metadata(b)) {
-            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        match (a.canonicalize(), b.canonicalize()) {
-            (Ok(x), Ok(y)) => x == y,
-            _ => false,
-        }
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => same_inode(&x, &y).unwrap_or_else(
+            || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y),
+        ),
+        _ => false,
     }
 }
 

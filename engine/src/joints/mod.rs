@@ -587,26 +587,24 @@ pub(crate) fn limit_row_lanes<L: Lane>(
     RowGeometryLanes::select(below, &lower, &above_only)
 }
 
-/// Dispatch: the lanes whose limited coordinate `x` moves into a stop that it reaches within
-/// the substep `h` at the velocities `v` before the solve (`xdot < 0` and `x + h xdot` below
-/// `lo`, or `xdot > 0` and above `hi`, each within [`LIMIT_SLOP`]): an impact. None for a
-/// joint type without a limit. Such joints get no curvature offsets (see
+/// The lanes whose limited coordinate moves into a stop that it reaches within the substep
+/// `h` at the velocities `v` before the solve: an impact. `coordinate` is the row
+/// [`rows_lanes`] returns (Jacobian and value `x` of the coordinate the limit reads), so the
+/// rate is `xdot = J v`; an impact is `xdot < 0` with `x + h xdot` below `lo`, or `xdot > 0`
+/// with it above `hi` (each within [`LIMIT_SLOP`]). Such joints get no curvature offsets (see
 /// `JointBatch::prepare`).
 pub(crate) fn limit_impact_lanes<L: Lane>(
-    kind: JointKind,
-    p: &PoseLanes<L>,
-    j: &ParamLanes<L>,
+    coordinate: &RowGeometryLanes<L>,
     v: &PairVelocities<L>,
+    j: &ParamLanes<L>,
     h: L,
 ) -> L::Mask {
     let zero = L::splat(0.0);
-    let (x, rate) = match kind {
-        JointKind::Revolute => revolute::limit_motion_lanes(p, j, v),
-        JointKind::Prismatic => prismatic::limit_motion_lanes(p, j, v),
-        JointKind::Spherical | JointKind::Fixed => return zero.gt(zero),
-    };
+    let rate = coordinate.linear.dot(v.linear_b - v.linear_a)
+        + coordinate.angular_a.dot(v.angular_a)
+        + coordinate.angular_b.dot(v.angular_b);
     let slop = L::splat(LIMIT_SLOP);
-    let next = x + h * rate;
+    let next = coordinate.error + h * rate;
     L::or(
         L::and(zero.gt(rate), (j.lo + slop).gt(next)),
         L::and(rate.gt(zero), next.gt(j.hi - slop)),
@@ -614,19 +612,27 @@ pub(crate) fn limit_impact_lanes<L: Lane>(
 }
 
 /// The rows of each lane's joint of type `kind` (the same in every lane), zero where a row
-/// is inactive: the lane-parallel form of [`rows`].
+/// is inactive: the lane-parallel form of [`rows`]. Returns the row of the coordinate a limit
+/// reads (its Jacobian, `error` the coordinate; see [`limit_impact_lanes`]) where `limited`,
+/// a zero row otherwise.
 pub(crate) fn rows_lanes<L: Lane>(
     kind: JointKind,
     limited: bool,
     p: &PoseLanes<L>,
     j: &ParamLanes<L>,
     out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
-) {
+) -> RowGeometryLanes<L> {
     match kind {
         JointKind::Revolute => revolute::rows_lanes(p, j, limited, out),
-        JointKind::Spherical => spherical::rows_lanes(p, j, out),
-        JointKind::Fixed => fixed::rows_lanes(p, j, out),
         JointKind::Prismatic => prismatic::rows_lanes(p, j, limited, out),
+        JointKind::Spherical => {
+            spherical::rows_lanes(p, j, out);
+            RowGeometryLanes::zero()
+        }
+        JointKind::Fixed => {
+            fixed::rows_lanes(p, j, out);
+            RowGeometryLanes::zero()
+        }
     }
 }
 
@@ -1171,7 +1177,8 @@ mod tests {
 
     /// A limited coordinate's impact within the substep: a hinge about z and a slider along x,
     /// each at `x0` in `[-0.2, 0.2]` moving at `rate` (rad/s or m/s, B's velocity, A at rest),
-    /// over `h` = 1/240 s; the same answers in every lane and on one lane.
+    /// over `h` = 1/240 s, from the coordinate row `rows_lanes` returns; the same answers in
+    /// every lane and on one lane.
     #[test]
     fn an_impact_is_a_stop_reached_within_the_substep_moving_into_it() {
         let h = 1.0 / 240.0;
@@ -1188,50 +1195,36 @@ mod tests {
             (-0.25, 3.0, false),
         ];
         for kind in [JointKind::Revolute, JointKind::Prismatic] {
-            let axis = Vec3::Z;
+            let hinge = kind == JointKind::Revolute;
+            let axis = if hinge { Vec3::Z } else { Vec3::X };
             let j = JointParams {
                 anchor_a: Vec3::ZERO,
                 anchor_b: Vec3::ZERO,
-                axis_a: if kind == JointKind::Revolute {
-                    axis
-                } else {
-                    Vec3::X
-                },
-                axis_b: if kind == JointKind::Revolute {
-                    axis
-                } else {
-                    Vec3::X
-                },
+                axis_a: axis,
+                axis_b: axis,
                 reference: Quat::IDENTITY,
                 limit: Some([-0.2, 0.2]),
-                perpendicular: perpendicular(if kind == JointKind::Revolute {
-                    axis
-                } else {
-                    Vec3::X
-                }),
+                perpendicular: perpendicular(axis),
             };
+            let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
             let (mut poses, mut velocities, mut params) = (
                 PoseLanes::<Wide>::new(),
                 PairVelocities::<Wide>::zero(),
                 ParamLanes::<Wide>::new(),
             );
-            for (lane, &(x0, rate, _)) in cases.iter().enumerate() {
-                let (pair, moving) = if kind == JointKind::Revolute {
-                    let pair = PosePair {
-                        position_a: Vec3::ZERO,
-                        rotation_a: Quat::IDENTITY,
-                        position_b: Vec3::ZERO,
-                        rotation_b: Quat::from_rotation_z(x0),
-                    };
-                    (pair, (Vec3::ZERO, Vec3::new(0.0, 0.0, rate)))
+            for (lane, &(x0, rate, impact)) in cases.iter().enumerate() {
+                let (rotation_b, position_b, moving) = if hinge {
+                    let turning = (Vec3::ZERO, Vec3::new(0.0, 0.0, rate));
+                    (Quat::from_rotation_z(x0), Vec3::ZERO, turning)
                 } else {
-                    let pair = PosePair {
-                        position_a: Vec3::ZERO,
-                        rotation_a: Quat::IDENTITY,
-                        position_b: Vec3::new(x0, 0.0, 0.0),
-                        rotation_b: Quat::IDENTITY,
-                    };
-                    (pair, (Vec3::new(rate, 0.0, 0.0), Vec3::ZERO))
+                    let sliding = (Vec3::new(rate, 0.0, 0.0), Vec3::ZERO);
+                    (Quat::IDENTITY, Vec3::new(x0, 0.0, 0.0), sliding)
+                };
+                let pair = PosePair {
+                    position_a: Vec3::ZERO,
+                    rotation_a: Quat::IDENTITY,
+                    position_b,
+                    rotation_b,
                 };
                 poses.set_lane(lane, &pair);
                 velocities.set_lane(lane, (Vec3::ZERO, Vec3::ZERO), moving);
@@ -1244,24 +1237,28 @@ mod tests {
                 p1.set_lane(0, &pair);
                 v1.set_lane(0, (Vec3::ZERO, Vec3::ZERO), moving);
                 j1.set_geometry(0, kind, &j);
-                let one = limit_impact_lanes(kind, &p1, &j1, &v1, h);
-                assert_eq!(one, cases[lane].2, "{kind:?} at {x0}, {rate}/s");
+                let mut one_rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
+                let coordinate = rows_lanes(kind, true, &p1, &j1, &mut one_rows);
+                let one = limit_impact_lanes(&coordinate, &v1, &j1, h);
+                assert_eq!(one, impact, "{kind:?} at {x0}, {rate}/s");
             }
-            let wide = limit_impact_lanes(kind, &poses, &params, &velocities, Wide::splat(h));
+            let coordinate = rows_lanes(kind, true, &poses, &params, &mut rows);
+            let wide = limit_impact_lanes(&coordinate, &velocities, &params, Wide::splat(h));
             let expected = (cases.iter().enumerate())
                 .filter(|(_, c)| c.2)
                 .fold(0u32, |bits, (lane, _)| bits | 1 << lane);
             assert_eq!(Wide::mask_bits(wide) & 0x7f, expected, "{kind:?}");
         }
-        // A joint type without a limit has no impact.
-        let none = limit_impact_lanes(
-            JointKind::Spherical,
-            &PoseLanes::<f32>::new(),
-            &ParamLanes::new(),
+        // A joint type without a limit returns a zero row: no impact.
+        let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
+        let (p, j) = (PoseLanes::<f32>::new(), ParamLanes::new());
+        let coordinate = rows_lanes(JointKind::Spherical, false, &p, &j, &mut rows);
+        assert!(!limit_impact_lanes(
+            &coordinate,
             &PairVelocities::zero(),
-            h,
-        );
-        assert!(!none);
+            &j,
+            h
+        ));
     }
 
     /// The curvature offsets are `h/2 Cddot` of each row's `C` along the bodies' free motion

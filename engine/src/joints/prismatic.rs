@@ -71,35 +71,24 @@ fn slide_row_lanes<L: Lane>(anchors: &AnchorLanes<L>, n: V3<L>) -> RowGeometryLa
     )
 }
 
-/// [`rows`] for every lane.
+/// [`rows`] for every lane; returns the slide's row along the axis (`error` the slide `s`)
+/// where `limited`, a zero row otherwise.
 pub(crate) fn rows_lanes<L: Lane>(
     p: &PoseLanes<L>,
     j: &ParamLanes<L>,
     limited: bool,
     out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
-) {
+) -> RowGeometryLanes<L> {
     let anchors = AnchorLanes::of(p, j);
     out[0] = slide_row_lanes(&anchors, p.rotation_a.rotate(j.perpendicular_1));
     out[1] = slide_row_lanes(&anchors, p.rotation_a.rotate(j.perpendicular_2));
     angular_lock_rows_lanes(p, j, out, 2);
-    if limited {
-        let g = slide_row_lanes(&anchors, p.rotation_a.rotate(j.axis_a));
-        out[5] = limit_row_lanes(g.error, j.lo, j.hi, &g);
+    if !limited {
+        return RowGeometryLanes::zero();
     }
-}
-
-/// The slide `s = a . d`, m, and its rate at the velocities `v`, m/s (the limit row's
-/// Jacobian applied to `v`).
-pub(crate) fn limit_motion_lanes<L: Lane>(
-    p: &PoseLanes<L>,
-    j: &ParamLanes<L>,
-    v: &PairVelocities<L>,
-) -> (L, L) {
-    let g = slide_row_lanes(&AnchorLanes::of(p, j), p.rotation_a.rotate(j.axis_a));
-    let rate = g.linear.dot(v.linear_b - v.linear_a)
-        + g.angular_a.dot(v.angular_a)
-        + g.angular_b.dot(v.angular_b);
-    (g.error, rate)
+    let g = slide_row_lanes(&anchors, p.rotation_a.rotate(j.axis_a));
+    out[5] = limit_row_lanes(g.error, j.lo, j.hi, &g);
+    g
 }
 
 /// Curvature offsets ([`super::curvature_lanes`]): the slide rows'. For `C = n . d` (`n`

@@ -105,13 +105,14 @@ pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
     rows
 }
 
-/// [`rows`] for every lane.
+/// [`rows`] for every lane; returns the hinge angle's row as the limit reads it (Jacobian
+/// `(0, -a, a)`, `error` the angle, [`about_limits`]) where `limited`, a zero row otherwise.
 pub(crate) fn rows_lanes<L: Lane>(
     p: &PoseLanes<L>,
     j: &ParamLanes<L>,
     limited: bool,
     out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
-) {
+) -> RowGeometryLanes<L> {
     AnchorLanes::of(p, j).point_rows(out);
     let a = p.rotation_a.rotate(j.axis_a);
     let b = p.rotation_b.rotate(j.axis_b);
@@ -120,11 +121,13 @@ pub(crate) fn rows_lanes<L: Lane>(
         let dir = b.cross(t);
         out[slot] = RowGeometryLanes::new(V3::zero(), -dir, dir, t.dot(b));
     }
-    if limited {
-        let g = RowGeometryLanes::new(V3::zero(), -a, a, L::splat(0.0));
-        let theta = about_limits(angle_lanes(p, j), j.lo, j.hi);
-        out[5] = limit_row_lanes(theta, j.lo, j.hi, &g);
+    if !limited {
+        return RowGeometryLanes::zero();
     }
+    let theta = about_limits(angle_lanes(p, j), j.lo, j.hi);
+    let g = RowGeometryLanes::new(V3::zero(), -a, a, theta);
+    out[5] = limit_row_lanes(theta, j.lo, j.hi, &g);
+    g
 }
 
 /// Curvature offsets ([`super::curvature_lanes`]): the point rows' and the axis rows'. For
@@ -179,18 +182,6 @@ pub(crate) fn diagnose_lanes<L: Lane>(
         anchors.relative_velocity(v).length(),
         theta,
     )
-}
-
-/// The hinge angle as the limit reads it ([`about_limits`]), rad, and its rate
-/// `a . (w_B - w_A)` at the velocities `v`, rad/s.
-pub(crate) fn limit_motion_lanes<L: Lane>(
-    p: &PoseLanes<L>,
-    j: &ParamLanes<L>,
-    v: &PairVelocities<L>,
-) -> (L, L) {
-    let a = p.rotation_a.rotate(j.axis_a);
-    let theta = about_limits(angle_lanes(p, j), j.lo, j.hi);
-    (theta, a.dot(v.angular_b - v.angular_a))
 }
 
 #[cfg(test)]

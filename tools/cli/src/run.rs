@@ -43,8 +43,9 @@ pub struct Args {
     position_iterations: Option<u32>,
     /// Solve chains of joints directly (as `chain_solve = true` in the scene's `[world]`; off
     /// by default): each path of hinges and ball joints (limited ones too) is solved exactly
-    /// in every velocity pass instead of row by row, so one or two passes do what Gauss-Seidel needs many for (a
-    /// hanging net, a long chain). A recorded run keeps the setting.
+    /// in every velocity pass instead of row by row, so one or two passes do what
+    /// Gauss-Seidel needs many for (a hanging net, a long chain). A recorded run keeps the
+    /// setting.
     #[arg(long)]
     chain_solve: bool,
     /// Worker threads (default 0: one per core for a scene of 1,024 joints or 4,096 bodies
