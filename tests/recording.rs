@@ -590,6 +590,43 @@ fn a_run_records_its_curvature_setting_and_resumes_bit_for_bit() {
     assert!(!report.identical);
 }
 
+/// A run with speculative limits records the setting (a run without it records none, as
+/// before the setting existed) and resumes with it, bit for bit; the setting changes the
+/// motion (the ten limited ropes, solved directly, hit their stops in the first frames).
+#[test]
+fn a_run_with_speculative_limits_records_the_setting_and_resumes_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/regressions");
+    let mut logs = Vec::new();
+    for speculative in [false, true] {
+        let mut scene = Scene::load(root.join("limited-ropes.toml")).unwrap();
+        scene.world.chain_solve = Some(true);
+        if speculative {
+            scene.world.speculative_limits = Some(true);
+        }
+        let original = dir.path().join(format!("speculative-{speculative}.lvlog"));
+        record(&scene, &original, 20, RecordOptions::default());
+        let a = open(&original);
+        assert_eq!(a.header().speculative_limits(), speculative);
+        assert_eq!(a.header().settings().speculative_limits, speculative);
+        assert_eq!(
+            a.header().scene.contains("speculative_limits"),
+            speculative,
+            "{}",
+            a.header().scene
+        );
+        let mut resumed = resume(&a, 37).expect("resume");
+        assert_eq!(resumed.world.settings().speculative_limits, speculative);
+        let out = dir
+            .path()
+            .join(format!("speculative-{speculative}-resumed.lvlog"));
+        assert_frames_bitwise_equal(&a, &record_resumed(&mut resumed, &out, 10));
+        logs.push(a);
+    }
+    let report = diff(&logs[0], &logs[1], &Tolerance::EXACT).unwrap();
+    assert!(!report.identical);
+}
+
 /// A log recorded before curvature offsets existed (the pendulum's golden log of
 /// 2026-12-05, `data/golden/legacy/`) has no `curvature` in its header's scene: it was run
 /// without them, and it resumes without them, bit for bit.

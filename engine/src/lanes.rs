@@ -87,6 +87,8 @@ pub trait Lane:
     fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask;
     /// Lane-wise `a || b`.
     fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    /// Lane-wise `!mask`.
+    fn not(mask: Self::Mask) -> Self::Mask;
     /// Lane-wise "is NaN".
     fn is_nan(self) -> Self::Mask;
     /// Lane-wise square root (exactly rounded).
@@ -284,6 +286,10 @@ impl Lane for f32 {
         a || b
     }
     #[inline(always)]
+    fn not(mask: bool) -> bool {
+        !mask
+    }
+    #[inline(always)]
     fn is_nan(self) -> bool {
         f32::is_nan(self)
     }
@@ -347,6 +353,10 @@ impl Lane for Wide {
     #[inline(always)]
     fn or(a: WideMask, b: WideMask) -> WideMask {
         WideMask(a.0 | b.0)
+    }
+    #[inline(always)]
+    fn not(mask: WideMask) -> WideMask {
+        WideMask(!mask.0)
     }
     #[inline(always)]
     fn is_nan(self) -> WideMask {

@@ -18,6 +18,10 @@ use glam::{Quat, Vec3};
 /// Most rows one joint can produce (fixed: 6; revolute and prismatic with limit: 6).
 pub const MAX_ROWS_PER_JOINT: usize = 6;
 
+/// The slot of a limited joint's limit row (after its five bilateral rows: the unilateral
+/// row comes last, see `solver::decouple_lanes`).
+pub const LIMIT_SLOT: usize = 5;
+
 /// Geometry of one scalar row at the current poses.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RowGeometry {

@@ -235,6 +235,8 @@ pub struct SceneWorld {
     pub gyroscopic: Option<bool>,
     /// The velocity rows' curvature offsets (default true; see [`Settings::curvature`]).
     pub curvature: Option<bool>,
+    /// Speculative limit rows (default false; see [`Settings::speculative_limits`]).
+    pub speculative_limits: Option<bool>,
     /// Let islands at rest sleep (default false; see [`Settings::sleeping`]).
     pub sleeping: Option<bool>,
     /// Rest threshold on a body's linear speed, m/s (default 0.05).
@@ -1040,6 +1042,7 @@ impl Scene {
             warm_starting: w.warm_starting.unwrap_or(d.warm_starting),
             gyroscopic: w.gyroscopic.unwrap_or(d.gyroscopic),
             curvature: w.curvature.unwrap_or(d.curvature),
+            speculative_limits: w.speculative_limits.unwrap_or(d.speculative_limits),
             sleeping: w.sleeping.unwrap_or(d.sleeping),
             sleep_linear_speed: w.sleep_linear_speed.unwrap_or(d.sleep_linear_speed),
             sleep_angular_speed: w.sleep_angular_speed.unwrap_or(d.sleep_angular_speed),

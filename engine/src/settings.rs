@@ -62,6 +62,14 @@ pub struct Settings {
     /// predict; engine/DESIGN.md). Logs recorded before this setting existed resume with it
     /// off.
     pub curvature: bool,
+    /// Speculative limits (off by default): a limited joint whose coordinate would cross a
+    /// stop within the substep at its velocity before the solve (`x + h xdot` past the bound)
+    /// gets the stop's unilateral row already, with the speculative offset `C / h` (`C >= 0`
+    /// the distance left to the stop), so the solve lets it reach the stop and not pass it,
+    /// as Box2D v3 treats joint limits. Off, a limit adds its row only once the coordinate has
+    /// crossed its bound (the tutorial chapter's rule) and a joint swinging fast into a stop
+    /// passes it by up to `h |xdot|` before the row and the projection push it back.
+    pub speculative_limits: bool,
     /// Worker threads for the step: 1 runs everything on the calling thread, `n >= 2` builds a
     /// rayon pool of `n` threads for this world, 0 (the default) uses rayon's global pool
     /// (`RAYON_NUM_THREADS`, else one per core) for a world of at least
@@ -120,6 +128,7 @@ impl Default for Settings {
             warm_starting: true,
             gyroscopic: true,
             curvature: true,
+            speculative_limits: false,
             threads: 0,
             solver_path: SolverPath::Wide,
             sleeping: false,

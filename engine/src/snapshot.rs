@@ -235,6 +235,7 @@ impl Scene {
                 warm_starting: Some(s.warm_starting),
                 gyroscopic: Some(s.gyroscopic),
                 curvature: Some(s.curvature),
+                speculative_limits: Some(s.speculative_limits),
                 sleeping: Some(s.sleeping),
                 sleep_linear_speed: Some(s.sleep_linear_speed),
                 sleep_angular_speed: Some(s.sleep_angular_speed),

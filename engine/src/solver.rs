@@ -45,7 +45,7 @@ use crate::lanes::{
 };
 use crate::parallel::{Exec, Stages, BATCH_CHUNK, SHARED_CHUNK};
 use crate::rows::{
-    integrate_rotation_lanes, RowGeometryLanes, MAX_ROWS_PER_JOINT, MIN_K, ROW_VALUES,
+    integrate_rotation_lanes, RowGeometryLanes, LIMIT_SLOT, MAX_ROWS_PER_JOINT, MIN_K, ROW_VALUES,
 };
 use crate::schedule::{Batch, Schedule};
 use glam::{Mat3, Vec3};
@@ -498,6 +498,10 @@ pub(crate) struct PrepareInput<'a> {
     /// `h / 2` where the velocity rows get their curvature offsets (`Settings::curvature`),
     /// else `None`.
     pub half_h: Option<f32>,
+    /// The substep `h`, s.
+    pub h: f32,
+    /// `Settings::speculative_limits`.
+    pub speculative_limits: bool,
     pub warm_starting: bool,
 }
 
@@ -566,7 +570,8 @@ impl<L: Lane> JointBatch<L> {
         // Padded lanes have zero masses, so their rows decouple to zero rows.
         let (mass, limit_coordinate) =
             gathered.rows(self.kind, self.unilateral != 0, params, geometry);
-        if let Some(half_h) = input.half_h {
+        let limited = self.unilateral != 0;
+        if input.half_h.is_some() || (limited && input.speculative_limits) {
             // The velocities before the solve (the bodies' own, not yet warm-started: the
             // same values whatever the colour order); padded lanes keep zeros.
             let mut v = PairVelocities::<L>::zero();
@@ -578,23 +583,33 @@ impl<L: Lane> JointBatch<L> {
             for lane in 0..self.len {
                 v.set_lane(lane, velocity(a[lane]), velocity(b[lane]));
             }
-            // Faded out where a body turns by more than about CURVATURE_FADE_ANGLE per
-            // substep: weight = 1 / (1 + (theta / theta_0)^8), theta = h max(|w_A|, |w_B|).
-            let h = L::splat(2.0 * half_h);
-            let spin = lanes::max(v.angular_a.dot(v.angular_a), v.angular_b.dot(v.angular_b));
-            let x = spin * h * h * L::splat(1.0 / (CURVATURE_FADE_ANGLE * CURVATURE_FADE_ANGLE));
-            let x2 = x * x;
-            let weight = L::splat(1.0) / (L::splat(1.0) + x2 * x2);
-            let poses = &gathered.poses;
-            let mut scale = L::splat(half_h) * weight;
-            if self.unilateral != 0 {
+            let h = L::splat(input.h);
+            // Where the joint runs into a stop within the substep.
+            let impact = if limited {
+                let impact = joints::limit_impact_lanes(&limit_coordinate, &v, params, h);
+                if input.speculative_limits {
+                    // The stop's row already, with its speculative offset `C / h`.
+                    geometry[LIMIT_SLOT] =
+                        joints::speculative_limit_row_lanes(&limit_coordinate, &v, params, h);
+                }
+                impact
+            } else {
+                L::splat(0.0).gt(L::splat(0.0))
+            };
+            if let Some(half_h) = input.half_h {
+                // Faded out where a body turns by more than about CURVATURE_FADE_ANGLE per
+                // substep: weight = 1 / (1 + (theta / theta_0)^8), theta = h max(|w_A|, |w_B|).
+                let spin = lanes::max(v.angular_a.dot(v.angular_a), v.angular_b.dot(v.angular_b));
+                let x =
+                    spin * h * h * L::splat(1.0 / (CURVATURE_FADE_ANGLE * CURVATURE_FADE_ANGLE));
+                let x2 = x * x;
+                let weight = L::splat(1.0) / (L::splat(1.0) + x2 * x2);
                 // None where the joint runs into a stop within the substep: the impact ends
                 // the free motion they are the second-order term of (engine/DESIGN.md,
                 // *Curvature offsets*).
-                let impact = joints::limit_impact_lanes(&limit_coordinate, &v, params, h);
-                scale = L::select(impact, L::splat(0.0), scale);
+                let scale = L::select(impact, L::splat(0.0), L::splat(half_h) * weight);
+                joints::curvature_lanes(self.kind, &gathered.poses, params, &v, scale, geometry);
             }
-            joints::curvature_lanes(self.kind, poses, params, &v, scale, geometry);
         }
         (self.inv_mass_a, self.inv_mass_b) = (gathered.inv_mass_a, gathered.inv_mass_b);
         decouple_lanes(geometry, self.slots, &mass);
@@ -625,11 +640,20 @@ impl<L: Lane> JointBatch<L> {
             row.effective_mass = keep(L::splat(1.0) / k);
             let unilateral = self.unilateral & (1 << slot) != 0;
             let (bias, speculative) = if unilateral {
-                // A separated limit (C > 0) gets a speculative offset instead of a bias.
+                // A separated limit (C > 0) gets a speculative offset instead of a bias. With
+                // speculative limits, its bias row gets the same offset: a far stop must not
+                // hold back the bias velocities (with the offset 0 of the slop band before a
+                // reached stop, it would block any bias motion toward the stop).
                 let separated = g.error.gt(zero);
+                let speculative = g.error * inv_h;
+                let separated_bias = if input.speculative_limits {
+                    speculative
+                } else {
+                    zero
+                };
                 (
-                    L::select(separated, zero, bias_rate * g.error),
-                    L::select(separated, g.error * inv_h, zero),
+                    L::select(separated, separated_bias, bias_rate * g.error),
+                    L::select(separated, speculative, zero),
                 )
             } else {
                 (bias_rate * g.error, zero)

@@ -1445,6 +1445,8 @@ impl World {
             bias_rate: self.settings.error_reduction / h,
             inv_h: 1.0 / h,
             half_h: self.settings.curvature.then_some(0.5 * h),
+            h,
+            speculative_limits: self.settings.speculative_limits,
             warm_starting: self.settings.warm_starting,
         };
         let access = BodyAccess {

@@ -415,12 +415,13 @@ fn the_hub_solve_gives_the_same_bits_on_both_paths_and_any_thread_count() {
     // and without the chain solve and sleeping; and of limited hinges, whose limits move in
     // and out of the hub solve's system.
     let cases = [
-        (Spokes::Ball, false, false),
-        (Spokes::Ball, true, false),
-        (Spokes::Ball, false, true),
-        (Spokes::Limited, false, false),
+        (Spokes::Ball, false, false, false),
+        (Spokes::Ball, true, false, false),
+        (Spokes::Ball, false, true, false),
+        (Spokes::Limited, false, false, false),
+        (Spokes::Limited, false, false, true),
     ];
-    for (spokes, chain_solve, sleeping) in cases {
+    for (spokes, chain_solve, sleeping, speculative_limits) in cases {
         let worlds: Vec<World> = [
             (SolverPath::Wide, 1),
             (SolverPath::Scalar, 1),
@@ -433,6 +434,7 @@ fn the_hub_solve_gives_the_same_bits_on_both_paths_and_any_thread_count() {
                 threads,
                 chain_solve,
                 sleeping,
+                speculative_limits,
                 ..Settings::default()
             };
             let mut w = hubs(settings, spokes);
@@ -664,6 +666,7 @@ mod random_scenes {
             velocity_iterations in 1u32..=8,
             position_iterations in 0u32..=3,
             chain_solve in any::<bool>(),
+            speculative_limits in any::<bool>(),
         ) {
             let text = scene_text(&islands);
             let scene = Scene::from_toml_str(&text, "random")
@@ -672,6 +675,7 @@ mod random_scenes {
                 velocity_iterations,
                 position_iterations,
                 chain_solve,
+                speculative_limits,
                 ..scene.settings()
             };
             prop_assert!(paths_agree(&scene, settings, 10), "states differ:\n{text}");

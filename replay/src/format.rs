@@ -242,6 +242,12 @@ impl Header {
             .unwrap_or(CURVATURE_BEFORE_THE_SETTING)
     }
 
+    /// Whether the recorded run gave limits their rows speculatively
+    /// (`Settings::speculative_limits`; off unless the header's scene says otherwise).
+    pub fn speculative_limits(&self) -> bool {
+        self.scene_world(|w| w.speculative_limits).unwrap_or(false)
+    }
+
     /// The header's scene (its TOML parsed) with the settings a recorder of an earlier
     /// version left out filled in as that version ran: `curvature = false`
     /// ([`Header::curvature`]).

@@ -327,6 +327,11 @@ impl Hdf5Writer {
         scalar_attr(&file, "warm_starting", u8::from(settings.warm_starting))?;
         scalar_attr(&file, "gyroscopic", u8::from(settings.gyroscopic))?;
         scalar_attr(&file, "curvature", u8::from(settings.curvature))?;
+        scalar_attr(
+            &file,
+            "speculative_limits",
+            u8::from(settings.speculative_limits),
+        )?;
         scalar_attr(&file, "sleeping", u8::from(settings.sleeping))?;
         scalar_attr(&file, "sleep_linear_speed", settings.sleep_linear_speed)?;
         scalar_attr(&file, "sleep_angular_speed", settings.sleep_angular_speed)?;

@@ -439,6 +439,10 @@ pub fn effective_scene(scene: &Scene, world: &World, dt: f32) -> Scene {
     // Always written: a header without it is a log recorded before the curvature offsets
     // existed, which resumes without them (`Header::curvature`).
     w.curvature = Some(s.curvature);
+    // Written when on (or named by the scene): runs without it keep their header.
+    if s.speculative_limits || w.speculative_limits.is_some() {
+        w.speculative_limits = Some(s.speculative_limits);
+    }
     // Written when on (or named by the scene), so that a run without sleeping records the
     // same header as before sleeping existed (and the golden logs stay valid).
     if s.sleeping || w.sleeping.is_some() {

@@ -133,14 +133,14 @@ def test_every_setting_of_the_run_is_in_the_header_and_the_hdf5_attributes(tmp_p
     # only; the other settings were only in the scene text.
     log_path = tmp_path / "run.lvlog"
     sim = lavender.Sim("pendulum", gyroscopic=False, error_reduction=0.3, sleeping=True,
-                       bias_iterations=2, curvature=False)
+                       bias_iterations=2, curvature=False, speculative_limits=True)
     sim.record(log_path)
     sim.step()
     sim.stop_recording()
     log = lavender.Log(log_path)
     settings = log.header["settings"]
     assert settings["gyroscopic"] is False and settings["sleeping"] is True
-    assert settings["curvature"] is False
+    assert settings["curvature"] is False and settings["speculative_limits"] is True
     assert settings["warm_starting"] is True and settings["chain_solve"] is False
     assert settings["error_reduction"] == pytest.approx(0.3)
     assert settings["projection_factor"] == 1.0
@@ -153,7 +153,7 @@ def test_every_setting_of_the_run_is_in_the_header_and_the_hdf5_attributes(tmp_p
     log.export_hdf5(out)
     with h5py.File(out, "r") as f:
         assert (f.attrs["gyroscopic"], f.attrs["sleeping"], f.attrs["warm_starting"]) == (0, 1, 1)
-        assert f.attrs["curvature"] == 0
+        assert f.attrs["curvature"] == 0 and f.attrs["speculative_limits"] == 1
         assert f.attrs["error_reduction"] == pytest.approx(0.3)
         assert f.attrs["bias_iterations"] == 2
         assert f.attrs["substep_length"] == pytest.approx(1 / 240)

@@ -578,13 +578,54 @@ pub(crate) fn limit_row_lanes<L: Lane>(
     g: &RowGeometryLanes<L>,
 ) -> RowGeometryLanes<L> {
     let slop = L::splat(LIMIT_SLOP);
-    let below = (lo + slop).gt(x);
-    let above = x.gt(hi - slop);
+    bound_row_lanes((lo + slop).gt(x), x.gt(hi - slop), x, lo, hi, g)
+}
+
+/// The row of coordinate `x` (Jacobian `g`) against the lower bound where `below`, else
+/// against the upper bound where `above`, else a zero row: `C = x - lo` with `J`, or
+/// `C = hi - x` with `-J` (`C >= 0` inside).
+fn bound_row_lanes<L: Lane>(
+    below: L::Mask,
+    above: L::Mask,
+    x: L,
+    lo: L,
+    hi: L,
+    g: &RowGeometryLanes<L>,
+) -> RowGeometryLanes<L> {
     let lower = RowGeometryLanes::new(g.linear, g.angular_a, g.angular_b, x - lo);
     let upper = RowGeometryLanes::new(-g.linear, -g.angular_a, -g.angular_b, hi - x);
     let zero = RowGeometryLanes::zero();
     let above_only = RowGeometryLanes::select(above, &upper, &zero);
     RowGeometryLanes::select(below, &lower, &above_only)
+}
+
+/// The limit row with speculative limits (`Settings::speculative_limits`): [`limit_row_lanes`]
+/// where a bound is reached or crossed, and everywhere else the row of the stop the
+/// coordinate will be nearer to at the end of the substep (`x + h xdot` against the middle
+/// of `[lo, hi]`), with `C > 0` the distance left (prepare turns that into the speculative
+/// offset `C / h`: the solve lets the coordinate reach the stop and not pass it, whatever
+/// velocity the solve itself gives it).
+pub(crate) fn speculative_limit_row_lanes<L: Lane>(
+    coordinate: &RowGeometryLanes<L>,
+    v: &PairVelocities<L>,
+    j: &ParamLanes<L>,
+    h: L,
+) -> RowGeometryLanes<L> {
+    let (x, slop) = (coordinate.error, L::splat(LIMIT_SLOP));
+    let next = x + h * coordinate_rate(coordinate, v);
+    let crossed_lo = (j.lo + slop).gt(x);
+    let crossed_hi = x.gt(j.hi - slop);
+    let toward_lo = ((j.lo + j.hi) * L::splat(0.5)).gt(next);
+    let below = L::or(crossed_lo, L::and(toward_lo, L::not(crossed_hi)));
+    let above = L::not(below);
+    bound_row_lanes(below, above, x, j.lo, j.hi, coordinate)
+}
+
+/// `xdot = J v` of the limit coordinate's row.
+fn coordinate_rate<L: Lane>(coordinate: &RowGeometryLanes<L>, v: &PairVelocities<L>) -> L {
+    coordinate.linear.dot(v.linear_b - v.linear_a)
+        + coordinate.angular_a.dot(v.angular_a)
+        + coordinate.angular_b.dot(v.angular_b)
 }
 
 /// The lanes whose limited coordinate moves into a stop that it reaches within the substep
@@ -600,9 +641,7 @@ pub(crate) fn limit_impact_lanes<L: Lane>(
     h: L,
 ) -> L::Mask {
     let zero = L::splat(0.0);
-    let rate = coordinate.linear.dot(v.linear_b - v.linear_a)
-        + coordinate.angular_a.dot(v.angular_a)
-        + coordinate.angular_b.dot(v.angular_b);
+    let rate = coordinate_rate(coordinate, v);
     let slop = L::splat(LIMIT_SLOP);
     let next = coordinate.error + h * rate;
     L::or(
@@ -1058,6 +1097,7 @@ pub(crate) fn columns(
 mod tests {
     use super::*;
     use crate::lanes::Wide;
+    use crate::rows::LIMIT_SLOT;
 
     /// A deterministic pseudo-random stream in [-1, 1).
     fn stream(mut state: u64) -> impl FnMut() -> f32 {
@@ -1259,6 +1299,100 @@ mod tests {
             &j,
             h
         ));
+    }
+
+    /// Speculative limits: a limited joint always has a limit row, against the stop it is past
+    /// or, inside, against the stop nearer to `x + h xdot`, with `C` the distance left
+    /// (negative past it); one lane and eight give the same bits.
+    #[test]
+    fn speculative_limit_rows_face_the_nearer_stop_with_the_distance_left() {
+        let h = 1.0 / 240.0;
+        // (x0, rate, lower stop?, C): resting at the middle (the upper stop, by the tie);
+        // heading up (0.15 + 14/240 = 0.208); turned round towards the lower stop
+        // (0.15 - 100/240 = -0.267); resting nearer the lower; past the upper stop moving
+        // back fast (still the upper stop's row); past the lower one.
+        let cases = [
+            (0.0, 0.0, false, 0.2),
+            (0.15, 14.0, false, 0.05),
+            (0.15, -100.0, true, 0.35),
+            (-0.1, 0.0, true, 0.1),
+            (0.25, -100.0, false, -0.05),
+            (-0.25, 100.0, true, -0.05),
+        ];
+        for kind in [JointKind::Revolute, JointKind::Prismatic] {
+            let hinge = kind == JointKind::Revolute;
+            let axis = if hinge { Vec3::Z } else { Vec3::X };
+            let j = JointParams {
+                anchor_a: Vec3::ZERO,
+                anchor_b: Vec3::ZERO,
+                axis_a: axis,
+                axis_b: axis,
+                reference: Quat::IDENTITY,
+                limit: Some([-0.2, 0.2]),
+                perpendicular: perpendicular(axis),
+            };
+            let (mut poses, mut velocities, mut params) = (
+                PoseLanes::<Wide>::new(),
+                PairVelocities::<Wide>::zero(),
+                ParamLanes::<Wide>::new(),
+            );
+            let mut singles = Vec::new();
+            for (lane, &(x0, rate, lower, c)) in cases.iter().enumerate() {
+                let (rotation_b, position_b, moving) = if hinge {
+                    let turning = (Vec3::ZERO, Vec3::new(0.0, 0.0, rate));
+                    (Quat::from_rotation_z(x0), Vec3::ZERO, turning)
+                } else {
+                    let sliding = (Vec3::new(rate, 0.0, 0.0), Vec3::ZERO);
+                    (Quat::IDENTITY, Vec3::new(x0, 0.0, 0.0), sliding)
+                };
+                let pair = PosePair {
+                    position_a: Vec3::ZERO,
+                    rotation_a: Quat::IDENTITY,
+                    position_b,
+                    rotation_b,
+                };
+                poses.set_lane(lane, &pair);
+                velocities.set_lane(lane, (Vec3::ZERO, Vec3::ZERO), moving);
+                params.set_geometry(lane, kind, &j);
+                let (mut p1, mut v1, mut j1) = (
+                    PoseLanes::<f32>::new(),
+                    PairVelocities::zero(),
+                    ParamLanes::new(),
+                );
+                p1.set_lane(0, &pair);
+                v1.set_lane(0, (Vec3::ZERO, Vec3::ZERO), moving);
+                j1.set_geometry(0, kind, &j);
+                let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
+                let coordinate = rows_lanes(kind, true, &p1, &j1, &mut rows);
+                let row = speculative_limit_row_lanes(&coordinate, &v1, &j1, h);
+                let what = format!("{kind:?} at {x0}, {rate}/s");
+                assert!((row.error - c).abs() < 1e-6, "{what}: C = {}", row.error);
+                // The lower stop's row is the coordinate's Jacobian, the upper's its negative.
+                let along = if hinge { row.angular_b.z } else { row.linear.x };
+                assert_eq!(along, if lower { 1.0 } else { -1.0 }, "{what}");
+                if x0.abs() > 0.2 {
+                    // Past a stop: the row [`limit_row_lanes`] gives without speculation.
+                    let plain = rows[LIMIT_SLOT];
+                    assert_eq!(row.error.to_bits(), plain.error.to_bits(), "{what}");
+                }
+                singles.push(row);
+            }
+            let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
+            let coordinate = rows_lanes(kind, true, &poses, &params, &mut rows);
+            let wide =
+                speculative_limit_row_lanes(&coordinate, &velocities, &params, Wide::splat(h));
+            for (lane, one) in singles.iter().enumerate() {
+                let values = |r: &RowGeometryLanes<Wide>| {
+                    [r.linear.x, r.angular_b.z, r.angular_a.z, r.error].map(|x| x.lane(lane))
+                };
+                let single = [one.linear.x, one.angular_b.z, one.angular_a.z, one.error];
+                assert_eq!(
+                    values(&wide).map(f32::to_bits),
+                    single.map(f32::to_bits),
+                    "{kind:?} lane {lane}"
+                );
+            }
+        }
     }
 
     /// The curvature offsets are `h/2 Cddot` of each row's `C` along the bodies' free motion

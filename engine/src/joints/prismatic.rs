@@ -24,7 +24,7 @@ use super::{
 use crate::lanes::{Lane, PairVelocities, V3};
 #[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
-use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
+use crate::rows::{RowGeometryLanes, LIMIT_SLOT, MAX_ROWS_PER_JOINT};
 #[cfg(test)]
 use glam::Vec3;
 
@@ -87,7 +87,7 @@ pub(crate) fn rows_lanes<L: Lane>(
         return RowGeometryLanes::zero();
     }
     let g = slide_row_lanes(&anchors, p.rotation_a.rotate(j.axis_a));
-    out[5] = limit_row_lanes(g.error, j.lo, j.hi, &g);
+    out[LIMIT_SLOT] = limit_row_lanes(g.error, j.lo, j.hi, &g);
     g
 }
 

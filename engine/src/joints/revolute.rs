@@ -21,7 +21,7 @@ use super::{
 use crate::lanes::{atan2, Lane, PairVelocities, V3};
 #[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
-use crate::rows::{RowGeometryLanes, MAX_ROWS_PER_JOINT};
+use crate::rows::{RowGeometryLanes, LIMIT_SLOT, MAX_ROWS_PER_JOINT};
 #[cfg(test)]
 use glam::Vec3;
 
@@ -126,7 +126,7 @@ pub(crate) fn rows_lanes<L: Lane>(
     }
     let theta = about_limits(angle_lanes(p, j), j.lo, j.hi);
     let g = RowGeometryLanes::new(V3::zero(), -a, a, theta);
-    out[5] = limit_row_lanes(theta, j.lo, j.hi, &g);
+    out[LIMIT_SLOT] = limit_row_lanes(theta, j.lo, j.hi, &g);
     g
 }
 

@@ -28,7 +28,7 @@
 use super::{apply, relax_row, Batches, JointBatch, JointOutputs, PrepareInput, RowLanes};
 use crate::joints::ParamLanes;
 use crate::lanes::{BodyAccess, Lane, WriteMask};
-use crate::rows::MIN_K;
+use crate::rows::{LIMIT_SLOT, MIN_K};
 use crate::schedule::chains::{Link, LINK_NEXT_A, LINK_PREV_B};
 
 /// One group of chains, one per lane, of one shape ([`crate::schedule::ChainGroup`]).
@@ -76,9 +76,6 @@ const PATIENCE: usize = 3;
 /// How far a limit out of the system may be violated before it enters it (rad/s, of
 /// `J v + offset`): above the round-off of an exact solve.
 const LIMIT_TOLERANCE: f32 = 1e-6;
-
-/// The limit's slot in a limited joint's rows (see `slot_masks`).
-const LIMIT_SLOT: usize = 5;
 
 /// The lanes whose bit is set in `bits`, as a lane mask.
 #[inline(always)]

@@ -138,6 +138,7 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
                 (!h.warm_starting(), ", no warm start"),
                 (!h.gyroscopic(), ", no gyroscopic term"),
                 (!h.curvature(), ", no curvature offsets"),
+                (h.speculative_limits(), ", speculative limits"),
             ]
             .iter()
             .filter(|(on, _)| *on)

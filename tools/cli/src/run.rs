@@ -81,6 +81,13 @@ pub struct Args {
     /// the term out. A recorded run keeps the setting.
     #[arg(long)]
     no_curvature: bool,
+    /// Give a limited joint its stop's row as soon as it would reach the stop within the
+    /// substep, with the speculative offset `C / h`, instead of once it has crossed it (as
+    /// `speculative_limits = true` in the scene's `[world]`; off by default, the tutorial
+    /// chapter's rule): a joint swinging fast into a stop then stops at it instead of passing
+    /// it by up to a substep's motion. A recorded run keeps the setting.
+    #[arg(long)]
+    speculative_limits: bool,
     /// Run the scalar reference path (the same joint kernels one joint at a time instead of
     /// eight in SIMD lanes): the same results bit for bit, slower. For checking the wide path
     /// and for profiling against it.
@@ -150,6 +157,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     if args.no_curvature {
         settings.curvature = false;
+    }
+    if args.speculative_limits {
+        settings.speculative_limits = true;
     }
     if args.scalar {
         settings.solver_path = SolverPath::Scalar;

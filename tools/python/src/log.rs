@@ -1014,7 +1014,8 @@ impl Log {
     /// ``joint_names``, ``world`` (dt, max_substep, iterations, gravity), ``settings``
     /// (every setting of the run: ``dt``, ``substep_length``, ``gravity``, the iteration
     /// counts, ``chain_solve``, ``error_reduction``, ``projection_factor``,
-    /// ``warm_starting``, ``gyroscopic``, ``curvature``, ``sleeping`` and its thresholds), ``scene_hash``,
+    /// ``warm_starting``, ``gyroscopic``, ``curvature``, ``speculative_limits``, ``sleeping``
+    /// and its thresholds), ``scene_hash``,
     /// ``engine_version``, ``target_features``, ``scene`` (the scene TOML with every
     /// setting written out).
     #[getter]

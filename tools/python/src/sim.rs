@@ -75,7 +75,7 @@ struct Origin {
 }
 
 /// The keyword arguments that set solver settings, in the order the docs list them.
-pub(crate) const SETTING_NAMES: [&str; 18] = [
+pub(crate) const SETTING_NAMES: [&str; 19] = [
     "dt",
     "gravity",
     "max_substep",
@@ -88,6 +88,7 @@ pub(crate) const SETTING_NAMES: [&str; 18] = [
     "warm_starting",
     "gyroscopic",
     "curvature",
+    "speculative_limits",
     "threads",
     "solver_path",
     "sleeping",
@@ -112,6 +113,7 @@ struct Overrides {
     warm_starting: Option<bool>,
     gyroscopic: Option<bool>,
     curvature: Option<bool>,
+    speculative_limits: Option<bool>,
     threads: Option<u32>,
     solver_path: Option<SolverPath>,
     sleeping: Option<bool>,
@@ -202,6 +204,9 @@ impl Overrides {
                 "warm_starting" => o.warm_starting = Some(setting_bool("warm_starting", v)?),
                 "gyroscopic" => o.gyroscopic = Some(setting_bool("gyroscopic", v)?),
                 "curvature" => o.curvature = Some(setting_bool("curvature", v)?),
+                "speculative_limits" => {
+                    o.speculative_limits = Some(setting_bool("speculative_limits", v)?)
+                }
                 "threads" => o.threads = Some(setting_u32("threads", v)?),
                 "solver_path" => {
                     let path: String = v.extract().unwrap_or_default();
@@ -250,6 +255,7 @@ impl Overrides {
         s.warm_starting = self.warm_starting.unwrap_or(s.warm_starting);
         s.gyroscopic = self.gyroscopic.unwrap_or(s.gyroscopic);
         s.curvature = self.curvature.unwrap_or(s.curvature);
+        s.speculative_limits = self.speculative_limits.unwrap_or(s.speculative_limits);
         s.threads = self.threads.unwrap_or(s.threads);
         s.solver_path = self.solver_path.unwrap_or(s.solver_path);
         s.sleeping = self.sleeping.unwrap_or(s.sleeping);
@@ -622,7 +628,7 @@ impl Sim {
         text_signature = "(scene=None, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, bias_iterations=None, position_iterations=None, \
                           chain_solve=None, error_reduction=None, projection_factor=None, warm_starting=None, \
-                          gyroscopic=None, curvature=None, threads=None, solver_path=None, sleeping=None, \
+                          gyroscopic=None, curvature=None, speculative_limits=None, threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
                           time_to_sleep=None)"
     )]
@@ -642,7 +648,7 @@ impl Sim {
         text_signature = "(text, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, bias_iterations=None, position_iterations=None, \
                           chain_solve=None, error_reduction=None, projection_factor=None, warm_starting=None, \
-                          gyroscopic=None, curvature=None, threads=None, solver_path=None, sleeping=None, \
+                          gyroscopic=None, curvature=None, speculative_limits=None, threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
                           time_to_sleep=None)"
     )]
@@ -922,7 +928,8 @@ impl Sim {
     /// Changes solver settings (``gravity``, ``max_substep``, ``velocity_iterations``,
     /// ``bias_iterations``, ``position_iterations``, ``chain_solve``, ``error_reduction``,
     /// ``projection_factor``,
-    /// ``warm_starting``, ``gyroscopic``, ``curvature``, ``threads``, ``solver_path``, ``sleeping``,
+    /// ``warm_starting``, ``gyroscopic``, ``curvature``, ``speculative_limits``, ``threads``,
+    /// ``solver_path``, ``sleeping``,
     /// ``sleep_linear_speed``,
     /// ``sleep_angular_speed``, ``time_to_sleep``) and the default frame ``dt``.
     /// Validated first: on error nothing changes. Refused while recording (the log's header
@@ -932,7 +939,7 @@ impl Sim {
         text_signature = "($self, *, dt=None, gravity=None, max_substep=None, \
                           velocity_iterations=None, bias_iterations=None, position_iterations=None, \
                           chain_solve=None, error_reduction=None, projection_factor=None, warm_starting=None, \
-                          gyroscopic=None, curvature=None, threads=None, solver_path=None, sleeping=None, \
+                          gyroscopic=None, curvature=None, speculative_limits=None, threads=None, solver_path=None, sleeping=None, \
                           sleep_linear_speed=None, sleep_angular_speed=None, \
                           time_to_sleep=None)"
     )]
@@ -963,7 +970,8 @@ impl Sim {
 
     /// The solver settings as a dict (gravity, max_substep, velocity_iterations,
     /// bias_iterations (None: one per velocity pass), position_iterations, chain_solve,
-    /// error_reduction, projection_factor, warm_starting, gyroscopic, curvature, threads,
+    /// error_reduction, projection_factor, warm_starting, gyroscopic, curvature,
+    /// speculative_limits, threads,
     /// solver_path, sleeping, sleep_linear_speed, sleep_angular_speed, time_to_sleep) plus the
     /// default frame ``dt``.
     #[getter]
@@ -982,6 +990,7 @@ impl Sim {
         d.set_item("warm_starting", s.warm_starting)?;
         d.set_item("gyroscopic", s.gyroscopic)?;
         d.set_item("curvature", s.curvature)?;
+        d.set_item("speculative_limits", s.speculative_limits)?;
         d.set_item("threads", s.threads)?;
         d.set_item("solver_path", s.solver_path.name())?;
         d.set_item("sleeping", s.sleeping)?;

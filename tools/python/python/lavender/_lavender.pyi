@@ -62,6 +62,7 @@ class _SettingsDict(TypedDict):
     warm_starting: bool
     gyroscopic: bool
     curvature: bool
+    speculative_limits: bool
     threads: int
     solver_path: Literal["wide", "scalar"]
     sleeping: bool
@@ -110,6 +111,7 @@ class Sim:
         warm_starting: Optional[bool] = None,
         gyroscopic: Optional[bool] = None,
         curvature: Optional[bool] = None,
+        speculative_limits: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
         sleeping: Optional[bool] = None,
@@ -133,6 +135,7 @@ class Sim:
         warm_starting: Optional[bool] = None,
         gyroscopic: Optional[bool] = None,
         curvature: Optional[bool] = None,
+        speculative_limits: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
         sleeping: Optional[bool] = None,
@@ -194,6 +197,7 @@ class Sim:
         warm_starting: Optional[bool] = None,
         gyroscopic: Optional[bool] = None,
         curvature: Optional[bool] = None,
+        speculative_limits: Optional[bool] = None,
         threads: Optional[int] = None,
         solver_path: Optional[Literal["wide", "scalar"]] = None,
         sleeping: Optional[bool] = None,
