@@ -568,10 +568,10 @@ impl<L: Lane> JointBatch<L> {
             self.len,
         );
         // Padded lanes have zero masses, so their rows decouple to zero rows.
-        let (mass, limit_coordinate) =
-            gathered.rows(self.kind, self.unilateral != 0, params, geometry);
         let limited = self.unilateral != 0;
-        if input.half_h.is_some() || (limited && input.speculative_limits) {
+        let (mass, limit_coordinate) = gathered.rows(self.kind, limited, params, geometry);
+        let speculative = limited && input.speculative_limits;
+        if input.half_h.is_some() || speculative {
             // The velocities before the solve (the bodies' own, not yet warm-started: the
             // same values whatever the colour order); padded lanes keep zeros.
             let mut v = PairVelocities::<L>::zero();
@@ -584,18 +584,11 @@ impl<L: Lane> JointBatch<L> {
                 v.set_lane(lane, velocity(a[lane]), velocity(b[lane]));
             }
             let h = L::splat(input.h);
-            // Where the joint runs into a stop within the substep.
-            let impact = if limited {
-                let impact = joints::limit_impact_lanes(&limit_coordinate, &v, params, h);
-                if input.speculative_limits {
-                    // The stop's row already, with its speculative offset `C / h`.
-                    geometry[LIMIT_SLOT] =
-                        joints::speculative_limit_row_lanes(&limit_coordinate, &v, params, h);
-                }
-                impact
-            } else {
-                L::splat(0.0).gt(L::splat(0.0))
-            };
+            if speculative {
+                // The stop's row already, with its speculative offset `C / h` (below).
+                geometry[LIMIT_SLOT] =
+                    joints::speculative_limit_row_lanes(&limit_coordinate, &v, params, h);
+            }
             if let Some(half_h) = input.half_h {
                 // Faded out where a body turns by more than about CURVATURE_FADE_ANGLE per
                 // substep: weight = 1 / (1 + (theta / theta_0)^8), theta = h max(|w_A|, |w_B|).
@@ -604,10 +597,14 @@ impl<L: Lane> JointBatch<L> {
                     spin * h * h * L::splat(1.0 / (CURVATURE_FADE_ANGLE * CURVATURE_FADE_ANGLE));
                 let x2 = x * x;
                 let weight = L::splat(1.0) / (L::splat(1.0) + x2 * x2);
-                // None where the joint runs into a stop within the substep: the impact ends
-                // the free motion they are the second-order term of (engine/DESIGN.md,
-                // *Curvature offsets*).
-                let scale = L::select(impact, L::splat(0.0), L::splat(half_h) * weight);
+                let mut scale = L::splat(half_h) * weight;
+                if limited {
+                    // None where the joint runs into a stop within the substep: the impact
+                    // ends the free motion they are the second-order term of
+                    // (engine/DESIGN.md, *Curvature offsets*).
+                    let impact = joints::limit_impact_lanes(&limit_coordinate, &v, params, h);
+                    scale = L::select(impact, L::splat(0.0), scale);
+                }
                 joints::curvature_lanes(self.kind, &gathered.poses, params, &v, scale, geometry);
             }
         }
