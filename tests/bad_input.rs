@@ -214,24 +214,32 @@ fn the_substep_that_goes_non_finite_is_observed_before_the_rollback() {
 #[test]
 fn a_log_or_binary_file_given_as_a_scene_says_what_it_is() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &[u8], &str); 3] = [
+    // The kind of file, and where such a file goes instead.
+    let cases: [(&str, &[u8], &str, &str); 3] = [
         (
             "run.lvlog",
             b"LAVLOG\0\0\x01\x00rest",
             "is a Lavender run log",
+            "lavender scrub",
         ),
-        ("run.h5", b"\x89HDF\r\n\x1a\nrest", "is an HDF5 file"),
+        (
+            "run.h5",
+            b"\x89HDF\r\n\x1a\nrest",
+            "is an HDF5 file",
+            "open it with h5py",
+        ),
         (
             "a.out",
             b"\x7fELF\x02\x01\x01\xff\xfe",
             "is not a text file",
+            "a scene is a TOML text file",
         ),
     ];
-    for (name, bytes, says) in cases {
+    for (name, bytes, says, instead) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         let m = message(Scene::load(&path));
-        assert!(m.contains(says) && m.contains("lavender scrub"), "{m}");
+        assert!(m.contains(says) && m.contains(instead), "{m}");
     }
 }
 

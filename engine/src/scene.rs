@@ -954,17 +954,24 @@ impl Scene {
         let bytes =
             std::fs::read(path).map_err(|e| scene_error(format!("cannot read the file: {e}")))?;
         // A binary file given where a scene goes: most often a run's log or HDF5 file.
+        const A_SCENE: &str = "a scene is a TOML text file, see `lavender scenes`";
         let binary = match &bytes {
-            b if b.starts_with(b"\x89HDF\r\n") => Some("is an HDF5 file, not a scene"),
-            b if b.starts_with(b"LAVLOG\0\0") => Some("is a Lavender run log, not a scene"),
-            b if std::str::from_utf8(b).is_err() => Some("is not a text file, so not a scene"),
+            // QA (2026-12-06): an HDF5 file was pointed to the log tools, which refuse it.
+            b if b.starts_with(b"\x89HDF\r\n") => Some(format!(
+                "this is an HDF5 file, not a scene ({A_SCENE}); open it with h5py, MATLAB or \
+                 pandas, or record a `.lvlog` for `lavender scrub`, `diff` and `resume`"
+            )),
+            b if b.starts_with(b"LAVLOG\0\0") => Some(format!(
+                "this is a Lavender run log, not a scene ({A_SCENE}); a run's log is read by \
+                 `lavender scrub`, `diff`, `resume` and `export`"
+            )),
+            b if std::str::from_utf8(b).is_err() => Some(format!(
+                "this is not a text file, so not a scene ({A_SCENE})"
+            )),
             _ => None,
         };
-        if let Some(what) = binary {
-            return Err(scene_error(format!(
-                "this {what} (a scene is a TOML text file, see `lavender scenes`); a run's log \
-                 is read by `lavender scrub`, `diff`, `resume` and `export`"
-            )));
+        if let Some(message) = binary {
+            return Err(scene_error(message));
         }
         let text = String::from_utf8(bytes).expect("checked above");
         Scene::from_toml_str(&text, &path.display().to_string())

@@ -193,11 +193,14 @@ struct PairMassLanes<L> {
 /// pivots has one division each, and the square roots come after, independent (2 to 3 %
 /// faster steps, same errors). Branch-free: the pivot tests are lane masks, so the scalar and
 /// wide paths compute the same bits.
+///
+/// Returns the last row's scale `d^-1/2` (the limit row's, where there is one): its decoupled
+/// form of a value that is zero on every earlier row.
 fn decouple_lanes<L: Lane>(
     rows: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
     slots: u8,
     mass: &PairMassLanes<L>,
-) {
+) -> L {
     // One copy per signature with `slots` a constant: the factorisation's loops unroll.
     match slots {
         0b000111 => decouple_slots(rows, 0b000111, mass),
@@ -215,7 +218,7 @@ fn decouple_slots<L: Lane>(
     rows: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
     slots: u8,
     mass: &PairMassLanes<L>,
-) {
+) -> L {
     let mut idx = [0usize; MAX_ROWS_PER_JOINT];
     let mut n = 0;
     for slot in 0..MAX_ROWS_PER_JOINT {
@@ -296,6 +299,11 @@ fn decouple_slots<L: Lane>(
                 rows[idx[i]].values_mut()[v] = r[i] * scale[i];
             }
         }
+    }
+    if n == 0 {
+        zero
+    } else {
+        scale[n - 1]
     }
 }
 
@@ -571,7 +579,7 @@ impl<L: Lane> JointBatch<L> {
         let limited = self.unilateral != 0;
         let (mass, limit_coordinate) = gathered.rows(self.kind, limited, params, geometry);
         let speculative = limited && input.speculative_limits;
-        if input.half_h.is_some() || speculative {
+        if input.half_h.is_some() || limited {
             // The velocities before the solve (the bodies' own, not yet warm-started: the
             // same values whatever the colour order); padded lanes keep zeros.
             let mut v = PairVelocities::<L>::zero();
@@ -588,6 +596,10 @@ impl<L: Lane> JointBatch<L> {
                 // The stop's row already, with its speculative offset `C / h` (below).
                 geometry[LIMIT_SLOT] =
                     joints::speculative_limit_row_lanes(&limit_coordinate, &v, params, h);
+            } else if limited {
+                // At both bounds (a locked joint), the stop it moves into.
+                geometry[LIMIT_SLOT] =
+                    joints::reached_limit_row_lanes(&limit_coordinate, &v, params);
             }
             if let Some(half_h) = input.half_h {
                 // Faded out where a body turns by more than about CURVATURE_FADE_ANGLE per
@@ -609,7 +621,16 @@ impl<L: Lane> JointBatch<L> {
             }
         }
         (self.inv_mass_a, self.inv_mass_b) = (gathered.inv_mass_a, gathered.inv_mass_b);
-        decouple_lanes(geometry, self.slots, &mass);
+        // With speculative limits: the distance left to the stop, `C` before the decoupling.
+        let limit_distance = geometry[LIMIT_SLOT].error;
+        let limit_scale = decouple_lanes(geometry, self.slots, &mass);
+        // Its decoupled form without the bilateral rows' errors: the decoupled limit row's
+        // error is `d^-1/2 (C - sum_i l_i C_i)`, which counts the bilateral rows' position
+        // errors as corrected within the substep. The velocity solve corrects none of them
+        // and the bias solve a fraction `error_reduction`, so the stop's speculative offsets
+        // are taken from `d^-1/2 C` (below): a hinge with a centimetre of anchor error
+        // otherwise passed its stop by up to 0.3 rad in one substep (QA, 2026-12-06).
+        let limit_distance = limit_distance * limit_scale;
 
         let zero = L::splat(0.0);
         let min_k = L::splat(MIN_K);
@@ -637,21 +658,25 @@ impl<L: Lane> JointBatch<L> {
             row.effective_mass = keep(L::splat(1.0) / k);
             let unilateral = self.unilateral & (1 << slot) != 0;
             let (bias, speculative) = if unilateral {
-                // A separated limit (C > 0) gets a speculative offset instead of a bias. With
-                // speculative limits, its bias row gets the same offset: a far stop must not
-                // hold back the bias velocities (with the offset 0 of the slop band before a
-                // reached stop, it would block any bias motion toward the stop).
-                let separated = g.error.gt(zero);
-                let speculative = g.error * inv_h;
-                let separated_bias = if input.speculative_limits {
-                    speculative
+                // A separated limit (C > 0) gets a speculative offset instead of a bias.
+                if input.speculative_limits {
+                    // `J v >= -C / h` in the velocity solve; in the bias solve, which also
+                    // corrects `error_reduction` of the bilateral rows' errors (`sum l_i C_i`
+                    // decoupled: `limit_distance - g.error`), `J u >= -C / h` less that.
+                    let separated = limit_distance.gt(zero);
+                    let corrected = bias_rate * (limit_distance - g.error);
+                    let speculative = limit_distance * inv_h;
+                    (
+                        L::select(separated, speculative - corrected, bias_rate * g.error),
+                        L::select(separated, speculative, zero),
+                    )
                 } else {
-                    zero
-                };
-                (
-                    L::select(separated, separated_bias, bias_rate * g.error),
-                    L::select(separated, speculative, zero),
-                )
+                    let separated = g.error.gt(zero);
+                    (
+                        L::select(separated, zero, bias_rate * g.error),
+                        L::select(separated, g.error * inv_h, zero),
+                    )
+                }
             } else {
                 (bias_rate * g.error, zero)
             };

@@ -599,8 +599,25 @@ fn bound_row_lanes<L: Lane>(
     RowGeometryLanes::select(below, &lower, &above_only)
 }
 
-/// The limit row with speculative limits (`Settings::speculative_limits`): [`limit_row_lanes`]
-/// where a bound is reached or crossed, and everywhere else the row of the stop the
+/// [`limit_row_lanes`] at the velocities `v` before the solve: the same rows, except where the
+/// coordinate is within [`LIMIT_SLOP`] of both bounds (a stop range narrower than twice the
+/// slop; `lo == hi` locks the joint), where the row is the stop's it moves into (`xdot > 0`:
+/// the upper), not always the lower's, which let a locked hinge turned upward pass its stop by
+/// a substep's motion (QA, 2026-12-06).
+pub(crate) fn reached_limit_row_lanes<L: Lane>(
+    coordinate: &RowGeometryLanes<L>,
+    v: &PairVelocities<L>,
+    j: &ParamLanes<L>,
+) -> RowGeometryLanes<L> {
+    let (x, slop) = (coordinate.error, L::splat(LIMIT_SLOP));
+    let (at_lo, at_hi) = ((j.lo + slop).gt(x), x.gt(j.hi - slop));
+    let rising = coordinate_rate(coordinate, v).gt(L::splat(0.0));
+    let below = L::and(at_lo, L::not(L::and(at_hi, rising)));
+    bound_row_lanes(below, at_hi, x, j.lo, j.hi, coordinate)
+}
+
+/// The limit row with speculative limits (`Settings::speculative_limits`): where a bound is
+/// reached or crossed, [`reached_limit_row_lanes`]; everywhere else the row of the stop the
 /// coordinate will be nearer to at the end of the substep (`x + h xdot` against the middle
 /// of `[lo, hi]`), with `C > 0` the distance left (prepare turns that into the speculative
 /// offset `C / h`: the solve lets the coordinate reach the stop and not pass it, whatever
@@ -612,13 +629,17 @@ pub(crate) fn speculative_limit_row_lanes<L: Lane>(
     h: L,
 ) -> RowGeometryLanes<L> {
     let (x, slop) = (coordinate.error, L::splat(LIMIT_SLOP));
-    let next = x + h * coordinate_rate(coordinate, v);
-    let crossed_lo = (j.lo + slop).gt(x);
-    let crossed_hi = x.gt(j.hi - slop);
-    let toward_lo = ((j.lo + j.hi) * L::splat(0.5)).gt(next);
-    let below = L::or(crossed_lo, L::and(toward_lo, L::not(crossed_hi)));
-    let above = L::not(below);
-    bound_row_lanes(below, above, x, j.lo, j.hi, coordinate)
+    let rate = coordinate_rate(coordinate, v);
+    let (at_lo, at_hi) = ((j.lo + slop).gt(x), x.gt(j.hi - slop));
+    let reached = L::or(at_lo, at_hi);
+    let rising = rate.gt(L::splat(0.0));
+    let toward_lo = ((j.lo + j.hi) * L::splat(0.5)).gt(x + h * rate);
+    // Reached: as `reached_limit_row_lanes`; inside: the nearer stop at the substep's end.
+    let below = L::or(
+        L::and(reached, L::and(at_lo, L::not(L::and(at_hi, rising)))),
+        L::and(L::not(reached), toward_lo),
+    );
+    bound_row_lanes(below, L::not(below), x, j.lo, j.hi, coordinate)
 }
 
 /// `xdot = J v` of the limit coordinate's row.
@@ -1299,6 +1320,49 @@ mod tests {
             &j,
             h
         ));
+    }
+
+    /// The reached stop's row at the velocities before the solve: [`limit_row_lanes`]'s bits
+    /// except within the slop of both bounds, where it is the row of the stop the coordinate
+    /// moves into.
+    #[test]
+    fn a_coordinate_at_both_bounds_gets_the_row_of_the_stop_it_moves_into() {
+        let coordinate =
+            |x: f32| RowGeometryLanes::<f32>::new(V3::zero(), V3::zero(), V3::splat(Vec3::Z), x);
+        let turning = |rate: f32| {
+            let mut v = PairVelocities::<f32>::zero();
+            v.set_lane(
+                0,
+                (Vec3::ZERO, Vec3::ZERO),
+                (Vec3::ZERO, Vec3::new(0.0, 0.0, rate)),
+            );
+            v
+        };
+        let limits = |lo: f32, hi: f32| {
+            let mut j = ParamLanes::<f32>::new();
+            (j.lo, j.hi) = (lo, hi);
+            j
+        };
+        // A locked joint (lo == hi == 0.3): upward, the upper stop's row (-J); downward or at
+        // rest, the lower's (+J).
+        for (rate, upper) in [(2.0, true), (-2.0, false), (0.0, false)] {
+            let row = reached_limit_row_lanes(&coordinate(0.3), &turning(rate), &limits(0.3, 0.3));
+            assert_eq!(row.angular_b.z, if upper { -1.0 } else { 1.0 }, "{rate}");
+            assert_eq!(row.error, 0.0);
+        }
+        // Elsewhere the rows of `limit_row_lanes`, bit for bit, whatever the rate.
+        for x in [-0.6, -0.5, -0.2, 0.0, 0.5, 0.7] {
+            for rate in [-3.0, 0.0, 3.0] {
+                let j = limits(-0.5, 0.5);
+                let row = reached_limit_row_lanes(&coordinate(x), &turning(rate), &j);
+                let plain = limit_row_lanes(x, j.lo, j.hi, &coordinate(x));
+                assert_eq!(
+                    [row.angular_b.z, row.error].map(f32::to_bits),
+                    [plain.angular_b.z, plain.error].map(f32::to_bits),
+                    "{x} {rate}"
+                );
+            }
+        }
     }
 
     /// Speculative limits: a limited joint always has a limit row, against the stop it is past

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 /// the chain solve). 60 Hz frames, 4 substeps, fixed iteration counts.
 #[derive(Debug, clap::Args)]
 #[command(
+    allow_negative_numbers = true,
     after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n  lavender bench chain --no-island-clusters\n                                     the chain without island clusters (same bits, slower)\n  lavender bench chain grid --no-scaling --stages\n                                     time per stage, wide against scalar\n  lavender bench --no-scaling --rounds 5\n                                     five rounds: median rows, ratios with their range\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
 )]
 pub struct Args {

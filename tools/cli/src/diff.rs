@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 /// without `--force`).
 #[derive(Debug, clap::Args)]
 #[command(
+    allow_negative_numbers = true,
     after_help = "Examples:\n  lavender diff golden.lvlog new.lvlog                 bitwise; exit 1 if they differ\n  lavender diff a.lvlog b.lvlog --atol 1e-6 --rtol 1e-5\n  lavender diff a.lvlog b.lvlog --json                 {\"identical\", \"first_divergent_substep\", \"where\": {\"kind\", \"index\", \"name\", \"field\"}, \"max_deviation\"}\n  lavender diff run.lvlog other-scene.lvlog --force    compare even though the scene hashes differ\n  lavender diff run.lvlog detail.lvlog --overlap       a short resumed run: only the substeps both hold\n  lavender diff golden.lvlog new.lvlog --plot drift.png\n                                                       how the runs drift apart, substep by substep"
 )]
 pub struct Args {

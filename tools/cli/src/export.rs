@@ -11,6 +11,7 @@ use std::path::PathBuf;
 /// with names, columns, units, settings, scene hash and engine version as attributes.
 #[derive(Debug, clap::Args)]
 #[command(
+    allow_negative_numbers = true,
     after_help = "Examples:\n  lavender export run.lvlog run.h5\n  lavender export run.lvlog part.h5 --from 1000 --to 2000 --every 4\n  h5dump -H run.h5                         lists the layout\n  python3 -c \"import h5py; f = h5py.File('run.h5'); print(f['joints/diagnostics'].shape)\""
 )]
 pub struct Args {

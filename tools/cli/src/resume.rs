@@ -15,6 +15,7 @@ use std::path::PathBuf;
 /// one substep at a time, then whole frames.
 #[derive(Debug, clap::Args)]
 #[command(
+    allow_negative_numbers = true,
     after_help = "Examples:\n  lavender run chain --record run.lvlog                         5 s: substeps 0 to 1199\n  lavender scrub run.lvlog --spikes                             find the substep to resume from\n  lavender resume run.lvlog --from 600 --record again.lvlog     re-run from substep 600 to the end\n  lavender diff run.lvlog again.lvlog                           identical over the common substeps\n  lavender resume run.lvlog --from 1000 --steps 30 --record detail.h5\n                                                                30 frames from substep 1000, to HDF5"
 )]
 pub struct Args {

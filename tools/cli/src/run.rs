@@ -14,6 +14,7 @@ use std::time::Instant;
 /// with how far it rose above the start.
 #[derive(Debug, clap::Args)]
 #[command(
+    allow_negative_numbers = true,
     after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n                                            a scene file (this one: from the repository's root)\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run chain --scalar               the scalar reference path (same bits, slower)\n  lavender run hub                          a light hub among heavy parts, solved directly\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
 )]
 pub struct Args {
@@ -48,6 +49,9 @@ pub struct Args {
     /// setting.
     #[arg(long)]
     chain_solve: bool,
+    /// Solve row by row even where the scene file says `chain_solve = true`.
+    #[arg(long, conflicts_with = "chain_solve")]
+    no_chain_solve: bool,
     /// Worker threads (default 0: one per core for a scene of 1,024 joints or 4,096 bodies
     /// and more, the calling thread for a smaller one, where threads cost more than they
     /// save; 1 runs on the calling thread; 2 or more always use that many). Results are
@@ -58,6 +62,9 @@ pub struct Args {
     /// default). A recorded run keeps the setting, so `lavender resume` reproduces it.
     #[arg(long)]
     sleep: bool,
+    /// Keep every island awake even where the scene file says `sleeping = true`.
+    #[arg(long, conflicts_with = "sleep")]
+    no_sleep: bool,
     /// Start each substep's velocity passes from zero impulses instead of the last substep's
     /// (as `warm_starting = false` in the scene's `[world]`; on by default). The workaround
     /// for a light body jointed to much heavier ones, which warm starting can set spinning
@@ -88,6 +95,10 @@ pub struct Args {
     /// it by up to a substep's motion. A recorded run keeps the setting.
     #[arg(long)]
     speculative_limits: bool,
+    /// Limits add their rows only once crossed even where the scene file says
+    /// `speculative_limits = true`.
+    #[arg(long, conflicts_with = "speculative_limits")]
+    no_speculative_limits: bool,
     /// Run the scalar reference path (the same joint kernels one joint at a time instead of
     /// eight in SIMD lanes): the same results bit for bit, slower. For checking the wide path
     /// and for profiling against it.
@@ -143,11 +154,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if let Some(n) = args.threads {
         settings.threads = n;
     }
-    if args.sleep {
-        settings.sleeping = true;
+    if args.sleep || args.no_sleep {
+        settings.sleeping = args.sleep;
     }
-    if args.chain_solve {
-        settings.chain_solve = true;
+    if args.chain_solve || args.no_chain_solve {
+        settings.chain_solve = args.chain_solve;
     }
     if args.no_warm_start {
         settings.warm_starting = false;
@@ -158,8 +169,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if args.no_curvature {
         settings.curvature = false;
     }
-    if args.speculative_limits {
-        settings.speculative_limits = true;
+    if args.speculative_limits || args.no_speculative_limits {
+        settings.speculative_limits = args.speculative_limits;
     }
     if args.scalar {
         settings.solver_path = SolverPath::Scalar;
@@ -207,7 +218,20 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             "--duration {d:?} is not a finite, non-negative number of seconds (single precision: \
              at most 3.4e38)"
         ),
-        (None, None) => (scene.duration() / dt).round() as u64,
+        (None, None) => {
+            // The scene's duration over a tiny dt (QA, 2026-12-06: `--dt 1e-30` ran 2^64
+            // frames) is held to the same bound.
+            let frames = f64::from(scene.duration()) / f64::from(dt);
+            if frames > 1e12 {
+                bail!(
+                    "the scene's duration of {} s is {frames:.1e} frames of {dt:e} s, more than \
+                     any run can step (at most 1e12 frames); give a larger --dt, or --steps N \
+                     or --duration S",
+                    scene.duration()
+                );
+            }
+            (scene.duration() / dt).round() as u64
+        }
     };
     // A duration that is not a whole number of frames runs the nearest whole number: say so.
     if let (None, Some(d)) = (args.steps, args.duration) {
@@ -449,6 +473,8 @@ struct Summary {
     chains: Option<(usize, usize)>,
     /// Hubs solved directly and their joints, at the end (`None` without hubs).
     hubs: Option<(usize, usize)>,
+    /// The settings the run used (a saved summary says what it was made with).
+    settings: lavender_engine::Settings,
 }
 
 impl Summary {
@@ -490,7 +516,37 @@ impl Summary {
             }),
             chains: None,
             hubs: None,
+            settings: *world.settings(),
         }
+    }
+
+    /// The solver passes and every switch that differs from its default, in words.
+    fn settings_text(&self) -> String {
+        let s = &self.settings;
+        let d = lavender_engine::Settings::default();
+        let bias = match s.bias_iterations {
+            Some(b) if b != s.velocity_iterations => format!(" ({b} with a bias pass)"),
+            _ => String::new(),
+        };
+        let switches: String = [
+            (s.chain_solve != d.chain_solve, ", chain solve"),
+            (
+                s.speculative_limits != d.speculative_limits,
+                ", speculative limits",
+            ),
+            (s.sleeping != d.sleeping, ", sleeping"),
+            (s.warm_starting != d.warm_starting, ", no warm start"),
+            (s.gyroscopic != d.gyroscopic, ", no gyroscopic term"),
+            (s.curvature != d.curvature, ", no curvature offsets"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| *name)
+        .collect();
+        format!(
+            "{} velocity passes{bias}, {} projection passes{switches}",
+            s.velocity_iterations, s.position_iterations
+        )
     }
 
     fn json(&self) -> serde_json::Value {
@@ -514,6 +570,7 @@ impl Summary {
                 "max_rise_substep": self.energy.max_rise_substep,
             },
             "solver_path": self.solver_path,
+            "settings": serde_json::to_value(self.settings).unwrap_or_default(),
             "sleeping": self.sleeping.map(|(bodies, islands, of)| serde_json::json!({
                 "bodies": bodies,
                 "islands": islands,
@@ -540,7 +597,8 @@ impl Summary {
              final anchor error  {:.3e} m\n\
              max angular error   {:.3e} rad\n\
              max limit violation {:.3e} (rad for hinges, m for sliders)\n\
-             total energy        {:.6e} J at the start, {:.6e} J at the end{}\n",
+             total energy        {:.6e} J at the start, {:.6e} J at the end{}\n\
+             settings            {}\n",
             self.scene,
             self.bodies,
             self.joints,
@@ -562,6 +620,7 @@ impl Summary {
                 ),
                 None => ", never above the start".to_string(),
             },
+            self.settings_text(),
         ) + &self
             .sleeping
             .map(|(bodies, islands, of)| {

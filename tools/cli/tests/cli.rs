@@ -528,6 +528,21 @@ fn bench_refuses_arguments_that_would_time_nothing_or_contradict() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--duration 1e39 is not a finite"), "{err}");
+    // The scene's own duration over a tiny --dt is held to the same bound as --duration
+    // (QA, 2026-12-06: it ran 2^64 frames).
+    let out = lavender(&["run", "pendulum", "--dt", "1e-30"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("more than any run can step"), "{err}");
+    // A negative number given after a space reaches Lavender's own range message (QA,
+    // 2026-12-06: clap took it for an option and suggested a `--` that did not work).
+    let out = lavender(&["run", "pendulum", "--dt", "-1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--dt -1 is not a positive number of seconds"),
+        "{err}"
+    );
     let out = lavender(&[
         "tutorial",
         "constraints",
