@@ -1236,6 +1236,68 @@ mod tests {
         );
     }
 
+    /// A hinge about z or a slider along x limited to `[-0.2, 0.2]`, lane by lane: each lane at
+    /// coordinate `x0` moving at `rate` (rad/s or m/s).
+    struct LimitedLanes<L: Lane> {
+        poses: PoseLanes<L>,
+        velocities: PairVelocities<L>,
+        params: ParamLanes<L>,
+    }
+
+    impl<L: Lane> LimitedLanes<L> {
+        fn new() -> Self {
+            LimitedLanes {
+                poses: PoseLanes::new(),
+                velocities: PairVelocities::zero(),
+                params: ParamLanes::new(),
+            }
+        }
+
+        fn set(&mut self, lane: usize, kind: JointKind, x0: f32, rate: f32) {
+            let hinge = kind == JointKind::Revolute;
+            let axis = if hinge { Vec3::Z } else { Vec3::X };
+            let j = JointParams {
+                anchor_a: Vec3::ZERO,
+                anchor_b: Vec3::ZERO,
+                axis_a: axis,
+                axis_b: axis,
+                reference: Quat::IDENTITY,
+                limit: Some([-0.2, 0.2]),
+                perpendicular: perpendicular(axis),
+            };
+            let (rotation_b, position_b, moving) = if hinge {
+                let turning = (Vec3::ZERO, Vec3::new(0.0, 0.0, rate));
+                (Quat::from_rotation_z(x0), Vec3::ZERO, turning)
+            } else {
+                let sliding = (Vec3::new(rate, 0.0, 0.0), Vec3::ZERO);
+                (Quat::IDENTITY, Vec3::new(x0, 0.0, 0.0), sliding)
+            };
+            let pair = PosePair {
+                position_a: Vec3::ZERO,
+                rotation_a: Quat::IDENTITY,
+                position_b,
+                rotation_b,
+            };
+            self.poses.set_lane(lane, &pair);
+            self.velocities
+                .set_lane(lane, (Vec3::ZERO, Vec3::ZERO), moving);
+            self.params.set_geometry(lane, kind, &j);
+        }
+
+        /// The limit coordinate's row ([`rows_lanes`]) and the rows.
+        fn rows(
+            &self,
+            kind: JointKind,
+        ) -> (
+            RowGeometryLanes<L>,
+            [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
+        ) {
+            let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
+            let coordinate = rows_lanes(kind, true, &self.poses, &self.params, &mut rows);
+            (coordinate, rows)
+        }
+    }
+
     /// A limited coordinate's impact within the substep: a hinge about z and a slider along x,
     /// each at `x0` in `[-0.2, 0.2]` moving at `rate` (rad/s or m/s, B's velocity, A at rest),
     /// over `h` = 1/240 s, from the coordinate row `rows_lanes` returns; the same answers in
@@ -1256,59 +1318,22 @@ mod tests {
             (-0.25, 3.0, false),
         ];
         for kind in [JointKind::Revolute, JointKind::Prismatic] {
-            let hinge = kind == JointKind::Revolute;
-            let axis = if hinge { Vec3::Z } else { Vec3::X };
-            let j = JointParams {
-                anchor_a: Vec3::ZERO,
-                anchor_b: Vec3::ZERO,
-                axis_a: axis,
-                axis_b: axis,
-                reference: Quat::IDENTITY,
-                limit: Some([-0.2, 0.2]),
-                perpendicular: perpendicular(axis),
-            };
-            let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
-            let (mut poses, mut velocities, mut params) = (
-                PoseLanes::<Wide>::new(),
-                PairVelocities::<Wide>::zero(),
-                ParamLanes::<Wide>::new(),
-            );
+            let mut wide = LimitedLanes::<Wide>::new();
             for (lane, &(x0, rate, impact)) in cases.iter().enumerate() {
-                let (rotation_b, position_b, moving) = if hinge {
-                    let turning = (Vec3::ZERO, Vec3::new(0.0, 0.0, rate));
-                    (Quat::from_rotation_z(x0), Vec3::ZERO, turning)
-                } else {
-                    let sliding = (Vec3::new(rate, 0.0, 0.0), Vec3::ZERO);
-                    (Quat::IDENTITY, Vec3::new(x0, 0.0, 0.0), sliding)
-                };
-                let pair = PosePair {
-                    position_a: Vec3::ZERO,
-                    rotation_a: Quat::IDENTITY,
-                    position_b,
-                    rotation_b,
-                };
-                poses.set_lane(lane, &pair);
-                velocities.set_lane(lane, (Vec3::ZERO, Vec3::ZERO), moving);
-                params.set_geometry(lane, kind, &j);
-                let (mut p1, mut v1, mut j1) = (
-                    PoseLanes::<f32>::new(),
-                    PairVelocities::zero(),
-                    ParamLanes::new(),
-                );
-                p1.set_lane(0, &pair);
-                v1.set_lane(0, (Vec3::ZERO, Vec3::ZERO), moving);
-                j1.set_geometry(0, kind, &j);
-                let mut one_rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
-                let coordinate = rows_lanes(kind, true, &p1, &j1, &mut one_rows);
-                let one = limit_impact_lanes(&coordinate, &v1, &j1, h);
-                assert_eq!(one, impact, "{kind:?} at {x0}, {rate}/s");
+                wide.set(lane, kind, x0, rate);
+                let mut one = LimitedLanes::<f32>::new();
+                one.set(0, kind, x0, rate);
+                let (coordinate, _) = one.rows(kind);
+                let hit = limit_impact_lanes(&coordinate, &one.velocities, &one.params, h);
+                assert_eq!(hit, impact, "{kind:?} at {x0}, {rate}/s");
             }
-            let coordinate = rows_lanes(kind, true, &poses, &params, &mut rows);
-            let wide = limit_impact_lanes(&coordinate, &velocities, &params, Wide::splat(h));
+            let (coordinate, _) = wide.rows(kind);
+            let hits =
+                limit_impact_lanes(&coordinate, &wide.velocities, &wide.params, Wide::splat(h));
             let expected = (cases.iter().enumerate())
                 .filter(|(_, c)| c.2)
                 .fold(0u32, |bits, (lane, _)| bits | 1 << lane);
-            assert_eq!(Wide::mask_bits(wide) & 0x7f, expected, "{kind:?}");
+            assert_eq!(Wide::mask_bits(hits) & 0x7f, expected, "{kind:?}");
         }
         // A joint type without a limit returns a zero row: no impact.
         let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
@@ -1385,50 +1410,14 @@ mod tests {
         ];
         for kind in [JointKind::Revolute, JointKind::Prismatic] {
             let hinge = kind == JointKind::Revolute;
-            let axis = if hinge { Vec3::Z } else { Vec3::X };
-            let j = JointParams {
-                anchor_a: Vec3::ZERO,
-                anchor_b: Vec3::ZERO,
-                axis_a: axis,
-                axis_b: axis,
-                reference: Quat::IDENTITY,
-                limit: Some([-0.2, 0.2]),
-                perpendicular: perpendicular(axis),
-            };
-            let (mut poses, mut velocities, mut params) = (
-                PoseLanes::<Wide>::new(),
-                PairVelocities::<Wide>::zero(),
-                ParamLanes::<Wide>::new(),
-            );
+            let mut wide = LimitedLanes::<Wide>::new();
             let mut singles = Vec::new();
             for (lane, &(x0, rate, lower, c)) in cases.iter().enumerate() {
-                let (rotation_b, position_b, moving) = if hinge {
-                    let turning = (Vec3::ZERO, Vec3::new(0.0, 0.0, rate));
-                    (Quat::from_rotation_z(x0), Vec3::ZERO, turning)
-                } else {
-                    let sliding = (Vec3::new(rate, 0.0, 0.0), Vec3::ZERO);
-                    (Quat::IDENTITY, Vec3::new(x0, 0.0, 0.0), sliding)
-                };
-                let pair = PosePair {
-                    position_a: Vec3::ZERO,
-                    rotation_a: Quat::IDENTITY,
-                    position_b,
-                    rotation_b,
-                };
-                poses.set_lane(lane, &pair);
-                velocities.set_lane(lane, (Vec3::ZERO, Vec3::ZERO), moving);
-                params.set_geometry(lane, kind, &j);
-                let (mut p1, mut v1, mut j1) = (
-                    PoseLanes::<f32>::new(),
-                    PairVelocities::zero(),
-                    ParamLanes::new(),
-                );
-                p1.set_lane(0, &pair);
-                v1.set_lane(0, (Vec3::ZERO, Vec3::ZERO), moving);
-                j1.set_geometry(0, kind, &j);
-                let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
-                let coordinate = rows_lanes(kind, true, &p1, &j1, &mut rows);
-                let row = speculative_limit_row_lanes(&coordinate, &v1, &j1, h);
+                wide.set(lane, kind, x0, rate);
+                let mut one = LimitedLanes::<f32>::new();
+                one.set(0, kind, x0, rate);
+                let (coordinate, rows) = one.rows(kind);
+                let row = speculative_limit_row_lanes(&coordinate, &one.velocities, &one.params, h);
                 let what = format!("{kind:?} at {x0}, {rate}/s");
                 assert!((row.error - c).abs() < 1e-6, "{what}: C = {}", row.error);
                 // The lower stop's row is the coordinate's Jacobian, the upper's its negative.
@@ -1441,17 +1430,16 @@ mod tests {
                 }
                 singles.push(row);
             }
-            let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
-            let coordinate = rows_lanes(kind, true, &poses, &params, &mut rows);
-            let wide =
-                speculative_limit_row_lanes(&coordinate, &velocities, &params, Wide::splat(h));
+            let (coordinate, _) = wide.rows(kind);
+            let (v, j) = (&wide.velocities, &wide.params);
+            let rows = speculative_limit_row_lanes(&coordinate, v, j, Wide::splat(h));
             for (lane, one) in singles.iter().enumerate() {
                 let values = |r: &RowGeometryLanes<Wide>| {
                     [r.linear.x, r.angular_b.z, r.angular_a.z, r.error].map(|x| x.lane(lane))
                 };
                 let single = [one.linear.x, one.angular_b.z, one.angular_a.z, one.error];
                 assert_eq!(
-                    values(&wide).map(f32::to_bits),
+                    values(&rows).map(f32::to_bits),
                     single.map(f32::to_bits),
                     "{kind:?} lane {lane}"
                 );
