@@ -288,6 +288,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         crate::interrupt::writing(path);
     }
     let mut done = 0u64;
+    // The first frame (of every 16th: O(joints) each) whose joints act farther from a body's
+    // centre than single precision holds: a run can come apart there and end back within it
+    // (QA, 2026-12-06: `hub-100-sliders.toml` reached 82 m of anchor error at 4.4 s, its
+    // sliders 90 m out, and ended without a word).
+    let mut far_from = None;
     for _ in 0..steps {
         if crate::interrupt::requested() {
             break;
@@ -378,12 +383,24 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         // At the end of every frame (at every substep it cost 4 % of the 100 x 100 chain's
         // step, O(bodies) on one thread).
         energy.fold(world.total_energy(), world.substeps_done() - 1);
+        if far_from.is_none() && done % 16 == 0 {
+            far_from = world
+                .far_levers_warning()
+                .map(|warning| (done + 1, world.time(), warning));
+        }
         done += 1;
         bar.inc(1);
     }
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
-    // A run can end finite and still past what f32 holds (a slider run far out): say so.
+    // A run can end finite and still past what f32 holds (a slider run far out): say so, and
+    // from when.
+    if let Some((frame, time, warning)) = far_from {
+        eprintln!(
+            "warning: from frame {frame} (t = {time:.3} s) on, {warning}; results from there on \
+             are not reliable"
+        );
+    }
     if let Some(warning) = world.far_levers_warning() {
         eprintln!("warning: at the end of the run {warning}");
     }

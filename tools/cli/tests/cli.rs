@@ -618,6 +618,15 @@ fn a_run_ending_beyond_single_precision_warns() {
             && stderr.contains("single precision cannot hold it"),
         "{stderr}"
     );
+    // And from when (QA, 2026-12-06: the run came apart at 4.4 s; at the scene's 5 s it ended
+    // back within single precision and said nothing): the first frame checked past it.
+    let out = lavender(&["run", scene.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: from frame 257 (t = 4.283 s) on")
+            && stderr.contains("results from there on are not reliable"),
+        "{stderr}"
+    );
     let out = lavender(&["run", "chain", "--duration", "1"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
 }
