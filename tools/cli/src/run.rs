@@ -383,7 +383,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         // At the end of every frame (at every substep it cost 4 % of the 100 x 100 chain's
         // step, O(bodies) on one thread).
         energy.fold(world.total_energy(), world.substeps_done() - 1);
-        if far_from.is_none() && done % 16 == 0 {
+        if far_from.is_none() && done.is_multiple_of(16) {
             far_from = world
                 .far_levers_warning()
                 .map(|warning| (done + 1, world.time(), warning));
