@@ -160,6 +160,22 @@ fn a_step_that_goes_non_finite_names_the_body_and_rolls_back() {
     assert!(w.constraint_data()[0].iter().all(|x| !x.is_nan()) || before == w.state_hash());
 }
 
+/// QA (2026-12-06): after a step was rolled back, `joint_forces` still gave the discarded
+/// step's forces (1e31 N); they are rolled back with the rest.
+#[test]
+fn a_rolled_back_step_leaves_the_joint_forces_of_the_step_before() {
+    let (mut w, a, b) = world_with_two_bodies();
+    w.add_joint(JointDesc::spherical("ball", a, b).anchors(Vec3::ZERO, Vec3::new(-1.0, 0.0, 0.0)))
+        .unwrap();
+    w.step(1.0 / 60.0).unwrap();
+    let before = w.joint_forces();
+    assert!(before[0].force_on_b.length() > 1e-3, "{:?}", before[0]);
+    w.set_body_velocity(b, Vec3::new(1e30, 0.0, 0.0), Vec3::ZERO)
+        .unwrap();
+    assert!(w.step(1.0 / 60.0).is_err());
+    assert_eq!(w.joint_forces(), before);
+}
+
 /// QA (2026-12-05): a recording of a run that went non-finite ended on the substep before,
 /// healthy to look at. `step_observed_through_failure` shows the failing substep's state
 /// (flagged) before the rollback; `step_observed` does not.

@@ -984,7 +984,12 @@ impl Scene {
                 .iter()
                 .find(|(n, _, _)| *n == name)
                 .ok_or_else(|| EngineError::Scene {
-                    origin: name.to_string(),
+                    // QA (2026-12-06): an empty name read as "scene : no shipped scene ...".
+                    origin: if name.is_empty() {
+                        "\"\" (an empty name)".to_string()
+                    } else {
+                        name.to_string()
+                    },
                     message: format!(
                         "no shipped scene has this name; shipped scenes: {}",
                         BUILTIN

@@ -150,6 +150,9 @@ pub struct World {
     pool: Option<Arc<rayon::ThreadPool>>,
     backup: BodyState,
     impulse_backup: Vec<[f32; MAX_ROWS_PER_JOINT]>,
+    /// The joints' forces before the step (`force_on_b`, `torque_on_a`, `torque_on_b`), put
+    /// back with the rest when a step is rolled back.
+    force_backup: [Vec<Vec3>; 3],
     time: f64,
     substeps_done: u64,
     /// The velocities the kernels work on during the velocity passes (copied from the bodies
@@ -204,6 +207,7 @@ impl World {
             pool: None,
             backup: BodyState::default(),
             impulse_backup: Vec::new(),
+            force_backup: Default::default(),
             time: 0.0,
             substeps_done: 0,
             velocities: Vec::new(),
@@ -226,7 +230,7 @@ impl World {
     }
 
     /// Replaces the settings (validated first; the world is unchanged on error). Changing
-    /// any sleep setting wakes every island.
+    /// any sleep setting or gravity wakes every island.
     pub fn set_settings(&mut self, settings: Settings) -> Result<()> {
         settings.validate()?;
         let old = self.settings;
@@ -239,7 +243,9 @@ impl World {
                 s.time_to_sleep,
             )
         };
-        if sleep_key(&old) != sleep_key(&settings) {
+        // Gravity moves resting bodies too (QA, 2026-12-06: a sleeping pendulum stayed put
+        // when gravity turned sideways).
+        if sleep_key(&old) != sleep_key(&settings) || old.gravity != settings.gravity {
             self.wake_all();
         }
         Ok(())
@@ -745,7 +751,7 @@ impl World {
             + size_of::<Quat>()
             + size_of::<Option<[f32; 2]>>()
             + 2 * size_of::<[f32; MAX_ROWS_PER_JOINT]>() // impulses and their rollback copy
-            + 3 * size_of::<Vec3>() // force and torques
+            + 2 * 3 * size_of::<Vec3>() // force and torques, and their rollback copy
             + size_of::<[f32; COLUMN_COUNT]>()
             + joints::diagnose_group_bytes().div_ceil(WIDE_LANES); // packed diagnostic inputs
         let body = name
@@ -1211,6 +1217,7 @@ impl World {
         let h = dt / n as f32;
         self.bodies.save_state(&mut self.backup);
         self.impulse_backup.clone_from(&self.joints.impulse);
+        self.joints.save_forces(&mut self.force_backup);
         let sleeping = self.settings.sleeping;
         if sleeping {
             self.sleep_backup.0.clone_from(&self.sleep.timer);
@@ -1246,6 +1253,7 @@ impl World {
                 }
                 self.bodies.restore_state(&self.backup);
                 self.joints.impulse.clone_from(&self.impulse_backup);
+                self.joints.restore_forces(&self.force_backup);
                 if sleeping {
                     self.sleep.timer.clone_from(&self.sleep_backup.0);
                     if self.sleep.asleep != self.sleep_backup.1 {

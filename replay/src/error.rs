@@ -231,10 +231,45 @@ fn not_a_log(path: &std::path::Path, found: &[u8]) -> String {
              written whole; re-record it",
             found.len()
         )
-    } else {
+    } else if !found.is_empty()
+        && found
+            .iter()
+            .all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+    {
+        // QA (2026-12-06): a scene file was described by its first bytes in hex without a
+        // `0x`, which read as decimal.
         format!(
-            "{path} is not a Lavender log: it starts with {found:02x?} instead of the magic \
-             \"LAVLOG\"; pass a file written by `lavender run --record run.lvlog`"
+            "{path} is a text file (it starts with {:?}), not a Lavender log: a scene file \
+             goes to `lavender run`; a log is written by `lavender run --record run.lvlog`",
+            String::from_utf8_lossy(found)
         )
+    } else {
+        let hex: Vec<String> = found.iter().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{path} is not a Lavender log: its first bytes are {} (hex) instead of the magic \
+             \"LAVLOG\"; pass a file written by `lavender run --record run.lvlog`",
+            hex.join(" ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_a_log;
+    use std::path::Path;
+
+    #[test]
+    fn a_file_that_is_not_a_log_is_described_as_text_or_by_its_bytes_in_hex() {
+        let text = not_a_log(Path::new("chain.toml"), b"# A 100-l");
+        assert!(
+            text.contains("chain.toml is a text file (it starts with \"# A 100-l\")")
+                && text.contains("a scene file goes to `lavender run`"),
+            "{text}"
+        );
+        let binary = not_a_log(Path::new("a.out"), b"\x7fELF\x02\x01\x01\x00");
+        assert!(
+            binary.contains("its first bytes are 7f 45 4c 46 02 01 01 00 (hex)"),
+            "{binary}"
+        );
     }
 }

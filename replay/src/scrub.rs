@@ -11,8 +11,10 @@
 //!
 //! The onset is reported once; the spike ends when the score falls below `k / 2` or the value
 //! below the threshold (hysteresis), so a plateau or a slow decay is one spike. Non-finite
-//! values are always spikes (first occurrence per joint and column, in any of the eight
-//! columns).
+//! values in the watched columns are always spikes (first occurrence per joint and column;
+//! before 2026-12-06 in any of the eight columns, whatever the columns asked for). A
+//! non-finite value elsewhere shows in the frame summaries (`non_finite`,
+//! `first_non_finite_joint`) and in [`worst_joints`].
 //!
 //! Cost. The median and MAD (two selections over the window) are computed only where a spike
 //! could start. A value above the threshold is first checked against a lower bound of its
@@ -637,8 +639,8 @@ impl SpikeFinder {
         hist.finish_frame();
     }
 
-    /// Reports the first non-finite value of each joint and column (in any of the eight
-    /// columns), with the slot's baseline where the column is watched.
+    /// Reports the first non-finite value of each joint and watched column, with its slot's
+    /// baseline.
     fn judge_non_finite(
         &mut self,
         substep: u64,
@@ -655,14 +657,12 @@ impl SpikeFinder {
         let joints = self.joints;
         let params = &self.params;
         for (j, row) in rows.iter().enumerate() {
-            for (c, &v) in row.iter().enumerate() {
+            for (ci, &c) in params.columns.iter().enumerate() {
+                let v = row[c];
                 let flag = &mut self.non_finite[j * 8 + c];
                 if !v.is_finite() && !*flag {
-                    let baseline = params
-                        .columns
-                        .iter()
-                        .position(|&pc| pc == c)
-                        .and_then(|ci| self.hist.median_mad(ci * joints + j, &mut self.scratch))
+                    let baseline = (self.hist)
+                        .median_mad(ci * joints + j, &mut self.scratch)
                         .map_or(f32::NAN, |(m, _)| m);
                     out.push(Spike {
                         substep,
@@ -942,7 +942,7 @@ mod tests {
 
     /// The module docs' rule without any of the finder's shortcuts: per watched slot, the
     /// finite values of the last `window` frames; non-finite values reported once per run of
-    /// them, in any column.
+    /// them, in the watched columns.
     fn naive_spikes(frames: &[OwnedFrame], params: &SpikeParams) -> Vec<Spike> {
         use std::collections::VecDeque;
         let joints = frames[0].diagnostics.len();
@@ -964,14 +964,10 @@ mod tests {
         for f in frames {
             let mut found = Vec::new();
             for (j, row) in f.diagnostics.iter().enumerate() {
-                for (c, &v) in row.iter().enumerate() {
+                for (ci, &c) in params.columns.iter().enumerate() {
+                    let v = row[c];
                     if !v.is_finite() && !non_finite[j * 8 + c] {
-                        let baseline = params
-                            .columns
-                            .iter()
-                            .position(|&pc| pc == c)
-                            .and_then(|ci| stats(&rings[j * cols + ci]))
-                            .map_or(f32::NAN, |(m, _)| m);
+                        let baseline = stats(&rings[j * cols + ci]).map_or(f32::NAN, |(m, _)| m);
                         found.push(Spike {
                             substep: f.substep,
                             time: f.time,
@@ -1257,6 +1253,36 @@ mod tests {
         assert_eq!(json["spikes"][0]["joint"], 2);
         assert_eq!(json["spikes"][0]["column"], 3);
         assert!(json["spikes"][2]["value"].is_null());
+    }
+
+    /// QA (2026-12-06): a frame gone non-finite in every column gave a spike in each of the
+    /// eight, whatever the columns asked for (`Log.spikes(columns=[5])` listed columns 0 to
+    /// 7 but 5). Only the watched columns report, each once.
+    #[test]
+    fn a_non_finite_frame_gives_spikes_in_the_watched_columns_only() {
+        let mut frames = smooth();
+        for f in &mut frames[350..] {
+            f.diagnostics[1] = [f32::NAN; 8];
+        }
+        let r = reader(&frames);
+        let columns = |found: Vec<Spike>| -> Vec<(u64, u32, u8)> {
+            found
+                .iter()
+                .map(|s| (s.substep, s.joint, s.column))
+                .collect()
+        };
+        let default = spikes(&r, &SpikeParams::default()).unwrap();
+        assert_eq!(
+            columns(default),
+            vec![(350, 1, 3), (350, 1, 4), (350, 1, 5)]
+        );
+        let limit_only = SpikeParams {
+            columns: vec![5],
+            ..SpikeParams::default()
+        };
+        let found = spikes(&r, &limit_only).unwrap();
+        assert!(found[0].baseline.is_finite(), "{found:?}");
+        assert_eq!(columns(found), vec![(350, 1, 5)]);
     }
 
     #[test]

@@ -101,6 +101,21 @@ def test_a_python_layer_sees_each_frame_and_bad_arrows_are_refused():
         overlay.write_html("page.png")
 
 
+def test_joint_indices_follow_the_api_s_rules_and_bad_layers_say_which():
+    # QA (2026-12-06): -7 of one joint drew joint 0, 5 raised NumPy's IndexError, a name a
+    # TypeError about '<', and a layer returning None a bare "not iterable".
+    sim = moved_arm()
+    last = Overlay(sim, [anchor_errors(joints=[-1])]).capture()["arrows"]["anchor error"]
+    assert [a.joint for a in last] == [0]
+    for bad in ([-7], [5]):
+        with pytest.raises(ValueError, match=r"joint -?\d+ is out of range for 1 joints"):
+            Overlay(sim, [anchor_errors(joints=bad)]).capture()
+    with pytest.raises(TypeError, match="'hinge' is not a joint index"):
+        anchor_errors(joints=["hinge"])
+    with pytest.raises(TypeError, match="layer 'none' at t = 0 s returned None"):
+        Overlay(sim, [Layer("none", lambda f: None)]).capture()
+
+
 def test_names_from_a_scene_or_a_layer_cannot_break_the_page(tmp_path):
     # A joint named `<!--<script>` once left the page's script unterminated; a layer named
     # `__proto__` blanked the drawing; layer text went into the legend as HTML.

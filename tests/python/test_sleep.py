@@ -111,6 +111,19 @@ def test_sleeping_pose_is_bit_identical_and_wake_all_wakes():
     assert sim.is_body_sleeping("bob"), "and back asleep"
 
 
+def test_turning_gravity_wakes_a_sleeping_island():
+    # QA (2026-12-06): a sleeping pendulum stayed hanging straight down when gravity turned
+    # sideways; it now wakes and swings toward +x.
+    sim = resting_pendulum(sleeping=True, dt=1 / 60)
+    sim.run(1.0)
+    assert sim.sleeping_body_count == 1
+    sim.set_settings(gravity=[5.0, 0.0, 0.0])
+    assert sim.sleeping_body_count == 0
+    sim.run(0.5)
+    x = float(sim.poses()[1, 0])
+    assert x > 0.3, x
+
+
 def test_sleep_settings_are_keywords_everywhere():
     sim = resting_pendulum(sleeping=True, time_to_sleep=0.25, sleep_linear_speed=0.1)
     s = sim.settings

@@ -816,6 +816,20 @@ impl Joints {
 
     /// Validates `desc` and appends it. `rot_a`, `rot_b` are the bodies' current orientations
     /// (for the default reference rotation).
+    /// Copies the forces (`force_on_b`, `torque_on_a`, `torque_on_b`) into `to`.
+    pub(crate) fn save_forces(&self, to: &mut [Vec<Vec3>; 3]) {
+        to[0].clone_from(&self.force_on_b);
+        to[1].clone_from(&self.torque_on_a);
+        to[2].clone_from(&self.torque_on_b);
+    }
+
+    /// Puts back forces saved by [`Joints::save_forces`].
+    pub(crate) fn restore_forces(&mut self, from: &[Vec<Vec3>; 3]) {
+        self.force_on_b.clone_from(&from[0]);
+        self.torque_on_a.clone_from(&from[1]);
+        self.torque_on_b.clone_from(&from[2]);
+    }
+
     pub(crate) fn push(&mut self, desc: &JointDesc, rot_a: Quat, rot_b: Quat) -> Result<JointId> {
         let bad = |reason: String| EngineError::InvalidJoint {
             joint: desc.name.clone(),

@@ -74,6 +74,9 @@ pub struct Args {
     /// the setting.
     #[arg(long)]
     no_warm_start: bool,
+    /// Warm-start the velocity passes even where the scene file says `warm_starting = false`.
+    #[arg(long, conflicts_with = "no_warm_start")]
+    warm_start: bool,
     /// Leave out the gyroscopic term of rotating bodies (as `gyroscopic = false` in the scene's
     /// `[world]`; on by default): a free body then turns about a fixed world axis instead of
     /// keeping its angular momentum. For comparing with engines that leave the term out
@@ -81,6 +84,9 @@ pub struct Args {
     /// setting.
     #[arg(long)]
     no_gyroscopic: bool,
+    /// Integrate the gyroscopic term even where the scene file says `gyroscopic = false`.
+    #[arg(long, conflicts_with = "no_gyroscopic")]
+    gyroscopic: bool,
     /// Leave out the velocity rows' curvature offsets (as `curvature = false` in the scene's
     /// `[world]`; on by default): each substep's velocity solve then aims along the
     /// constraints' tangents instead of their chords, and swinging or spinning bodies lose
@@ -88,6 +94,10 @@ pub struct Args {
     /// the term out. A recorded run keeps the setting.
     #[arg(long)]
     no_curvature: bool,
+    /// Give the velocity rows their curvature offsets even where the scene file says
+    /// `curvature = false`.
+    #[arg(long, conflicts_with = "no_curvature")]
+    curvature: bool,
     /// Give a limited joint its stop's row as soon as it would reach the stop within the
     /// substep, with the speculative offset `C / h`, instead of once it has crossed it (as
     /// `speculative_limits = true` in the scene's `[world]`; off by default, the tutorial
@@ -160,14 +170,14 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if args.chain_solve || args.no_chain_solve {
         settings.chain_solve = args.chain_solve;
     }
-    if args.no_warm_start {
-        settings.warm_starting = false;
+    if args.no_warm_start || args.warm_start {
+        settings.warm_starting = args.warm_start;
     }
-    if args.no_gyroscopic {
-        settings.gyroscopic = false;
+    if args.no_gyroscopic || args.gyroscopic {
+        settings.gyroscopic = args.gyroscopic;
     }
-    if args.no_curvature {
-        settings.curvature = false;
+    if args.no_curvature || args.curvature {
+        settings.curvature = args.curvature;
     }
     if args.speculative_limits || args.no_speculative_limits {
         settings.speculative_limits = args.speculative_limits;
@@ -537,7 +547,7 @@ impl Summary {
         }
     }
 
-    /// The solver passes and every switch that differs from its default, in words.
+    /// The solver passes and every setting that differs from its default, in words.
     fn settings_text(&self) -> String {
         let s = &self.settings;
         let d = lavender_engine::Settings::default();
@@ -560,8 +570,25 @@ impl Summary {
         .filter(|(on, _)| *on)
         .map(|(_, name)| *name)
         .collect();
+        // The numbers a scene or a flag changed (QA, 2026-12-06: they were left out).
+        let mut numbers = String::new();
+        if s.max_substep != d.max_substep {
+            numbers += &format!(", substeps of at most {:e} s", s.max_substep);
+        }
+        if s.error_reduction != d.error_reduction {
+            numbers += &format!(", error reduction {}", s.error_reduction);
+        }
+        if s.projection_factor != d.projection_factor {
+            numbers += &format!(", projection factor {}", s.projection_factor);
+        }
+        if s.gravity != d.gravity {
+            numbers += &format!(", gravity {:?} m/s^2", s.gravity.to_array());
+        }
+        if s.threads != d.threads {
+            numbers += &format!(", threads {}", s.threads);
+        }
         format!(
-            "{} velocity passes{bias}, {} projection passes{switches}",
+            "{} velocity passes{bias}, {} projection passes{numbers}{switches}",
             s.velocity_iterations, s.position_iterations
         )
     }

@@ -710,9 +710,10 @@ fn a_failure_under_json_is_a_json_object() {
         "{j}"
     );
     assert!(spike["value"].is_null(), "{j}");
+    // The first watched column (anchor error norm; before 2026-12-06 every column, from x).
     assert_eq!(
         (spike["joint_name"].as_str(), spike["column_name"].as_str()),
-        (Some("j"), Some("anchor_error_x")),
+        (Some("j"), Some("anchor_error_norm")),
         "{j}"
     );
     assert!(j["recovery"].is_null(), "a finished log: {j}");
@@ -760,4 +761,73 @@ fn a_run_reports_how_far_its_energy_rose() {
     )
     .unwrap();
     assert!(text.contains("J above the start (at substep"), "{text}");
+}
+
+/// QA (2026-12-06): a scene file's switches could be turned one way only from the command
+/// line. Each switch has both forms, the summary names every setting away from its default,
+/// and `--json` gives them all.
+#[test]
+fn each_switch_overrides_the_scene_file_either_way_and_the_summary_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("switched.toml");
+    let pendulum = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/scenes/pendulum.toml"),
+    )
+    .unwrap();
+    let switched = pendulum.replace(
+        "[world]",
+        "[world]\nchain_solve = true\nsleeping = true\nspeculative_limits = true\n\
+         warm_starting = false\ngyroscopic = false\ncurvature = false\nerror_reduction = 0.1",
+    );
+    assert_ne!(switched, pendulum, "the pendulum scene has a [world] table");
+    std::fs::write(&scene, switched).unwrap();
+    let path = scene.to_str().unwrap();
+    let settings = |extra: &[&str]| {
+        let mut args = vec!["run", path, "--steps", "2", "--json"];
+        args.extend_from_slice(extra);
+        let out = lavender(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        json["settings"].clone()
+    };
+    let switches = [
+        "chain_solve",
+        "sleeping",
+        "speculative_limits",
+        "warm_starting",
+        "gyroscopic",
+        "curvature",
+    ];
+    let as_file = settings(&[]);
+    let expected = [true, true, true, false, false, false];
+    for (name, on) in switches.iter().zip(expected) {
+        assert_eq!(as_file[name], on, "{name}");
+    }
+    let flipped = settings(&[
+        "--no-chain-solve",
+        "--no-sleep",
+        "--no-speculative-limits",
+        "--warm-start",
+        "--gyroscopic",
+        "--curvature",
+    ]);
+    for (name, on) in switches.iter().zip(expected) {
+        assert_eq!(flipped[name], !on, "{name}");
+    }
+    let out = lavender(&["run", path, "--steps", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "settings            8 velocity passes, 2 projection passes, error reduction 0.1, \
+             chain solve, speculative limits, sleeping, no warm start, no gyroscopic term, \
+             no curvature offsets"
+        ),
+        "{text}"
+    );
+    let out = lavender(&["run", path, "--curvature", "--no-curvature"]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -782,7 +782,9 @@ impl Sim {
 
     /// Where each joint's anchors are, in world coordinates (m): ``(on_a, on_b)``, two
     /// ``(joints, 3)`` float32 arrays, the anchor on body A and on body B at the current poses.
-    /// ``on_b - on_a`` is the anchor error of ``constraint_data()``'s columns 0 to 2.
+    /// ``on_b - on_a`` is the anchor error of ``constraint_data()``'s columns 0 to 2 for
+    /// revolute, spherical and fixed joints (for a prismatic joint it also holds the slide
+    /// along the axis, which columns 0 to 2 leave out).
     fn joint_anchors<'py>(&self, py: Python<'py>) -> PyResult<ArrayPair<'py>> {
         let joints = self.world.joints();
         let (mut on_a, mut on_b) = (Vec::new(), Vec::new());
@@ -1224,7 +1226,8 @@ impl Sim {
     /// `current=True`, the world as it is now: every body in its current pose and velocity and
     /// every joint as explicit tables, with the settings in force and the frame `dt`, such
     /// that `Sim.from_toml` of the text builds the same world bit for bit (without the
-    /// warm-start impulses and the clock).
+    /// warm-start impulses, the sleep state and the clock: a run continued from it departs
+    /// from the original; `Log.resume` continues a recorded run bit for bit).
     #[pyo3(signature = (current = false))]
     fn scene_toml(&self, current: bool) -> PyResult<String> {
         if current {

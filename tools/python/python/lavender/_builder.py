@@ -52,7 +52,7 @@ class SceneBuilder:
         ``duration``, ``gravity``, ``max_substep``, ``velocity_iterations``,
         ``bias_iterations``, ``position_iterations``, ``chain_solve``, ``error_reduction``,
         ``projection_factor``,
-        ``warm_starting``, ``gyroscopic``, ``curvature``, ``sleeping``, ``sleep_linear_speed``, ``sleep_angular_speed``,
+        ``warm_starting``, ``gyroscopic``, ``curvature``, ``speculative_limits``, ``sleeping``, ``sleep_linear_speed``, ``sleep_angular_speed``,
         ``time_to_sleep``)."""
         self._description = description
         self._world: Dict[str, Any] = {}

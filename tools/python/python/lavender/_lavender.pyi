@@ -159,7 +159,8 @@ class Sim:
         """``(bodies, 3)`` positions, m."""
     def joint_anchors(self) -> Tuple[_F32Array, _F32Array]:
         """``(on_a, on_b)``: each joint's anchor on body A and on body B in world coordinates,
-        ``(joints, 3)`` each, m; ``on_b - on_a`` is the anchor error."""
+        ``(joints, 3)`` each, m; ``on_b - on_a`` is the anchor error (for a prismatic joint
+        plus the slide along its axis)."""
     def rotations(self) -> _F32Array:
         """``(bodies, 4)`` quaternions ``[x, y, z, w]``."""
     def linear_velocities(self) -> _F32Array:
@@ -269,7 +270,9 @@ class Sim:
         """Hash of the full state (as stored in log frames)."""
     def scene_toml(self, current: bool = False) -> str:
         """The scene as TOML; with current=True, the world as it is now (every body's pose
-        and velocity, the settings in force), which `Sim.from_toml` rebuilds bit for bit."""
+        and velocity, the settings in force), which `Sim.from_toml` rebuilds with the same
+        bits, without warm-start impulses, sleep state or clock (a run continued from it
+        departs from the original; `Log.resume` continues a recorded run bit for bit)."""
 
 class _Location(TypedDict):
     kind: Literal["body", "joint"]

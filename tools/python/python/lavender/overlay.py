@@ -69,11 +69,32 @@ def anchor_errors(
         raise ValueError(f"scale = {scale}: must be a finite number > 0")
     if not (math.isfinite(min_norm) and min_norm >= 0):
         raise ValueError(f"min_norm = {min_norm}: must be a finite number >= 0")
+    if joints is not None:
+        joints = list(joints)
+        for j in joints:
+            # bool is an int subclass, and never meant as an index.
+            if isinstance(j, bool) or not isinstance(j, (int, np.integer)):
+                raise TypeError(
+                    f"joints: {j!r} is not a joint index (an int; -1 is the last joint); "
+                    "sim.joint_names lists the joints in index order"
+                )
 
     def arrows(frame: Dict[str, Any]) -> List[Arrow]:
         diagnostics, starts = frame["diagnostics"], frame["anchors_a"]
         count = len(diagnostics)
-        chosen = range(count) if joints is None else [j % count if j < 0 else j for j in joints]
+        if joints is None:
+            chosen = range(count)
+        else:
+            # As the rest of the API: a negative index counts from the end (QA, 2026-12-06:
+            # -7 of one joint drew joint 0, 5 raised NumPy's IndexError).
+            chosen = []
+            for j in joints:
+                if not -count <= j < count:
+                    raise ValueError(
+                        f"joints: joint {int(j)} is out of range for {count} joints "
+                        f"(0 to {count - 1}, or -{count} to -1 from the end)"
+                    )
+                chosen.append(int(j) % count)
         out = []
         for j in chosen:
             if diagnostics[j, 3] >= min_norm:
@@ -148,8 +169,18 @@ class Overlay:
         joints = sim.joint_count
         arrows = {}
         for layer in self.layers:
+            drawn = layer.arrows(frame)
+            try:
+                drawn = list(drawn)
+            except TypeError:
+                # QA (2026-12-06): a layer returning None failed with a bare "'NoneType'
+                # object is not iterable".
+                raise TypeError(
+                    f"layer {layer.name!r} at t = {frame['time']:.6g} s returned {drawn!r}, "
+                    "not a list of Arrow"
+                ) from None
             arrows[layer.name] = [
-                _checked(layer.name, frame["time"], arrow, joints) for arrow in layer.arrows(frame)
+                _checked(layer.name, frame["time"], arrow, joints) for arrow in drawn
             ]
         frame["arrows"] = arrows
         self.frames.append(frame)
