@@ -60,6 +60,8 @@ def test_recorded_run_equals_what_the_sim_reported_at_each_substep(tmp_path):
     np.testing.assert_array_equal(
         log.column("chain.joint7", "anchor_error_norm"), [s["diagnostics"][7, 3] for s in seen]
     )
+    # A negative column counts from the end, as bodies, joints and frames do.
+    np.testing.assert_array_equal(log.column(5, -1), log.column(5, 7))
     np.testing.assert_array_equal(log.body_poses("chain.link3"), [s["poses"][4] for s in seen])
     np.testing.assert_array_equal(log.body_velocities(-1), [s["velocities"][-1] for s in seen])
     summaries = log.summaries()
@@ -105,6 +107,8 @@ def test_multi_substep_frames_and_access_by_substep_and_time(tmp_path):
         log.column(3, 0)
     with pytest.raises(ValueError, match="column"):
         log.column(0, 8)
+    with pytest.raises(ValueError, match=r"column -9 is out of range"):
+        log.column(0, -9)
     with pytest.raises(ValueError, match="no diagnostic column"):
         log.column(0, "speed")
 

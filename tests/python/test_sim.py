@@ -445,6 +445,15 @@ def test_run_warns_when_joints_end_beyond_single_precision():
         sim.run(1.0)
 
 
+def test_a_run_shorter_than_half_a_frame_says_it_ran_nothing():
+    # QA (2026-12-06): run(0.001) at 1/60 s frames returned 0 without a word.
+    sim = lavender.Sim("pendulum")
+    with pytest.warns(RuntimeWarning, match="less than half a frame"):
+        assert sim.run(0.001) == 0
+    assert sim.time == 0.0
+    assert sim.run(0.001, dt=0.001) == 1, "a frame of the duration's own length runs"
+
+
 def test_the_current_world_as_scene_text_rebuilds_it_bit_for_bit():
     sim = lavender.Sim("prismatic-slider", velocity_iterations=5, error_reduction=0.3)
     sim.set_body_velocity("block", [0.3, 0.1, 0.0], [0.0, 0.0, 2.0])

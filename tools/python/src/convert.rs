@@ -159,12 +159,16 @@ pub fn column_index(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
                 describe(obj)
             ))
         })?;
-    usize::try_from(index)
-        .ok()
-        .filter(|&c| c < COLUMN_COUNT)
+    // A negative index counts from the end, as for bodies, joints and frames (QA,
+    // 2026-12-06: -1 was refused here alone).
+    let count = COLUMN_COUNT as i64;
+    (-count..count)
+        .contains(&index)
+        .then(|| index.rem_euclid(count) as usize)
         .ok_or_else(|| {
             errors::value(format!(
-                "column {index} is out of range: there are {COLUMN_COUNT} columns (0-7)"
+                "column {index} is out of range: there are {COLUMN_COUNT} columns (0-7, or -8 to \
+                 -1 from the end)"
             ))
         })
 }

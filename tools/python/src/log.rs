@@ -548,8 +548,9 @@ impl Log {
 
     /// One joint's diagnostic column over the whole log, a float32 array with one value per
     /// frame (pair it with ``substeps()`` or ``times()``). ``joint`` is a name or index,
-    /// ``column`` an index 0-7 or a name from ``lavender.COLUMN_NAMES``. Validates every
-    /// frame on first use; the GIL is released while reading. A frame that fails its
+    /// ``column`` an index 0-7 (negative from the end) or a name from
+    /// ``lavender.COLUMN_NAMES``. Validates every frame on first use; the GIL is released
+    /// while reading. A frame that fails its
     /// checksum is an error, unless ``skip_corrupt=True``: then its value is NaN and a
     /// RuntimeWarning names it (as ``lavender scrub`` passes over such frames).
     #[pyo3(signature = (joint, column, *, skip_corrupt = false))]

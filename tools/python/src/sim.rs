@@ -699,6 +699,16 @@ impl Sim {
             )));
         }
         let frames = (duration / f64::from(dt)).round() as u64;
+        if frames == 0 && duration > 0.0 {
+            // QA (2026-12-06): a run shorter than half a frame did nothing without a word.
+            runtime_warning(
+                py,
+                format!(
+                    "run({duration} s) is less than half a frame of {dt} s: no frame was run; \
+                     pass a smaller dt or a longer duration"
+                ),
+            )?;
+        }
         let substeps = self.advance(py, dt, frames)?;
         warn_far_levers(py, &self.world)?;
         Ok(substeps)
