@@ -439,6 +439,11 @@ def test_run_warns_when_joints_end_beyond_single_precision():
     sim = lavender.Sim(str(scene))
     with pytest.warns(RuntimeWarning, match="single precision reliably holds"):
         sim.run(8.0)
+    # And from when: at the scene's 5 s the run came apart at 4.4 s and ended back within
+    # single precision (QA, 2026-12-06), as `lavender run` says.
+    sim = lavender.Sim(str(scene))
+    with pytest.warns(RuntimeWarning, match=r"from frame 257 of this run \(t = 4.283 s\) on"):
+        sim.run(5.0)
     sim = lavender.Sim("chain")
     with warnings.catch_warnings():
         warnings.simplefilter("error")

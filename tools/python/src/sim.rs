@@ -403,6 +403,19 @@ impl Sim {
     /// Every `SIGNAL_CHECK` of stepping the GIL is taken back to run signal handlers, so
     /// Ctrl-C stops a long `run` between two frames.
     fn advance(&mut self, py: Python<'_>, dt: f32, frames: u64) -> PyResult<u64> {
+        self.advance_watching(py, dt, frames, &mut None)
+    }
+
+    /// [`Sim::advance`], noting in `far_from` (while `None`) the first frame of this call, of
+    /// every 16th, whose joints act farther from a body's centre than single precision holds:
+    /// its number (from 1), the time and [`World::far_levers_warning`] (as `lavender run`).
+    fn advance_watching(
+        &mut self,
+        py: Python<'_>,
+        dt: f32,
+        frames: u64,
+        far_from: &mut Option<(u64, f64, String)>,
+    ) -> PyResult<u64> {
         const SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_millis(50);
         let mut substeps = 0u64;
         let mut left = frames;
@@ -423,6 +436,12 @@ impl Sim {
                         None => world.step(dt).map_err(|e| engine_failure(&e))?,
                         Some(rec) => rec.step(world, dt).map_err(|e| replay_failure(&e))?,
                     };
+                    let frame = frames - left + done;
+                    if far_from.is_none() && frame.is_multiple_of(16) {
+                        *far_from = world
+                            .far_levers_warning()
+                            .map(|warning| (frame + 1, world.time(), warning));
+                    }
                     done += 1;
                     subs += u64::from(report.substeps);
                 }
@@ -709,7 +728,17 @@ impl Sim {
                 ),
             )?;
         }
-        let substeps = self.advance(py, dt, frames)?;
+        let mut far_from = None;
+        let substeps = self.advance_watching(py, dt, frames, &mut far_from)?;
+        if let Some((frame, time, warning)) = far_from {
+            runtime_warning(
+                py,
+                format!(
+                    "from frame {frame} of this run (t = {time:.3} s) on, {warning}; results \
+                     from there on are not reliable"
+                ),
+            )?;
+        }
         warn_far_levers(py, &self.world)?;
         Ok(substeps)
     }
