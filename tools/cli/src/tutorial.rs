@@ -74,7 +74,15 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     };
     let report = run(&name, &opts)?;
     if args.json {
-        emit_json(&report.json)
+        // With the plots it wrote, as the text output lists them (QA, 2026-12-06).
+        let mut json = report.json.clone();
+        if let Some(object) = json.as_object_mut() {
+            let files: Vec<String> = (report.files.iter())
+                .map(|f| f.display().to_string())
+                .collect();
+            object.entry("plots").or_insert(serde_json::json!(files));
+        }
+        emit_json(&json)
     } else {
         let mut text = report.text.clone();
         if !text.ends_with('\n') {

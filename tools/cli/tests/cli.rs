@@ -553,6 +553,23 @@ fn bench_refuses_arguments_that_would_time_nothing_or_contradict() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("is a file; --out names a directory"), "{err}");
+    // `--json` lists the plots it wrote, as the text output does (QA, 2026-12-06).
+    let plots = file.with_extension("plots");
+    let rows = json_lines(&[
+        "tutorial",
+        "constraints",
+        "particle-circle",
+        "--quick",
+        "--json",
+        "--out",
+        plots.to_str().unwrap(),
+    ]);
+    let listed: Vec<&str> = (rows[0]["plots"].as_array().unwrap().iter())
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(listed.len(), 4, "{listed:?}");
+    assert!(listed.iter().all(|p| std::path::Path::new(p).is_file()));
+    assert!(listed[0].ends_with("paths.png"), "{listed:?}");
 }
 
 /// A point-like bob on a long arm (m r^2 / I = 1e8) is more than f32 can hold: the run warns,
