@@ -164,23 +164,36 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if let Some(n) = args.threads {
         settings.threads = n;
     }
-    if args.sleep || args.no_sleep {
-        settings.sleeping = args.sleep;
-    }
-    if args.chain_solve || args.no_chain_solve {
-        settings.chain_solve = args.chain_solve;
-    }
-    if args.no_warm_start || args.warm_start {
-        settings.warm_starting = args.warm_start;
-    }
-    if args.no_gyroscopic || args.gyroscopic {
-        settings.gyroscopic = args.gyroscopic;
-    }
-    if args.no_curvature || args.curvature {
-        settings.curvature = args.curvature;
-    }
-    if args.speculative_limits || args.no_speculative_limits {
-        settings.speculative_limits = args.speculative_limits;
+    // Each switch's two forms (clap refuses both at once): the on form sets it, the off form
+    // clears it, neither leaves the scene's value.
+    let switches = [
+        (args.sleep, args.no_sleep, &mut settings.sleeping),
+        (
+            args.chain_solve,
+            args.no_chain_solve,
+            &mut settings.chain_solve,
+        ),
+        (
+            args.warm_start,
+            args.no_warm_start,
+            &mut settings.warm_starting,
+        ),
+        (
+            args.gyroscopic,
+            args.no_gyroscopic,
+            &mut settings.gyroscopic,
+        ),
+        (args.curvature, args.no_curvature, &mut settings.curvature),
+        (
+            args.speculative_limits,
+            args.no_speculative_limits,
+            &mut settings.speculative_limits,
+        ),
+    ];
+    for (on, off, setting) in switches {
+        if on || off {
+            *setting = on;
+        }
     }
     if args.scalar {
         settings.solver_path = SolverPath::Scalar;
