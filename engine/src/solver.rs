@@ -592,14 +592,21 @@ impl<L: Lane> JointBatch<L> {
                 v.set_lane(lane, velocity(a[lane]), velocity(b[lane]));
             }
             let h = L::splat(input.h);
+            // The limit coordinate's rate, read by the row's choice and the impact test (a
+            // batch without limits reads neither).
+            let rate = if limited {
+                joints::coordinate_rate(&limit_coordinate, &v)
+            } else {
+                L::splat(0.0)
+            };
             if speculative {
                 // The stop's row already, with its speculative offset `C / h` (below).
                 geometry[LIMIT_SLOT] =
-                    joints::speculative_limit_row_lanes(&limit_coordinate, &v, params, h);
+                    joints::speculative_limit_row_lanes(&limit_coordinate, rate, params, h);
             } else if limited {
                 // At both bounds (a locked joint), the stop it moves into.
                 geometry[LIMIT_SLOT] =
-                    joints::reached_limit_row_lanes(&limit_coordinate, &v, params);
+                    joints::reached_limit_row_lanes(&limit_coordinate, rate, params);
             }
             if let Some(half_h) = input.half_h {
                 // Faded out where a body turns by more than about CURVATURE_FADE_ANGLE per
@@ -614,7 +621,7 @@ impl<L: Lane> JointBatch<L> {
                     // None where the joint runs into a stop within the substep: the impact
                     // ends the free motion they are the second-order term of
                     // (engine/DESIGN.md, *Curvature offsets*).
-                    let impact = joints::limit_impact_lanes(&limit_coordinate, &v, params, h);
+                    let impact = joints::limit_impact_lanes(&limit_coordinate, rate, params, h);
                     scale = L::select(impact, L::splat(0.0), scale);
                 }
                 joints::curvature_lanes(self.kind, &gathered.poses, params, &v, scale, geometry);

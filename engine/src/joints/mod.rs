@@ -599,19 +599,20 @@ fn bound_row_lanes<L: Lane>(
     RowGeometryLanes::select(below, &lower, &above_only)
 }
 
-/// [`limit_row_lanes`] at the velocities `v` before the solve: the same rows, except where the
+/// [`limit_row_lanes`] at the coordinate's rate `xdot` before the solve
+/// ([`coordinate_rate`]): the same rows, except where the
 /// coordinate is within [`LIMIT_SLOP`] of both bounds (a stop range narrower than twice the
 /// slop; `lo == hi` locks the joint), where the row is the stop's it moves into (`xdot > 0`:
 /// the upper), not always the lower's, which let a locked hinge turned upward pass its stop by
 /// a substep's motion (QA, 2026-12-06).
 pub(crate) fn reached_limit_row_lanes<L: Lane>(
     coordinate: &RowGeometryLanes<L>,
-    v: &PairVelocities<L>,
+    rate: L,
     j: &ParamLanes<L>,
 ) -> RowGeometryLanes<L> {
     let (x, slop) = (coordinate.error, L::splat(LIMIT_SLOP));
     let (at_lo, at_hi) = ((j.lo + slop).gt(x), x.gt(j.hi - slop));
-    let rising = coordinate_rate(coordinate, v).gt(L::splat(0.0));
+    let rising = rate.gt(L::splat(0.0));
     let below = L::and(at_lo, L::not(L::and(at_hi, rising)));
     bound_row_lanes(below, at_hi, x, j.lo, j.hi, coordinate)
 }
@@ -624,12 +625,11 @@ pub(crate) fn reached_limit_row_lanes<L: Lane>(
 /// velocity the solve itself gives it).
 pub(crate) fn speculative_limit_row_lanes<L: Lane>(
     coordinate: &RowGeometryLanes<L>,
-    v: &PairVelocities<L>,
+    rate: L,
     j: &ParamLanes<L>,
     h: L,
 ) -> RowGeometryLanes<L> {
     let (x, slop) = (coordinate.error, L::splat(LIMIT_SLOP));
-    let rate = coordinate_rate(coordinate, v);
     let (at_lo, at_hi) = ((j.lo + slop).gt(x), x.gt(j.hi - slop));
     let reached = L::or(at_lo, at_hi);
     let rising = rate.gt(L::splat(0.0));
@@ -642,27 +642,30 @@ pub(crate) fn speculative_limit_row_lanes<L: Lane>(
     bound_row_lanes(below, L::not(below), x, j.lo, j.hi, coordinate)
 }
 
-/// `xdot = J v` of the limit coordinate's row.
-fn coordinate_rate<L: Lane>(coordinate: &RowGeometryLanes<L>, v: &PairVelocities<L>) -> L {
+/// `xdot = J v` of the limit coordinate's row at the velocities `v`: computed once per batch
+/// in prepare, read by the limit row's choice and the impact test.
+pub(crate) fn coordinate_rate<L: Lane>(
+    coordinate: &RowGeometryLanes<L>,
+    v: &PairVelocities<L>,
+) -> L {
     coordinate.linear.dot(v.linear_b - v.linear_a)
         + coordinate.angular_a.dot(v.angular_a)
         + coordinate.angular_b.dot(v.angular_b)
 }
 
 /// The lanes whose limited coordinate moves into a stop that it reaches within the substep
-/// `h` at the velocities `v` before the solve: an impact. `coordinate` is the row
-/// [`rows_lanes`] returns (Jacobian and value `x` of the coordinate the limit reads), so the
-/// rate is `xdot = J v`; an impact is `xdot < 0` with `x + h xdot` below `lo`, or `xdot > 0`
+/// `h` at its rate `xdot` before the solve ([`coordinate_rate`]): an impact. `coordinate` is
+/// the row [`rows_lanes`] returns (Jacobian and value `x` of the coordinate the limit reads);
+/// an impact is `xdot < 0` with `x + h xdot` below `lo`, or `xdot > 0`
 /// with it above `hi` (each within [`LIMIT_SLOP`]). Such joints get no curvature offsets (see
 /// `JointBatch::prepare`).
 pub(crate) fn limit_impact_lanes<L: Lane>(
     coordinate: &RowGeometryLanes<L>,
-    v: &PairVelocities<L>,
+    rate: L,
     j: &ParamLanes<L>,
     h: L,
 ) -> L::Mask {
     let zero = L::splat(0.0);
-    let rate = coordinate_rate(coordinate, v);
     let slop = L::splat(LIMIT_SLOP);
     let next = coordinate.error + h * rate;
     L::or(
@@ -1338,12 +1341,13 @@ mod tests {
                 let mut one = LimitedLanes::<f32>::new();
                 one.set(0, kind, x0, rate);
                 let (coordinate, _) = one.rows(kind);
-                let hit = limit_impact_lanes(&coordinate, &one.velocities, &one.params, h);
+                let rate = coordinate_rate(&coordinate, &one.velocities);
+                let hit = limit_impact_lanes(&coordinate, rate, &one.params, h);
                 assert_eq!(hit, impact, "{kind:?} at {x0}, {rate}/s");
             }
             let (coordinate, _) = wide.rows(kind);
-            let hits =
-                limit_impact_lanes(&coordinate, &wide.velocities, &wide.params, Wide::splat(h));
+            let rate = coordinate_rate(&coordinate, &wide.velocities);
+            let hits = limit_impact_lanes(&coordinate, rate, &wide.params, Wide::splat(h));
             let expected = (cases.iter().enumerate())
                 .filter(|(_, c)| c.2)
                 .fold(0u32, |bits, (lane, _)| bits | 1 << lane);
@@ -1353,12 +1357,8 @@ mod tests {
         let mut rows = [RowGeometryLanes::zero(); MAX_ROWS_PER_JOINT];
         let (p, j) = (PoseLanes::<f32>::new(), ParamLanes::new());
         let coordinate = rows_lanes(JointKind::Spherical, false, &p, &j, &mut rows);
-        assert!(!limit_impact_lanes(
-            &coordinate,
-            &PairVelocities::zero(),
-            &j,
-            h
-        ));
+        let rate = coordinate_rate(&coordinate, &PairVelocities::zero());
+        assert!(!limit_impact_lanes(&coordinate, rate, &j, h));
     }
 
     /// The reached stop's row at the velocities before the solve: [`limit_row_lanes`]'s bits
@@ -1368,14 +1368,15 @@ mod tests {
     fn a_coordinate_at_both_bounds_gets_the_row_of_the_stop_it_moves_into() {
         let coordinate =
             |x: f32| RowGeometryLanes::<f32>::new(V3::zero(), V3::zero(), V3::splat(Vec3::Z), x);
-        let turning = |rate: f32| {
+        // The coordinate at `x` turning at `rate` about z: its `xdot = J v`.
+        let turning = |x: f32, rate: f32| {
             let mut v = PairVelocities::<f32>::zero();
             v.set_lane(
                 0,
                 (Vec3::ZERO, Vec3::ZERO),
                 (Vec3::ZERO, Vec3::new(0.0, 0.0, rate)),
             );
-            v
+            coordinate_rate(&coordinate(x), &v)
         };
         let limits = |lo: f32, hi: f32| {
             let mut j = ParamLanes::<f32>::new();
@@ -1385,7 +1386,8 @@ mod tests {
         // A locked joint (lo == hi == 0.3): upward, the upper stop's row (-J); downward or at
         // rest, the lower's (+J).
         for (rate, upper) in [(2.0, true), (-2.0, false), (0.0, false)] {
-            let row = reached_limit_row_lanes(&coordinate(0.3), &turning(rate), &limits(0.3, 0.3));
+            let row =
+                reached_limit_row_lanes(&coordinate(0.3), turning(0.3, rate), &limits(0.3, 0.3));
             assert_eq!(row.angular_b.z, if upper { -1.0 } else { 1.0 }, "{rate}");
             assert_eq!(row.error, 0.0);
         }
@@ -1393,7 +1395,7 @@ mod tests {
         for x in [-0.6, -0.5, -0.2, 0.0, 0.5, 0.7] {
             for rate in [-3.0, 0.0, 3.0] {
                 let j = limits(-0.5, 0.5);
-                let row = reached_limit_row_lanes(&coordinate(x), &turning(rate), &j);
+                let row = reached_limit_row_lanes(&coordinate(x), turning(x, rate), &j);
                 let plain = limit_row_lanes(x, j.lo, j.hi, &coordinate(x));
                 assert_eq!(
                     [row.angular_b.z, row.error].map(f32::to_bits),
@@ -1431,7 +1433,8 @@ mod tests {
                 let mut one = LimitedLanes::<f32>::new();
                 one.set(0, kind, x0, rate);
                 let (coordinate, rows) = one.rows(kind);
-                let row = speculative_limit_row_lanes(&coordinate, &one.velocities, &one.params, h);
+                let rate = coordinate_rate(&coordinate, &one.velocities);
+                let row = speculative_limit_row_lanes(&coordinate, rate, &one.params, h);
                 let what = format!("{kind:?} at {x0}, {rate}/s");
                 assert!((row.error - c).abs() < 1e-6, "{what}: C = {}", row.error);
                 // The lower stop's row is the coordinate's Jacobian, the upper's its negative.
@@ -1446,7 +1449,12 @@ mod tests {
             }
             let (coordinate, _) = wide.rows(kind);
             let (v, j) = (&wide.velocities, &wide.params);
-            let rows = speculative_limit_row_lanes(&coordinate, v, j, Wide::splat(h));
+            let rows = speculative_limit_row_lanes(
+                &coordinate,
+                coordinate_rate(&coordinate, v),
+                j,
+                Wide::splat(h),
+            );
             for (lane, one) in singles.iter().enumerate() {
                 let values = |r: &RowGeometryLanes<Wide>| {
                     [r.linear.x, r.angular_b.z, r.angular_a.z, r.error].map(|x| x.lane(lane))

@@ -802,14 +802,7 @@ fn each_switch_overrides_the_scene_file_either_way_and_the_summary_names_it() {
     let settings = |extra: &[&str]| {
         let mut args = vec!["run", path, "--steps", "2", "--json"];
         args.extend_from_slice(extra);
-        let out = lavender(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        json["settings"].clone()
+        json_lines(&args)[0]["settings"].clone()
     };
     let switches = [
         "chain_solve",
