@@ -98,6 +98,14 @@ def test_multi_substep_frames_and_access_by_substep_and_time(tmp_path):
     assert log[0].has_solver_state and log[0].solver_state.shape == (6,)
     with pytest.raises(IndexError):
         log[40]
+    # As for a list: an int beyond 64 bits is out of range, not an OverflowError.
+    with pytest.raises(IndexError, match="the log has 40 frames"):
+        log[2**64]
+    with pytest.raises(IndexError):
+        log.frame(-(2**70))
+    assert log[np.int64(-1)].substep == 39
+    with pytest.raises(TypeError, match="not float"):
+        log[1.0]
     with pytest.raises(ValueError, match="substep 99"):
         log.frame_at_substep(99)
     assert log.frame_at_time(0.0).substep == 0  # the run's start: its first substep
@@ -602,8 +610,9 @@ def test_spike_parameters_are_checked_with_messages_that_name_them(tmp_path):
     assert [s["substep"] for s in log.spikes(columns="anchor_error_norm")] == [30]
     everything = dict(k=2.0, abs_threshold=0.0, columns=range(8))
     assert len(log.spikes(**everything)) > 3
-    with pytest.raises(ValueError, match="min_history must be at least 1"):
-        log.spikes(min_history=0)
+    for below in (0, -1):
+        with pytest.raises(ValueError, match="min_history must be at least 1"):
+            log.spikes(min_history=below)
     with pytest.raises(ValueError, match="window of 3 substeps must be at least min_history = 4"):
         log.spikes(window=3, min_history=4)
     # A window longer than the log judges against every earlier frame, as 60 does (and

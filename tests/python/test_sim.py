@@ -110,6 +110,14 @@ def test_bias_iterations_is_a_setting_and_checked():
     with pytest.raises(ValueError, match="bias_iterations"):
         fewer.set_settings(bias_iterations=9)
     assert fewer.settings["bias_iterations"] == 2, "unchanged on error"
+    # "all" takes a number back (None leaves a setting as it is): one per velocity pass.
+    again = lavender.Sim("chain", bias_iterations=2)
+    again.set_settings(bias_iterations="all")
+    assert again.settings["bias_iterations"] is None
+    again.run(0.5)
+    assert again.state_hash() == default.state_hash()
+    with pytest.raises(ValueError, match='whole number or "all"'):
+        again.set_settings(bias_iterations="most")
 
 
 def test_chain_solve_is_a_setting_that_solves_the_grid_columns_in_one_pass():

@@ -15,7 +15,7 @@ use std::time::Instant;
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n                                            a scene file (this one: from the repository's root)\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run chain --scalar               the scalar reference path (same bits, slower)\n  lavender run hub                          a light hub among heavy parts, solved directly\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
+    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n                                            a scene file (this one: from the repository's root)\n  lavender run chain --duration 2 --record run.lvlog    record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5               record straight to HDF5\n  lavender run grid --sleep --duration 6              let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2               8 velocity passes, 2 of them with a bias pass\n  lavender run SCENE --bias-iterations all            a bias pass with every velocity pass (the default), whatever SCENE sets\n  lavender run chain --scalar               the scalar reference path (same bits, slower)\n  lavender run hub                          a light hub among heavy parts, solved directly\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
 )]
 pub struct Args {
     /// A shipped scene's name (see `lavender scenes`) or a path to a scene TOML file.
@@ -36,9 +36,10 @@ pub struct Args {
     velocity_iterations: Option<u32>,
     /// Split-impulse bias passes per substep, each run with one of the first velocity passes
     /// (default: one per velocity pass; at most --velocity-iterations). Fewer cost less and
-    /// leave more of the position error to the projection passes.
-    #[arg(long)]
-    bias_iterations: Option<u32>,
+    /// leave more of the position error to the projection passes. `all`: one per velocity
+    /// pass, whatever the scene file says.
+    #[arg(long, value_name = "N|all", value_parser = parse_bias_iterations)]
+    bias_iterations: Option<BiasIterations>,
     /// Positional projection passes per substep (default 2).
     #[arg(long)]
     position_iterations: Option<u32>,
@@ -128,6 +129,19 @@ pub struct Args {
 /// is one; otherwise a shipped scene's name wins (a file of that name in the working
 /// directory, such as the output of `lavender run chain > chain`, does not hide it; `./name`
 /// reads the file), and a file is read when no shipped scene has the name.
+/// `--bias-iterations`: a number of bias passes, or `None` for one per velocity pass (`all`).
+#[derive(Debug, Clone, Copy)]
+struct BiasIterations(Option<u32>);
+
+fn parse_bias_iterations(text: &str) -> Result<BiasIterations, String> {
+    if text == "all" {
+        return Ok(BiasIterations(None));
+    }
+    text.parse().map(|n| BiasIterations(Some(n))).map_err(|_| {
+        format!("`{text}` is not a number of passes: give a whole number >= 0, or `all` for one bias pass per velocity pass")
+    })
+}
+
 pub fn load_scene(name: Option<&str>) -> anyhow::Result<(Scene, String)> {
     let name = name.unwrap_or("chain");
     let path = Path::new(name);
@@ -155,8 +169,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if let Some(n) = args.velocity_iterations {
         settings.velocity_iterations = n;
     }
-    if let Some(n) = args.bias_iterations {
-        settings.bias_iterations = Some(n);
+    if let Some(BiasIterations(n)) = args.bias_iterations {
+        settings.bias_iterations = n;
     }
     if let Some(n) = args.position_iterations {
         settings.position_iterations = n;

@@ -841,3 +841,47 @@ fn each_switch_overrides_the_scene_file_either_way_and_the_summary_names_it() {
     let out = lavender(&["run", path, "--curvature", "--no-curvature"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A scene file's `bias_iterations` could not be taken back from the command line:
+/// `--bias-iterations all` restores one bias pass per velocity pass, and the run is then
+/// the run of the scene without the setting, bit for bit.
+#[test]
+fn bias_iterations_all_undoes_a_scene_files_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/scenes");
+    let chain = std::fs::read_to_string(root.join("chain.toml")).unwrap();
+    assert!(!chain.contains("bias_iterations"), "chain.toml sets none");
+    let plain = dir.path().join("plain.toml");
+    let set = dir.path().join("set.toml");
+    std::fs::write(&plain, &chain).unwrap();
+    std::fs::write(
+        &set,
+        chain.replace("[world]", "[world]\nbias_iterations = 2"),
+    )
+    .unwrap();
+    let run = |path: &std::path::Path, extra: &[&str]| {
+        let mut args = vec!["run", path.to_str().unwrap(), "--steps", "30", "--json"];
+        args.extend_from_slice(extra);
+        json_lines(&args).remove(0)
+    };
+    let as_file = run(&set, &[]);
+    assert_eq!(as_file["settings"]["bias_iterations"], 2);
+    let undone = run(&set, &["--bias-iterations", "all"]);
+    assert!(undone["settings"]["bias_iterations"].is_null(), "{undone}");
+    let reference = run(&plain, &[]);
+    for key in ["max_anchor_error", "final_anchor_error", "total_energy"] {
+        assert!(!reference[key].is_null(), "{key}: {reference}");
+        assert_eq!(undone[key], reference[key], "{key}");
+    }
+    assert_ne!(
+        as_file["max_anchor_error"], reference["max_anchor_error"],
+        "two bias passes of eight are a different run"
+    );
+    let out = lavender(&["run", "chain", "--bias-iterations", "most"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("or `all` for one bias pass per velocity pass"),
+        "{err}"
+    );
+}

@@ -355,6 +355,24 @@ fn location<'py>(py: Python<'py>, loc: &Option<Location>) -> PyResult<Option<Bou
 
 /// A substep or count from Python: a ValueError naming it when negative (instead of the
 /// OverflowError of an unsigned conversion).
+/// A frame index as Python gives it: an int too large for 64 bits is out of range (an
+/// IndexError, as for a list), anything but an int a TypeError.
+fn frame_index(index: &Bound<'_, PyAny>, log: &Log) -> PyResult<i64> {
+    if let Ok(i) = index.extract::<i64>() {
+        return Ok(i);
+    }
+    if index.is_instance_of::<pyo3::types::PyInt>() {
+        let n = log.reader()?.len();
+        return Err(PyIndexError::new_err(format!(
+            "frame {index} is out of range: the log has {n} frames"
+        )));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "a frame index is an int (negative counts from the end), not {}",
+        index.get_type().name()?
+    )))
+}
+
 pub(crate) fn non_negative(name: &str, v: i64) -> PyResult<u64> {
     u64::try_from(v).map_err(|_| errors::value(format!("{name} = {v}: must be >= 0")))
 }
@@ -483,15 +501,15 @@ impl Log {
         py.detach(|| reader.refresh()).map_err(errors::replay)
     }
 
-    fn __getitem__(slf: &Bound<'_, Self>, index: i64) -> PyResult<Frame> {
-        let i = slf.get().position(index)?;
+    fn __getitem__(slf: &Bound<'_, Self>, index: &Bound<'_, PyAny>) -> PyResult<Frame> {
+        let i = slf.get().position(frame_index(index, slf.get())?)?;
         Log::make_frame(slf, i)
     }
 
     /// Frame ``index`` (0-based position in the log; negative counts from the end). Same as
     /// ``log[index]``. Raises IndexError when out of range, OSError when the frame is
     /// corrupt.
-    fn frame(slf: &Bound<'_, Self>, index: i64) -> PyResult<Frame> {
+    fn frame(slf: &Bound<'_, Self>, index: &Bound<'_, PyAny>) -> PyResult<Frame> {
         Log::__getitem__(slf, index)
     }
 
@@ -740,7 +758,8 @@ impl Log {
         abs_floor: f32,
     ) -> PyResult<Bound<'py, PyList>> {
         let window = non_negative("window", window)? as usize;
-        let min_history = non_negative("min_history", min_history)? as usize;
+        // Below 1 is one mistake whatever its sign: the engine's message names the bound.
+        let min_history = usize::try_from(min_history).unwrap_or(0);
         let defaults = SpikeParams::default();
         let columns = match columns {
             None => defaults.columns,

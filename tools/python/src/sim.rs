@@ -42,7 +42,8 @@ struct Recording {
 ///
 /// ``bias_iterations=N`` runs the split-impulse bias pass with only the first ``N`` velocity
 /// passes (cheaper, more position error left to the projection); unset (``None`` in
-/// ``settings``), one per velocity pass. ``chain_solve=True`` solves chains of joints (a long
+/// ``settings``), one per velocity pass; ``bias_iterations="all"`` restores that where a
+/// scene file set a number. ``chain_solve=True`` solves chains of joints (a long
 /// chain, a hanging net's columns) exactly in every velocity pass, so one pass does what
 /// Gauss-Seidel needs many for. A keyword given as ``None`` leaves a setting as it is.
 ///
@@ -105,7 +106,8 @@ struct Overrides {
     gravity: Option<lavender_engine::Vec3>,
     max_substep: Option<f32>,
     velocity_iterations: Option<u32>,
-    bias_iterations: Option<u32>,
+    /// `Some(None)`: one bias pass per velocity pass (`"all"`), whatever the scene says.
+    bias_iterations: Option<Option<u32>>,
     position_iterations: Option<u32>,
     chain_solve: Option<bool>,
     error_reduction: Option<f32>,
@@ -192,7 +194,20 @@ impl Overrides {
                 "velocity_iterations" => {
                     o.velocity_iterations = Some(setting_u32("velocity_iterations", v)?)
                 }
-                "bias_iterations" => o.bias_iterations = Some(setting_u32("bias_iterations", v)?),
+                "bias_iterations" => {
+                    // "all": one bias pass per velocity pass, the default a scene may override.
+                    o.bias_iterations = Some(match v.extract::<String>() {
+                        Ok(t) if t == "all" => None,
+                        Ok(_) => {
+                            return Err(bad_setting(
+                                "bias_iterations",
+                                v,
+                                "must be a whole number or \"all\" (one per velocity pass)",
+                            ))
+                        }
+                        Err(_) => Some(setting_u32("bias_iterations", v)?),
+                    })
+                }
                 "position_iterations" => {
                     o.position_iterations = Some(setting_u32("position_iterations", v)?)
                 }
@@ -247,7 +262,7 @@ impl Overrides {
         s.gravity = self.gravity.unwrap_or(s.gravity);
         s.max_substep = self.max_substep.unwrap_or(s.max_substep);
         s.velocity_iterations = self.velocity_iterations.unwrap_or(s.velocity_iterations);
-        s.bias_iterations = self.bias_iterations.or(s.bias_iterations);
+        s.bias_iterations = self.bias_iterations.unwrap_or(s.bias_iterations);
         s.position_iterations = self.position_iterations.unwrap_or(s.position_iterations);
         s.chain_solve = self.chain_solve.unwrap_or(s.chain_solve);
         s.error_reduction = self.error_reduction.unwrap_or(s.error_reduction);
