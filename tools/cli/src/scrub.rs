@@ -22,7 +22,7 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\", \"joint_name\", \"column_name\"}], ...}\n  lavender scrub run.lvlog --at 1234           frame 1234's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow\n                                               tail a run being recorded (waits for the file)"
+    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\", \"joint_name\", \"column_name\"}], ...}\n  lavender scrub run.lvlog --at 1000           substep 1000's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow\n                                               tail a run being recorded (waits for the file)"
 )]
 pub struct Args {
     /// The run log (written by `lavender run --record`; may still be being written).

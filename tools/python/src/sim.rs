@@ -49,8 +49,9 @@ struct Recording {
 ///
 /// Threads: ``step`` and ``run`` release the GIL, so other Python threads run meanwhile, and
 /// Sims in different threads step in parallel. One Sim serves one thread at a time: a call on
-/// it from another thread while it steps raises ``RuntimeError`` ("Already borrowed"). Give
-/// each thread its own Sim, or guard a shared one with a ``threading.Lock``.
+/// it from another thread while it steps raises ``RuntimeError`` ("Already mutably
+/// borrowed"). Give each thread its own Sim, or guard a shared one with a
+/// ``threading.Lock``.
 ///
 /// Island sleeping is off by default; with ``sleeping=True`` an island whose bodies stay
 /// below ``sleep_linear_speed`` (m/s) and ``sleep_angular_speed`` (rad/s) for

@@ -805,20 +805,44 @@ impl Figure for StabilityMap {
                     PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
                 });
         }
-        for (label, x, y) in &self.marks {
+        // Labels go to the right of their marks. Marks close together (e.g. (10, 10) and
+        // (7.5, 5) on a 150 x 300 map are a few pixels apart) would overlap: taken from the
+        // lowest on screen up, a label that would overlap one already placed moves a line up,
+        // else down, then two, ..., staying inside the plot.
+        const LINE: i32 = 20;
+        let (_, rows) = chart.plotting_area().get_pixel_range();
+        let mut marks: Vec<_> = self
+            .marks
+            .iter()
+            .map(|(label, x, y)| (label, *x, *y, chart.backend_coord(&(*x, *y))))
+            .collect();
+        marks.sort_by_key(|m| std::cmp::Reverse((m.3 .1, m.3 .0)));
+        let mut placed: Vec<(i32, i32, i32, i32)> = Vec::new();
+        for (label, x, y, (px, py)) in marks {
             chart
-                .draw_series(std::iter::once(Circle::new((*x, *y), 6, BLACK.filled())))
+                .draw_series(std::iter::once(Circle::new((x, y), 6, BLACK.filled())))
                 .map_err(err)?;
+            let width = 10 * (label.chars().count() as i32 + 2);
+            let free = |dy: i32| {
+                let (t, b) = (py + dy - LINE / 2, py + dy + LINE / 2);
+                (dy == 0 || (rows.start <= t && b <= rows.end))
+                    && !placed
+                        .iter()
+                        .any(|&(l2, t2, r2, b2)| px < r2 && l2 < px + width && t < b2 && t2 < b)
+            };
+            let dy = (0..8)
+                .flat_map(|k| [-k * LINE, k * LINE])
+                .find(|&dy| free(dy))
+                .unwrap_or(0);
+            placed.push((px, py + dy - LINE / 2, px + width, py + dy + LINE / 2));
             let style = ("sans-serif", 16)
                 .into_font()
                 .color(&BLACK)
                 .pos(Pos::new(HPos::Left, VPos::Center));
             chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("  {label}"),
-                    (*x, *y),
-                    style,
-                )))
+                .draw_series(std::iter::once(
+                    EmptyElement::at((x, y)) + Text::new(format!("  {label}"), (0, dy), style),
+                ))
                 .map_err(err)?;
         }
         chart

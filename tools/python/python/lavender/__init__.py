@@ -7,6 +7,8 @@
   substep or time, a joint's column over time, per-frame summaries, ``spikes`` and ``diff``
   with the command line's semantics.
 * ``COLUMN_NAMES`` / ``COLUMN_UNITS`` name the eight diagnostic columns.
+* ``overlay`` draws Python-defined layers (anchor-error arrows by default) over captured
+  frames into one self-contained HTML page.
 
 Errors are Python exceptions carrying the engine's message: ``ValueError`` for bad input
 (``NonFiniteError``, a subclass, when a step went non-finite), ``OSError`` for files.
@@ -33,6 +35,7 @@ from ._lavender import (
     shipped_scenes,
 )
 from ._builder import SceneBuilder
+from . import overlay  # noqa: F401  (``lavender.overlay`` without a second import)
 
 __version__ = ENGINE_VERSION
 
@@ -48,5 +51,6 @@ __all__ = [
     "NonFiniteError",
     "SceneBuilder",
     "Sim",
+    "overlay",
     "shipped_scenes",
 ]

@@ -90,7 +90,8 @@ class Sim:
     override the scene's ``[world]`` settings; ``dt`` is the default frame step.
     ``sleeping=True`` lets islands at rest sleep (``sleep_linear_speed`` m/s,
     ``sleep_angular_speed`` rad/s, ``time_to_sleep`` s). ``bias_iterations=N`` runs the
-    split-impulse bias pass with only the first ``N`` velocity passes (default: all).
+    split-impulse bias pass with only the first ``N`` velocity passes (default, or
+    ``"all"`` over a scene file's number: one per velocity pass).
     ``chain_solve=True`` solves chains of joints (a long chain, a hanging net's columns)
     exactly in every velocity pass (default off).
     """
@@ -103,7 +104,7 @@ class Sim:
         gravity: Optional[_Vector] = None,
         max_substep: Optional[float] = None,
         velocity_iterations: Optional[int] = None,
-        bias_iterations: Optional[int] = None,
+        bias_iterations: Optional[Union[int, Literal["all"]]] = None,
         position_iterations: Optional[int] = None,
         chain_solve: Optional[bool] = None,
         error_reduction: Optional[float] = None,
@@ -127,7 +128,7 @@ class Sim:
         gravity: Optional[_Vector] = None,
         max_substep: Optional[float] = None,
         velocity_iterations: Optional[int] = None,
-        bias_iterations: Optional[int] = None,
+        bias_iterations: Optional[Union[int, Literal["all"]]] = None,
         position_iterations: Optional[int] = None,
         chain_solve: Optional[bool] = None,
         error_reduction: Optional[float] = None,
@@ -190,7 +191,7 @@ class Sim:
         gravity: Optional[_Vector] = None,
         max_substep: Optional[float] = None,
         velocity_iterations: Optional[int] = None,
-        bias_iterations: Optional[int] = None,
+        bias_iterations: Optional[Union[int, Literal["all"]]] = None,
         position_iterations: Optional[int] = None,
         chain_solve: Optional[bool] = None,
         error_reduction: Optional[float] = None,
