@@ -785,16 +785,16 @@ pub struct WorstJoint {
     pub name: String,
     /// Peak anchor error norm (column 3).
     pub peak_anchor_error: f32,
-    /// Substep of that peak.
-    pub anchor_error_substep: u64,
+    /// Substep of that peak; `None` where the column never rose above 0 (no peak).
+    pub anchor_error_substep: Option<u64>,
     /// Peak angular error (column 4).
     pub peak_angular_error: f32,
-    /// Substep of that peak.
-    pub angular_error_substep: u64,
+    /// Substep of that peak; `None` where the column never rose above 0 (no peak).
+    pub angular_error_substep: Option<u64>,
     /// Peak limit violation (column 5).
     pub peak_limit_violation: f32,
-    /// Substep of that peak.
-    pub limit_violation_substep: u64,
+    /// Substep of that peak; `None` where the column never rose above 0 (no peak).
+    pub limit_violation_substep: Option<u64>,
     /// First substep with a non-finite diagnostic, if any.
     pub first_non_finite_substep: Option<u64>,
 }
@@ -827,11 +827,11 @@ fn worst_joints_from(
             joint: j as u32,
             name: reader.header().joint_name(j),
             peak_anchor_error: f32::NEG_INFINITY,
-            anchor_error_substep: 0,
+            anchor_error_substep: None,
             peak_angular_error: f32::NEG_INFINITY,
-            angular_error_substep: 0,
+            angular_error_substep: None,
             peak_limit_violation: f32::NEG_INFINITY,
-            limit_violation_substep: 0,
+            limit_violation_substep: None,
             first_non_finite_substep: None,
         })
         .collect();
@@ -844,10 +844,12 @@ fn worst_joints_from(
             if p.first_non_finite_substep.is_none() && !row.iter().all(|v| v.is_finite()) {
                 p.first_non_finite_substep = Some(s);
             }
-            let upd = |peak: &mut f32, at: &mut u64, v: f32| {
+            // A peak is a value above 0 (and above the earlier ones); a column that stays at
+            // 0 has a peak of 0 and no substep.
+            let upd = |peak: &mut f32, at: &mut Option<u64>, v: f32| {
                 if v > *peak {
                     *peak = v;
-                    *at = s;
+                    *at = (v > 0.0).then_some(s);
                 }
             };
             upd(
@@ -1308,12 +1310,21 @@ mod tests {
         assert_eq!(worst[1].name, "hinge3");
         assert_eq!(
             (worst[1].peak_anchor_error, worst[1].anchor_error_substep),
-            (0.3, 40)
+            (0.3, Some(40))
         );
         let all = worst_joints(&r, 100).unwrap();
         assert_eq!(all.len(), 6);
         let j5 = all.iter().find(|w| w.joint == 5).unwrap();
-        assert_eq!((j5.peak_angular_error, j5.angular_error_substep), (0.2, 41));
+        assert_eq!(
+            (j5.peak_angular_error, j5.angular_error_substep),
+            (0.2, Some(41))
+        );
+        // A column that never rose above 0 has no peak substep (QA 2026-12-06: it said 0,
+        // which reads as "peaked at substep 0").
+        assert_eq!(
+            (j5.peak_limit_violation, j5.limit_violation_substep),
+            (0.0, None)
+        );
     }
 
     #[test]

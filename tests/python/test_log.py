@@ -224,6 +224,9 @@ def test_spike_planted_at_a_known_substep_is_found(tmp_path):
     assert log.spikes(k=1e9) == []
     worst = log.worst_joints(1)
     assert worst[0]["name"] == "hinge" and worst[0]["anchor_error_substep"] == planted
+    # The hinge has no limit: no violation, so no substep of one (it said 0 before).
+    assert worst[0]["peak_limit_violation"] == 0.0
+    assert worst[0]["limit_violation_substep"] is None
     with pytest.raises(ValueError):
         log.spikes(columns=[9])
 
@@ -535,8 +538,13 @@ def test_negative_substeps_and_counts_are_value_errors(tmp_path):
     ]:
         with pytest.raises(ValueError, match=f"{name} = -"):
             call()
-    with pytest.raises(ValueError, match="time = nan"):
+    with pytest.raises(ValueError, match="time = NaN"):
         log.frame_at_time(float("nan"))
+    # As `scrub --time inf` (QA 2026-12-06: inf gave the last frame here).
+    with pytest.raises(ValueError, match="time = inf: give a finite number"):
+        log.frame_at_time(float("inf"))
+    with pytest.raises(ValueError, match="columns is empty"):
+        log.spikes(columns=[])
 
 
 def test_a_keyboard_interrupt_stops_an_hdf5_export_and_leaves_nothing(tmp_path):

@@ -29,13 +29,17 @@ impl std::error::Error for Interrupted {}
 
 /// Installs the handler (once, at start-up). Without one (the platform refused it) a signal
 /// ends the process as it always would.
-pub fn install() {
-    let installed = ctrlc::set_handler(|| {
+/// A stop at once ends as any failure does: the message on standard error and, under
+/// `--json`, the error object or line on standard output (QA 2026-12-06: a second Ctrl-C of
+/// `scrub --follow --json` ended its JSON lines without one).
+pub fn install(json: crate::output::JsonErrors) {
+    let installed = ctrlc::set_handler(move || {
         if CLEAN_STOP.load(Ordering::SeqCst) && !REQUESTED.swap(true, Ordering::SeqCst) {
             eprintln!("\ninterrupted: stopping cleanly (interrupt again to stop at once)");
         } else {
-            say_what_a_hard_stop_leaves();
-            std::process::exit(EXIT_CODE);
+            eprintln!();
+            let stopped = Interrupted(what_a_hard_stop_leaves());
+            crate::output::finish(Err(stopped.into()), json);
         }
     });
     if let Err(e) = installed {
@@ -58,7 +62,7 @@ pub fn flag() -> &'static AtomicBool {
     &REQUESTED
 }
 
-/// The file the running command writes, for [`say_what_a_hard_stop_leaves`].
+/// The file the running command writes, for [`what_a_hard_stop_leaves`].
 static OUTPUT: std::sync::Mutex<Option<std::path::PathBuf>> = std::sync::Mutex::new(None);
 
 /// Names the file the command writes (a recording, an export), so that stopping at once
@@ -69,25 +73,28 @@ pub fn writing(path: &std::path::Path) {
     }
 }
 
-/// On a stop at once: an HDF5 file being written is not readable until finished, so its
-/// temporary file is removed and the path left as it was; a log keeps every complete frame.
-fn say_what_a_hard_stop_leaves() {
+/// On a stop at once, what it left: an HDF5 file being written is not readable until
+/// finished, so its temporary file is removed and the path left as it was; a log keeps every
+/// complete frame.
+fn what_a_hard_stop_leaves() -> String {
     let Some(path) = OUTPUT.lock().ok().and_then(|o| o.clone()) else {
-        return;
+        return "stopped at once".to_string();
     };
     let hdf5 = lavender_replay::recorder::OutputKind::of(&path)
         == lavender_replay::recorder::OutputKind::Hdf5;
     if hdf5 {
         lavender_replay::files::remove_own_partials(&path);
-        eprintln!(
-            "\nstopped at once: the HDF5 file was not finished, so {} was left as it was",
+        format!(
+            "stopped at once: the HDF5 file was not finished, so {} was left as it was",
             path.display()
-        );
+        )
     } else if path.exists() {
-        eprintln!(
-            "\nstopped at once: {} holds the frames written so far, without its footer (scrub, \
+        format!(
+            "stopped at once: {} holds the frames written so far, without its footer (scrub, \
              export and resume recover every complete frame)",
             path.display()
-        );
+        )
+    } else {
+        "stopped at once".to_string()
     }
 }

@@ -76,7 +76,7 @@ fn main() {
         }
         _ => output::JsonErrors::Off,
     };
-    interrupt::install();
+    interrupt::install(json);
     let result = match cli.command {
         Command::Run(args) => run::main(args),
         Command::Scenes(args) => scenes::main(args),

@@ -9,6 +9,7 @@ use lavender_engine::COLUMN_UNITS;
 use lavender_replay::format::{
     COL_ANCHOR_ERROR, COL_ANGULAR_ERROR, COL_LIMIT_VIOLATION, DIAGNOSTIC_COLUMNS,
 };
+use lavender_replay::recorder::OutputKind;
 use lavender_replay::scrub::{self, Spike, SpikeParams, TimelinePoint};
 use lavender_replay::LogReader;
 use std::fmt::Write as _;
@@ -278,24 +279,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         );
     }
     // A peak of zero has no substep to name.
-    let at = |peak: f32, substep: u64| {
-        if peak == 0.0 {
-            "-".to_string()
-        } else {
-            substep.to_string()
-        }
-    };
+    let at = |substep: Option<u64>| substep.map_or("-".to_string(), |s| s.to_string());
     for w in &worst {
         let _ = writeln!(
             out,
             "  {:<24} {:>12.3e} {:>9} {:>12.3e} {:>9} {:>12.3e} {:>9}{}",
             w.name,
             w.peak_anchor_error,
-            at(w.peak_anchor_error, w.anchor_error_substep),
+            at(w.anchor_error_substep),
             w.peak_angular_error,
-            at(w.peak_angular_error, w.angular_error_substep),
+            at(w.angular_error_substep),
             w.peak_limit_violation,
-            at(w.peak_limit_violation, w.limit_violation_substep),
+            at(w.limit_violation_substep),
             w.first_non_finite_substep
                 .map(|s| format!("  non-finite from substep {s}"))
                 .unwrap_or_default()
@@ -602,6 +597,24 @@ fn open_when_started(path: &Path) -> anyhow::Result<LogReader> {
             Some(false) if start.elapsed() < FOLLOW_HEADER_WAIT => {}
             _ => return Err(e),
         }
+        if OutputKind::of(path) == OutputKind::Hdf5 {
+            // A recording to HDF5 appears at its path only when finished: waiting for it
+            // would end, a whole run later, in "not a Lavender log".
+            bail!(
+                "{} is not there to follow, and an HDF5 recording cannot be followed: it is \
+                 written to a temporary file and appears at its path only when the run ends. \
+                 Record to a .lvlog to follow the run (`lavender run SCENE --record \
+                 run.lvlog`), then `lavender export run.lvlog run.h5`",
+                path.display()
+            );
+        }
+        if crate::interrupt::requested() {
+            return Err(crate::interrupt::Interrupted(format!(
+                "interrupted while waiting for {} to be written: nothing read",
+                path.display()
+            ))
+            .into());
+        }
         if !said {
             eprintln!(
                 "waiting for {} to be written (Ctrl-C to stop)",
@@ -635,7 +648,10 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
     let mut identity = file_identity(path);
     if reader.is_finished() {
         let start = std::time::Instant::now();
-        while start.elapsed() < FOLLOW_REPLACEMENT_WAIT && file_identity(path) == identity {
+        while start.elapsed() < FOLLOW_REPLACEMENT_WAIT
+            && file_identity(path) == identity
+            && !crate::interrupt::requested()
+        {
             std::thread::sleep(Duration::from_millis(50));
         }
         if file_identity(path) != identity {

@@ -988,3 +988,81 @@ fn follow_ends_when_the_writer_is_gone_and_fails_in_json_lines() {
     assert!(last["error"]["message"].is_string(), "{last}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// QA (2026-12-06): a follower waiting for its log to appear took one Ctrl-C or SIGTERM as
+/// "stop cleanly" and went on waiting (a `timeout` around it hung); it now ends at the next
+/// poll, exit 130. An HDF5 path, which appears only when its run ends, is refused at once
+/// instead of waited for a whole run and then refused.
+#[cfg(unix)]
+#[test]
+fn a_follower_waiting_for_its_log_stops_on_one_signal_and_refuses_hdf5() {
+    let dir = scratch("follow-wait");
+    for signal in ["-INT", "-TERM"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lavender"))
+            .args(["scrub", s(&dir.join("never.lvlog")), "--follow"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let sent = std::time::Instant::now();
+        let killed = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        // One poll is 200 ms; a follower still waiting after 3 s is stopped and fails.
+        while child.try_wait().unwrap().is_none() {
+            if sent.elapsed() > std::time::Duration::from_secs(3) {
+                child.kill().unwrap();
+                panic!("one {signal} did not stop a follower waiting for its log");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{signal}: {err}");
+        assert!(
+            err.contains("interrupted while waiting for") && err.contains("nothing read"),
+            "{err}"
+        );
+    }
+    let start = std::time::Instant::now();
+    let out = lavender(&["scrub", s(&dir.join("run.h5")), "--follow"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("an HDF5 recording cannot be followed") && err.contains("--record run.lvlog"),
+        "{err}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(3));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A signal that stops a command at once ends it as any failure does: under `--json` the
+/// JSON lines end with the error line, exit code 130 (QA 2026-12-06: a stop at once wrote
+/// none). `bench` has no clean stop, so its first signal is one.
+#[cfg(unix)]
+#[test]
+fn a_stop_at_once_under_json_ends_with_the_error_line() {
+    let child = Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .args(["bench", "chain", "--no-scaling", "--rounds", "50", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("error: stopped at once"), "{err}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["error"]["exit_code"], 130, "{last}");
+    assert_eq!(last["error"]["message"], "stopped at once", "{last}");
+}

@@ -534,10 +534,13 @@ impl Log {
 
     /// The frame nearest ``time`` seconds: between two frames the nearer (a tie the
     /// earlier), after the last frame the last, and ``time = 0`` the first substep's
-    /// (ValueError if ``time`` is NaN or precedes the first frame by more than a substep).
+    /// (ValueError if ``time`` is not finite, as for ``lavender scrub --time``, or precedes
+    /// the first frame by more than a substep).
     fn frame_at_time(slf: &Bound<'_, Self>, time: f64) -> PyResult<Frame> {
-        if time.is_nan() {
-            return Err(errors::value("time = nan: give a number of seconds"));
+        if !time.is_finite() {
+            return Err(errors::value(format!(
+                "time = {time}: give a finite number of seconds"
+            )));
         }
         let r = slf.get().reader()?;
         let i = r.index_at_time(time).ok_or_else(|| {
@@ -784,6 +787,13 @@ impl Log {
                     .collect::<PyResult<Vec<_>>>()?
             }
         };
+        if columns.is_empty() {
+            // QA (2026-12-06): an empty list watched nothing and found no spikes, silently.
+            return Err(errors::value(
+                "columns is empty: give at least one column to watch (an index 0-7 or a name; \
+                 default [\"anchor_error_norm\", \"angular_error\", \"limit_violation\"])",
+            ));
+        }
         let params = SpikeParams {
             columns,
             window,
@@ -841,7 +851,8 @@ impl Log {
     /// non-finite first), as ``lavender scrub`` lists them: dicts with ``joint``, ``name``,
     /// ``peak_anchor_error``, ``anchor_error_substep``, ``peak_angular_error``,
     /// ``angular_error_substep``, ``peak_limit_violation``, ``limit_violation_substep``,
-    /// ``first_non_finite_substep``. Corrupt frames are passed over with a RuntimeWarning
+    /// ``first_non_finite_substep`` (a substep is ``None`` where there is none: a column that
+    /// never rose above 0, a joint that stayed finite). Corrupt frames are passed over with a RuntimeWarning
     /// naming them, as ``lavender scrub`` does.
     #[pyo3(signature = (n = 10))]
     fn worst_joints<'py>(&self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {

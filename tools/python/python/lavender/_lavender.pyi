@@ -328,11 +328,11 @@ class _WorstJoint(TypedDict):
     joint: int
     name: str
     peak_anchor_error: float
-    anchor_error_substep: int
+    anchor_error_substep: Optional[int]
     peak_angular_error: float
-    angular_error_substep: int
+    angular_error_substep: Optional[int]
     peak_limit_violation: float
-    limit_violation_substep: int
+    limit_violation_substep: Optional[int]
     first_non_finite_substep: Optional[int]
 
 class _Recovery(TypedDict):
