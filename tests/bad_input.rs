@@ -344,3 +344,28 @@ fn a_step_undone_by_a_huge_velocity_says_so() {
         "{m}"
     );
 }
+
+/// QA (2026-12-06): a body placed beyond 1e18 m gave an anchor error of inf (its square
+/// overflows single precision) in a run that exited 0; such a position is refused where it
+/// enters, with what to do.
+#[test]
+fn positions_whose_squares_overflow_are_refused() {
+    let (mut w, a, b) = world_with_two_bodies();
+    w.add_joint(JointDesc::spherical("ball", a, b)).unwrap();
+    let far = Vec3::new(2e19, 0.0, 0.0);
+    let m = message(w.add_body(BodyDesc::dynamic("far").position(far)));
+    assert!(
+        m.contains("`far`") && m.contains("beyond 1e18") && m.contains("larger units"),
+        "{m}"
+    );
+    let m = message(w.set_body_pose(b, -far, Quat::IDENTITY));
+    assert!(m.contains("position") && m.contains("beyond 1e18"), "{m}");
+    // At the bound itself, the columns stay finite.
+    w.set_body_pose(b, Vec3::splat(1e18), Quat::IDENTITY)
+        .unwrap();
+    assert!(
+        w.constraint_data()[0].iter().all(|x| x.is_finite()),
+        "{:?}",
+        w.constraint_data()[0]
+    );
+}

@@ -172,6 +172,29 @@ pub(crate) fn check_vec(v: Vec3, what: &str, name: &str) -> Result<()> {
     }
 }
 
+/// The largest coordinate a body's position may have, m: below it, the squared lengths of
+/// the diagnostics (anchor error norms) stay within single precision; beyond it they
+/// overflow to inf (QA 2026-12-06: a body placed 2e19 m out gave an anchor error of inf in a
+/// run that exited 0). At 1e18 m single precision's spacing is already 1.4e11 m.
+pub const MAX_POSITION_COORDINATE: f32 = 1e18;
+
+/// [`check_vec`] for a position, also held to [`MAX_POSITION_COORDINATE`].
+pub(crate) fn check_position(p: Vec3, name: &str) -> Result<()> {
+    check_vec(p, "position", name)?;
+    if p.abs().max_element() > MAX_POSITION_COORDINATE {
+        return Err(EngineError::InvalidBody {
+            body: name.to_string(),
+            reason: format!(
+                "position {:?} has a coordinate beyond {MAX_POSITION_COORDINATE:e} m, where \
+                 single precision overflows the squared lengths of the diagnostics: use larger \
+                 units (km) or place the scene nearer the origin",
+                p.to_array()
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// How far from 1 the computed length of a stored unit quaternion or axis may be, in units of
 /// [`f32::EPSILON`]: a value that close is stored as given, anything else divided by its
 /// length (whose result is always that close, so a stored value passes through unchanged:
@@ -301,7 +324,7 @@ impl Bodies {
                 reason: "another body already has this name; names must be unique".into(),
             });
         }
-        check_vec(desc.position, "position", name)?;
+        check_position(desc.position, name)?;
         check_vec(desc.linear_velocity, "linear velocity", name)?;
         check_vec(desc.angular_velocity, "angular velocity", name)?;
         let rotation =

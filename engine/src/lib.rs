@@ -60,7 +60,7 @@ pub use error::{EngineError, Result};
 pub use glam::{Quat, Vec3};
 pub use joints::{JointDesc, JointId, JointKind, Joints};
 pub use scene::{builtin_scenes, ChainSpec, GridSpec, Scene};
-pub use settings::{Settings, SolverPath, MAX_SUBSTEPS_PER_FRAME, MAX_THREADS};
+pub use settings::{Settings, SolverPath, MAX_RUN_FRAMES, MAX_SUBSTEPS_PER_FRAME, MAX_THREADS};
 pub use solver::solver_bytes_per_joint;
 pub use world::{
     diagnostics_hash, state_hash, MemoryReport, StepReport, SubstepInfo, World,

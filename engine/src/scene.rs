@@ -102,6 +102,20 @@ fn check_parse_fits(text_len: u64, available: u64) -> std::result::Result<(), St
     Ok(())
 }
 
+/// A parse error quotes the offending line: one of megabytes (a file with no line breaks)
+/// is cut to its first 200 characters.
+fn shorten_lines(message: &str) -> String {
+    const MAX_LINE: usize = 200;
+    message
+        .lines()
+        .map(|line| match line.char_indices().nth(MAX_LINE) {
+            Some((cut, _)) => format!("{} ... ({} characters)", &line[..cut], line.chars().count()),
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Memory this process may still take, in bytes: the kernel's estimate of memory available
 /// without swapping (`MemAvailable`), plus free swap, and no more than its memory cgroup's
 /// limit leaves ([`cgroup_room`]). `None` where the system does not say (not Linux).
@@ -940,7 +954,7 @@ impl Scene {
         }
         toml::from_str(text).map_err(|e| EngineError::Scene {
             origin: origin.to_string(),
-            message: e.to_string(),
+            message: shorten_lines(&e.to_string()),
         })
     }
 
@@ -951,8 +965,20 @@ impl Scene {
             origin: path.display().to_string(),
             message,
         };
-        let bytes =
-            std::fs::read(path).map_err(|e| scene_error(format!("cannot read the file: {e}")))?;
+        // Read no more than a parse could take (QA 2026-12-06: `/dev/zero`, whose size reads
+        // as 0, was read until memory ran out): one byte past the bound says it is too big.
+        let available = available_memory();
+        let limit = available.map_or(u64::MAX, |a| a / MIN_PARSE_BYTES_PER_BYTE);
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| {
+                use std::io::Read;
+                f.take(limit.saturating_add(1)).read_to_end(&mut bytes)
+            })
+            .map_err(|e| scene_error(format!("cannot read the file: {e}")))?;
+        if let Some(available) = available {
+            check_parse_fits(bytes.len() as u64, available).map_err(scene_error)?;
+        }
         // A binary file given where a scene goes: most often a run's log or HDF5 file.
         const A_SCENE: &str = "a scene is a TOML text file, see `lavender scenes`";
         let binary = match &bytes {
@@ -965,7 +991,8 @@ impl Scene {
                 "this is a Lavender run log, not a scene ({A_SCENE}); a run's log is read by \
                  `lavender scrub`, `diff`, `resume` and `export`"
             )),
-            b if std::str::from_utf8(b).is_err() => Some(format!(
+            // NUL bytes are valid UTF-8 but never text (a file of zeros, a device).
+            b if std::str::from_utf8(b).is_err() || b.contains(&0) => Some(format!(
                 "this is not a text file, so not a scene ({A_SCENE})"
             )),
             _ => None,

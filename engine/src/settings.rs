@@ -7,6 +7,11 @@ use serde::{Deserialize, Serialize};
 /// The most substeps one frame may run ([`Settings::check_substeps`]).
 pub const MAX_SUBSTEPS_PER_FRAME: u32 = 100_000;
 
+/// The most frames one run may ask for (the CLI's `--steps`/`--duration`, Python's
+/// `Sim.run`): 1e12 frames of 1/60 s is 500 years of simulated time, beyond any run that
+/// ends; a larger request is a mistake (a duration in the wrong unit, a tiny `dt`).
+pub const MAX_RUN_FRAMES: u64 = 1_000_000_000_000;
+
 /// The most worker threads a world's own pool may have ([`Settings::threads`]).
 pub const MAX_THREADS: u32 = 1024;
 const _: () = assert!(

@@ -885,7 +885,7 @@ impl World {
     pub fn set_body_pose(&mut self, id: BodyId, position: Vec3, rotation: Quat) -> Result<()> {
         let i = self.check_body(id)?;
         let name = &self.bodies.name[i];
-        crate::bodies::check_vec(position, "position", name)?;
+        crate::bodies::check_position(position, name)?;
         let rotation = crate::bodies::check_unit_quat(rotation).map_err(|reason| {
             EngineError::InvalidBody {
                 body: name.clone(),

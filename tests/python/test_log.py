@@ -545,6 +545,10 @@ def test_negative_substeps_and_counts_are_value_errors(tmp_path):
         log.frame_at_time(float("inf"))
     with pytest.raises(ValueError, match="columns is empty"):
         log.spikes(columns=[])
+    with pytest.raises(ValueError, match="no frame for substep 18446744073709551616"):
+        log.frame_at_substep(2**64)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        log.frame_at_substep(-(2**70))
 
 
 def test_a_keyboard_interrupt_stops_an_hdf5_export_and_leaves_nothing(tmp_path):

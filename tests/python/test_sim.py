@@ -74,6 +74,31 @@ def test_generator_counts_must_be_whole_numbers():
     assert lavender.SceneBuilder().chain("c", 3.0).build().body_count == 4
 
 
+def test_vectors_and_numbers_are_not_strings_sets_or_bools():
+    # QA (2026-12-06): position="123" built a body at [1, 2, 3]; mass=True weighed 1 kg.
+    for call, match in (
+        (lambda: lavender.SceneBuilder().body("x", position="123"), "sequence of 3 numbers"),
+        (lambda: lavender.SceneBuilder().body("x", position={1.0, 2.0, 3.0}), "sequence"),
+        (lambda: lavender.SceneBuilder().body("x", position=7.0), "sequence"),
+        (lambda: lavender.SceneBuilder().body("x", position=np.zeros((3, 1))), "a number"),
+        (lambda: lavender.SceneBuilder().body("x", mass=True), "mass must be a number"),
+        (lambda: lavender.SceneBuilder().body("x", mass="1"), "mass must be a number"),
+        (lambda: lavender.Sim({"chain": [{"name": "c", "links": 2**70}]}), "too large"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            call()
+    built = lavender.SceneBuilder().body("x", position=np.array([1.0, 2.0, 3.0]), mass=np.float32(2))
+    assert built.build().body_count == 1
+
+
+def test_a_run_no_lifetime_would_end_is_refused():
+    # As `lavender run --duration 1e30` (QA 2026-12-06: it stepped until Ctrl-C).
+    sim = lavender.Sim("pendulum")
+    with pytest.raises(ValueError, match="at most 1e12 frames"):
+        sim.run(1e30)
+    assert sim.time == 0.0
+
+
 def test_settings_are_keyword_arguments():
     sim = lavender.Sim(
         "pendulum",

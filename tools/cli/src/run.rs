@@ -237,13 +237,17 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     settings.validate()?;
     settings.check_substeps(dt)?;
     let steps = match (args.steps, args.duration) {
+        // The bound a duration is held to (QA 2026-12-06: `--steps 1e12` ran on unchecked).
+        (Some(n), _) if n > lavender_engine::MAX_RUN_FRAMES => {
+            bail!("--steps {n} is more frames than any run can step (at most 1e12); give fewer")
+        }
         (Some(n), _) => n,
         // Checked as given (a 1e39 read as f32 would be reported as inf), then in f32.
         (None, Some(d)) if d.is_finite() && (0.0..=f64::from(f32::MAX)).contains(&d) => {
             let frames = d / f64::from(dt);
             // Beyond this a run would not end in any lifetime (QA: 1e30 s saturated to 2^64
             // frames and ran on).
-            if frames > 1e12 {
+            if frames > lavender_engine::MAX_RUN_FRAMES as f64 {
                 bail!(
                     "--duration {d:e} s is {frames:.1e} frames of {dt} s, more than any run can \
                      step (at most 1e12 frames); give a shorter duration"
@@ -259,7 +263,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             // The scene's duration over a tiny dt (QA, 2026-12-06: `--dt 1e-30` ran 2^64
             // frames) is held to the same bound.
             let frames = f64::from(scene.duration()) / f64::from(dt);
-            if frames > 1e12 {
+            if frames > lavender_engine::MAX_RUN_FRAMES as f64 {
                 bail!(
                     "the scene's duration of {} s is {frames:.1e} frames of {dt:e} s, more than \
                      any run can step (at most 1e12 frames); give a larger --dt, or --steps N \

@@ -84,7 +84,13 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::Value
         return Ok(Value::Bool(obj.extract()?));
     }
     if obj.is_instance_of::<PyInt>() {
-        let v: i64 = obj.extract()?;
+        // QA (2026-12-06): `links = 2**70` was a bare OverflowError.
+        let v: i64 = obj.extract().map_err(|_| {
+            errors::value(format!(
+                "{path} = {obj}: too large for any scene value (at most {})",
+                i64::MAX
+            ))
+        })?;
         return Ok(Value::from(v));
     }
     if obj.is_instance_of::<PyFloat>() {

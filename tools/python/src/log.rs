@@ -353,8 +353,6 @@ fn location<'py>(py: Python<'py>, loc: &Option<Location>) -> PyResult<Option<Bou
     Ok(Some(d))
 }
 
-/// A substep or count from Python: a ValueError naming it when negative (instead of the
-/// OverflowError of an unsigned conversion).
 /// A frame index as Python gives it: an int too large for 64 bits is out of range (an
 /// IndexError, as for a list), anything but an int a TypeError.
 fn frame_index(index: &Bound<'_, PyAny>, log: &Log) -> PyResult<i64> {
@@ -373,6 +371,8 @@ fn frame_index(index: &Bound<'_, PyAny>, log: &Log) -> PyResult<i64> {
     )))
 }
 
+/// A substep or count from Python: a ValueError naming it when negative (instead of the
+/// OverflowError of an unsigned conversion).
 pub(crate) fn non_negative(name: &str, v: i64) -> PyResult<u64> {
     u64::try_from(v).map_err(|_| errors::value(format!("{name} = {v}: must be >= 0")))
 }
@@ -514,10 +514,21 @@ impl Log {
     }
 
     /// The frame recording global substep ``substep`` (ValueError if the log has none).
-    fn frame_at_substep(slf: &Bound<'_, Self>, substep: i64) -> PyResult<Frame> {
-        let substep = non_negative("substep", substep)?;
+    fn frame_at_substep(slf: &Bound<'_, Self>, substep: &Bound<'_, PyAny>) -> PyResult<Frame> {
+        // An int beyond 64 bits is beyond every log (QA 2026-12-06: a bare OverflowError).
+        let shown = substep.to_string();
+        let substep = match substep.extract::<i64>() {
+            Ok(s) => Some(non_negative("substep", s)?),
+            Err(_) if substep.is_instance_of::<pyo3::types::PyInt>() => {
+                if substep.lt(0)? {
+                    return Err(errors::value(format!("substep = {shown}: must be >= 0")));
+                }
+                None
+            }
+            Err(e) => return Err(e),
+        };
         let r = slf.get().reader()?;
-        let i = r.index_of_substep(substep).ok_or_else(|| {
+        let i = substep.and_then(|s| r.index_of_substep(s)).ok_or_else(|| {
             let range = match (r.index().first(), r.index().last()) {
                 (Some(a), Some(b)) => format!(
                     "it holds substeps {} to {}",
@@ -525,9 +536,7 @@ impl Log {
                 ),
                 _ => "it is empty".into(),
             };
-            errors::value(format!(
-                "the log has no frame for substep {substep}: {range}"
-            ))
+            errors::value(format!("the log has no frame for substep {shown}: {range}"))
         })?;
         Log::make_frame(slf, i)
     }

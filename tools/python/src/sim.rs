@@ -733,7 +733,15 @@ impl Sim {
                 "duration = {duration}: it must be a finite number of seconds >= 0"
             )));
         }
-        let frames = (duration / f64::from(dt)).round() as u64;
+        let frames = (duration / f64::from(dt)).round();
+        if frames > lavender_engine::MAX_RUN_FRAMES as f64 {
+            // As `lavender run --duration` (QA 2026-12-06: run(1e30) stepped until Ctrl-C).
+            return Err(errors::value(format!(
+                "run({duration:e} s) is {frames:.1e} frames of {dt} s, more than any run can \
+                 step (at most 1e12 frames); give a shorter duration"
+            )));
+        }
+        let frames = frames as u64;
         if frames == 0 && duration > 0.0 {
             // QA (2026-12-06): a run shorter than half a frame did nothing without a word.
             runtime_warning(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -10,10 +11,24 @@ if TYPE_CHECKING:  # pragma: no cover
 Vector = Sequence[float]
 
 
+def _real(value: Any, what: str) -> float:
+    """A number; ``True``, ``"1"`` and arrays are not (``float()`` would take them)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{what} must be a number, got {value!r}")
+    return float(value)
+
+
 def _vec(value: Optional[Any], n: int, what: str) -> Optional[List[float]]:
     if value is None:
         return None
-    values = [float(v) for v in value]
+    # A string, a set or a mapping iterates, but is not a vector ("123" read as [1, 2, 3]).
+    if isinstance(value, (str, bytes, set, frozenset, dict)):
+        raise ValueError(f"{what} must be a sequence of {n} numbers, got {value!r}")
+    try:
+        items = list(value)
+    except TypeError:
+        raise ValueError(f"{what} must be a sequence of {n} numbers, got {value!r}") from None
+    values = [_real(v, f"each component of {what}") for v in items]
     if len(values) != n:
         raise ValueError(f"{what} must have {n} components, got {len(values)}")
     return values
@@ -96,7 +111,7 @@ class SceneBuilder:
                     "rotation": _vec(rotation, 4, "rotation"),
                     "linear_velocity": _vec(linear_velocity, 3, "linear_velocity"),
                     "angular_velocity": _vec(angular_velocity, 3, "angular_velocity"),
-                    "mass": None if mass is None else float(mass),
+                    "mass": None if mass is None else _real(mass, "mass"),
                     "inertia": _vec(inertia, 3, "inertia"),
                     "box": _vec(box, 3, "box"),
                 }
