@@ -231,7 +231,7 @@ fn the_substep_that_goes_non_finite_is_observed_before_the_rollback() {
 fn a_log_or_binary_file_given_as_a_scene_says_what_it_is() {
     let dir = tempfile::tempdir().unwrap();
     // The kind of file, and where such a file goes instead.
-    let cases: [(&str, &[u8], &str, &str); 3] = [
+    let cases: [(&str, &[u8], &str, &str); 4] = [
         (
             "run.lvlog",
             b"LAVLOG\0\0\x01\x00rest",
@@ -250,6 +250,13 @@ fn a_log_or_binary_file_given_as_a_scene_says_what_it_is() {
             "is not a text file",
             "a scene is a TOML text file",
         ),
+        // QA (2026-12-06): zeros are valid UTF-8; a file of them was parsed as text.
+        (
+            "zeros.toml",
+            &[0u8; 4096],
+            "is not a text file",
+            "a scene is a TOML text file",
+        ),
     ];
     for (name, bytes, says, instead) in cases {
         let path = dir.path().join(name);
@@ -257,6 +264,17 @@ fn a_log_or_binary_file_given_as_a_scene_says_what_it_is() {
         let m = message(Scene::load(&path));
         assert!(m.contains(says) && m.contains(instead), "{m}");
     }
+}
+
+/// QA (2026-12-06): a parse error quoted its line whole, 20 million characters of it for a
+/// file without line breaks; a long line is cut to its first 200 characters.
+#[test]
+fn a_parse_error_in_a_long_line_quotes_its_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.toml");
+    std::fs::write(&path, format!("a = {}", "x".repeat(100_000))).unwrap();
+    let m = message(Scene::load(&path));
+    assert!(m.contains(" characters)") && m.len() < 2_000, "{m}");
 }
 
 /// QA (2026-12-05): names with tabs or newlines broke every table that prints them.

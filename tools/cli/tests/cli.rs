@@ -885,3 +885,12 @@ fn bias_iterations_all_undoes_a_scene_files_number() {
         "{err}"
     );
 }
+
+/// QA (2026-12-06): `--steps` was not held to the bound `--duration` is (1e12 frames).
+#[test]
+fn steps_beyond_any_run_are_refused() {
+    let out = lavender(&["run", "chain", "--steps", "2000000000000"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("at most 1e12"), "{err}");
+}
