@@ -266,6 +266,26 @@ fn a_log_or_binary_file_given_as_a_scene_says_what_it_is() {
     }
 }
 
+/// QA (2026-12-06): a table header with the wrong brackets was "invalid type: map,
+/// expected a sequence" (and `[[world]]` blamed `gravity`); the error says what to write.
+#[test]
+fn a_table_header_with_the_wrong_brackets_says_which_to_write() {
+    for (text, says) in [
+        (
+            "[[world]]\ndt = 0.01\n",
+            "write it with single brackets, `[world]`",
+        ),
+        ("[body]\nname = \"a\"\n", "write each with double brackets"),
+        (
+            "[[body]]\nname = \"a\"\n[joint]\nname = \"j\"\n",
+            "e.g. `[[body]]`",
+        ),
+    ] {
+        let m = message(Scene::from_toml_str(text, "t.toml"));
+        assert!(m.contains(says), "{text:?}: {m}");
+    }
+}
+
 /// QA (2026-12-06): a parse error quoted its line whole, 20 million characters of it for a
 /// file without line breaks; a long line is cut to its first 200 characters.
 #[test]

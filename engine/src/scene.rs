@@ -102,6 +102,27 @@ fn check_parse_fits(text_len: u64, available: u64) -> std::result::Result<(), St
     Ok(())
 }
 
+/// What to write instead when a parse error points at a table header with the wrong
+/// brackets (QA 2026-12-06: `[[world]]` read as "`gravity`: invalid type: map, expected a
+/// sequence", `[body]` as "invalid type: map, expected a sequence").
+fn table_bracket_hint(text: &str, at: usize) -> &'static str {
+    let line = text
+        .get(at..)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or("");
+    let header = line.trim();
+    let name = header.trim_start_matches('[').trim_end_matches(']').trim();
+    let double = header.starts_with("[[");
+    match (name, double) {
+        ("world", true) => "\n(`[world]` is one table: write it with single brackets, `[world]`)",
+        ("body", false) | ("joint", false) | ("chain", false) | ("grid", false) => {
+            "\n(bodies, joints, chains and grids are lists of tables: write each with double \
+             brackets, e.g. `[[body]]`)"
+        }
+        _ => "",
+    }
+}
+
 /// A parse error quotes the offending line: one of megabytes (a file with no line breaks)
 /// is cut to its first 200 characters.
 fn shorten_lines(message: &str) -> String {
@@ -952,9 +973,14 @@ impl Scene {
                 }
             })?;
         }
-        toml::from_str(text).map_err(|e| EngineError::Scene {
-            origin: origin.to_string(),
-            message: shorten_lines(&e.to_string()),
+        toml::from_str(text).map_err(|e: toml::de::Error| {
+            let hint = e
+                .span()
+                .map_or("", |span| table_bracket_hint(text, span.start));
+            EngineError::Scene {
+                origin: origin.to_string(),
+                message: shorten_lines(&e.to_string()) + hint,
+            }
         })
     }
 
