@@ -307,6 +307,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         eprintln!("warning: {warning}");
     }
     let name = args.scene.clone().unwrap_or_else(|| "chain".into());
+    if world.body_count() == 0 {
+        // Valid (an empty world steps), but most often the wrong file (QA 2026-12-06).
+        eprintln!(
+            "note: {name} has no bodies (an empty or comments-only scene file?): nothing moves"
+        );
+    }
     tracing::info!(scene = %name, steps, dt, "running");
     let bar = progress(steps, &format!("running {name}"));
     let start = Instant::now();

@@ -894,3 +894,15 @@ fn steps_beyond_any_run_are_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("at most 1e12"), "{err}");
 }
+
+/// QA (2026-12-06): an empty or comments-only scene file ran a world of nothing without a word.
+#[test]
+fn a_scene_without_bodies_is_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.toml");
+    std::fs::write(&path, "# nothing yet\n").unwrap();
+    let out = lavender(&["run", path.to_str().unwrap(), "--steps", "2"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("has no bodies"), "{err}");
+}
