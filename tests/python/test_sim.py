@@ -91,6 +91,13 @@ def test_vectors_and_numbers_are_not_strings_sets_or_bools():
     assert built.build().body_count == 1
 
 
+def test_a_count_beyond_64_bits_is_too_large_not_fractional():
+    with pytest.raises(ValueError, match="too large"):
+        lavender.Sim("pendulum", velocity_iterations=10**20)
+    with pytest.raises(ValueError, match=">= 0"):
+        lavender.Sim("pendulum", velocity_iterations=-(10**20))
+
+
 def test_a_run_no_lifetime_would_end_is_refused():
     # As `lavender run --duration 1e30` (QA 2026-12-06: it stepped until Ctrl-C).
     sim = lavender.Sim("pendulum")

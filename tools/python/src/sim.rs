@@ -164,7 +164,15 @@ fn setting_u32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
     let v: i64 = convert::not_bool(value)
         .ok_or_else(|| bad_setting(name, value, "must be a whole number, not True or False"))?
         .extract()
-        .map_err(|_| bad_setting(name, value, "must be a whole number"))?;
+        .map_err(|_| {
+            // An int beyond 64 bits is a whole number, just too large (QA 2026-12-06).
+            let why = match value.is_instance_of::<pyo3::types::PyInt>() {
+                true if value.lt(0).unwrap_or(false) => "must be a whole number >= 0",
+                true => "is too large (at most 4294967295)",
+                false => "must be a whole number",
+            };
+            bad_setting(name, value, why)
+        })?;
     u32::try_from(v).map_err(|_| {
         let why = if v < 0 {
             "must be a whole number >= 0"
