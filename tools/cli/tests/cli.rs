@@ -906,3 +906,26 @@ fn a_scene_without_bodies_is_noted() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("has no bodies"), "{err}");
 }
+
+/// QA (2026-12-06): a body sent at 3e38 m/s stays finite (nothing holds it) while its
+/// energy, the square of that, is inf: the run ended without a word.
+#[test]
+fn an_energy_or_diagnostic_that_overflows_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fast.toml");
+    std::fs::write(
+        &path,
+        "[[body]]\nname = \"k\"\nlinear_velocity = [3e38, 0.0, 0.0]\n",
+    )
+    .unwrap();
+    let out = lavender(&["run", path.to_str().unwrap(), "--steps", "2"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("overflowed single precision") && err.contains("3e38 m/s"),
+        "{err}"
+    );
+    // A plain run says nothing of the kind.
+    let out = lavender(&["run", "pendulum", "--steps", "2"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("overflowed"));
+}
