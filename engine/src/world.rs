@@ -636,6 +636,30 @@ impl World {
         ))
     }
 
+    /// A sentence when the diagnostics or the total energy are not finite while the bodies'
+    /// state is (a step would have failed otherwise): a speed or distance whose square f32
+    /// cannot hold, e.g. a free body sent at 3e38 m/s (QA 2026-12-06: inf with no word).
+    /// What `lavender run` and Python's `Sim.run` say at a run's end; `None` otherwise.
+    pub fn overflow_warning(&self) -> Option<String> {
+        let overflowed = !self.total_energy().is_finite()
+            || self.diagnostics.iter().flatten().any(|x| !x.is_finite());
+        if !overflowed || self.bodies.first_non_finite().is_some() {
+            return None;
+        }
+        let fastest = self
+            .bodies
+            .linear_velocity
+            .iter()
+            .map(|v| v.abs().max_element())
+            .fold(0.0f32, f32::max);
+        Some(format!(
+            "diagnostics or the energy overflowed single precision (inf) while the bodies' \
+             state stayed finite: a speed or distance too large to square in f32 (the fastest \
+             body moves at {fastest:e} m/s); those values are not reliable: use larger units \
+             or smaller speeds"
+        ))
+    }
+
     /// [`World::lever_warning`] over every joint, as one sentence: how many joints act too far
     /// from a body's centre and the first of them; `None` when none does. What `lavender run`
     /// and Python's `Sim.run` say at a run's end.

@@ -98,6 +98,19 @@ def test_a_count_beyond_64_bits_is_too_large_not_fractional():
         lavender.Sim("pendulum", velocity_iterations=-(10**20))
 
 
+def test_an_energy_that_overflows_single_precision_is_warned_about():
+    # QA (2026-12-06): a free body sent at 3e38 m/s stays finite, its energy is inf.
+    sim = lavender.Sim.from_toml('[[body]]\nname = "k"\nlinear_velocity = [3e38, 0.0, 0.0]\n')
+    with pytest.warns(RuntimeWarning, match="overflowed single precision"):
+        sim.run(0.05)
+    assert not np.isfinite(sim.total_energy())
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lavender.Sim("pendulum").run(0.05)
+
+
 def test_a_run_no_lifetime_would_end_is_refused():
     # As `lavender run --duration 1e30` (QA 2026-12-06: it stepped until Ctrl-C).
     sim = lavender.Sim("pendulum")

@@ -645,6 +645,15 @@ fn warn_far_levers(py: Python<'_>, world: &World) -> PyResult<()> {
     runtime_warning(py, format!("at the end of the run {warning}"))
 }
 
+/// A `RuntimeWarning` when the diagnostics or the energy overflowed f32 while the state
+/// stayed finite (`World::overflow_warning`; `lavender run` says the same).
+fn warn_overflow(py: Python<'_>, world: &World) -> PyResult<()> {
+    match world.overflow_warning() {
+        Some(warning) => runtime_warning(py, warning),
+        None => Ok(()),
+    }
+}
+
 /// Issues `text` as a Python `RuntimeWarning`.
 pub(crate) fn runtime_warning(py: Python<'_>, text: String) -> PyResult<()> {
     let message =
@@ -720,7 +729,8 @@ impl Sim {
     /// with the GIL released (taken back every 50 ms, so that Ctrl-C stops the run between
     /// two frames). Returns the number of substeps run. A RuntimeWarning says when joints
     /// end the run farther from a body's centre than single precision reliably holds (a
-    /// slider run far out).
+    /// slider run far out), and when the energy or a diagnostic overflowed it (inf) while
+    /// the state stayed finite.
     #[pyo3(signature = (duration = None, dt = None))]
     fn run(
         &mut self,
@@ -772,6 +782,7 @@ impl Sim {
             )?;
         }
         warn_far_levers(py, &self.world)?;
+        warn_overflow(py, &self.world)?;
         Ok(substeps)
     }
 
