@@ -17,9 +17,9 @@ pub enum EngineError {
     },
     /// A frame would run more substeps than [`crate::settings::MAX_SUBSTEPS_PER_FRAME`].
     #[error(
-        "a frame of dt = {dt:e} s would run {} substeps of at most max_substep = \
+        "a frame of dt = {dt:e} s would run {} substeps of at most `max_substep` = \
          {max_substep:e} s, more than the {limit} a frame may run: lower dt (frames are \
-         usually 1/60 s), or raise max_substep to at least {suggested} s (the default is \
+         usually 1/60 s), or raise `max_substep` to at least {suggested} s (the default is \
          1/240 = 0.0041667 s)",
         count(*.substeps)
     )]
