@@ -407,3 +407,35 @@ fn positions_whose_squares_overflow_are_refused() {
         w.constraint_data()[0]
     );
 }
+
+/// QA (2026-12-06): a pendulum hung 1e8 m from the origin never moved (f32 resolves 8 m
+/// there) and its diagnostics read zero, without a word. A jointed body resolved more
+/// coarsely than 1 cm (beyond about 84 km) is now named; a free one has no joint to lose.
+#[test]
+fn a_jointed_body_far_from_the_origin_is_named() {
+    let pendulum_at = |x: f32| {
+        let mut w = World::new(Settings::default()).unwrap();
+        let pivot = w
+            .add_body(BodyDesc::fixed("pivot").position(Vec3::new(x, 0.0, 0.0)))
+            .unwrap();
+        let bob = w
+            .add_body(BodyDesc::dynamic("bob").position(Vec3::new(x + 1.0, 0.0, 0.0)))
+            .unwrap();
+        w.add_joint(JointDesc::spherical("ball", pivot, bob).anchors(Vec3::ZERO, -Vec3::X))
+            .unwrap();
+        w.add_body(BodyDesc::dynamic("free").position(Vec3::new(0.0, 5e8, 0.0)))
+            .unwrap();
+        w
+    };
+    let far = pendulum_at(1e8)
+        .far_from_origin_warning()
+        .expect("a warning");
+    assert!(
+        far.contains("`bob`") && far.contains("to 8.00e0 m"),
+        "{far}"
+    );
+    // 1e6 m: 6.25 cm; 5e4 m: 3.9 mm, within the 1 cm.
+    assert!(pendulum_at(1e6).far_from_origin_warning().is_some());
+    assert_eq!(pendulum_at(5e4).far_from_origin_warning(), None);
+    assert_eq!(pendulum_at(0.0).far_from_origin_warning(), None);
+}

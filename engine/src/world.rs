@@ -660,6 +660,37 @@ impl World {
         ))
     }
 
+    /// A sentence when a jointed dynamic body is so far from the origin that single
+    /// precision resolves its position more coarsely than [`FAR_FROM_ORIGIN_SPACING`] (1 cm,
+    /// beyond about 84 km): its joints' errors and motions below that spacing are lost (QA
+    /// 2026-12-06: a pendulum hung at x = 1e8 m never moved, its diagnostics all zero). What
+    /// `lavender run` and Python's `Sim.run` say; `None` otherwise.
+    pub fn far_from_origin_warning(&self) -> Option<String> {
+        let far = |i: usize| {
+            let d = self.bodies.position[i].abs().max_element();
+            (self.bodies.inv_mass[i] > 0.0
+                && d.is_finite()
+                && spacing_at(d) > FAR_FROM_ORIGIN_SPACING)
+                .then_some((i, d))
+        };
+        // The farthest such body among those a joint touches (a free body has no joint to
+        // lose).
+        let (i, distance) = (0..self.joints.len())
+            .flat_map(|j| {
+                let (a, b) = self.joints.bodies_of(j);
+                [far(a.index()), far(b.index())]
+            })
+            .flatten()
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))?;
+        Some(format!(
+            "body `{}` is {distance:.3e} m from the origin, where single precision resolves \
+             positions only to {:.2e} m: joint errors and motions finer than that are lost; \
+             place the scene near the origin",
+            self.bodies.name[i],
+            spacing_at(distance)
+        ))
+    }
+
     /// [`World::lever_warning`] over every joint, as one sentence: how many joints act too far
     /// from a body's centre and the first of them; `None` when none does. What `lavender run`
     /// and Python's `Sim.run` say at a run's end.
@@ -1623,6 +1654,14 @@ impl World {
             }
         }
     }
+}
+
+/// The f32 position spacing (m) beyond which [`World::far_from_origin_warning`] speaks.
+const FAR_FROM_ORIGIN_SPACING: f32 = 1e-2;
+
+/// The distance between `x` (> 0) and the next larger f32, m.
+fn spacing_at(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() + 1) - x
 }
 
 /// `m r^2 / I` above which single precision cannot hold a joint at lever arm `r`

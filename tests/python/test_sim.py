@@ -111,6 +111,18 @@ def test_an_energy_that_overflows_single_precision_is_warned_about():
         lavender.Sim("pendulum").run(0.05)
 
 
+def test_a_pendulum_far_from_the_origin_is_warned_about():
+    # QA (2026-12-06): hung at x = 1e8 m (f32 resolves 8 m there) it never moved, silently.
+    scene = (
+        lavender.SceneBuilder()
+        .body("pivot", kind="static", position=[1e8, 0.0, 0.0])
+        .body("bob", position=[1e8 + 1.0, 0.0, 0.0], mass=1.0)
+        .joint("ball", "spherical", "pivot", "bob", anchor_b=[-1.0, 0.0, 0.0])
+    )
+    with pytest.warns(RuntimeWarning, match="`bob` is 1.000e8 m from the origin"):
+        scene.build().run(0.05)
+
+
 def test_a_run_no_lifetime_would_end_is_refused():
     # As `lavender run --duration 1e30` (QA 2026-12-06: it stepped until Ctrl-C).
     sim = lavender.Sim("pendulum")

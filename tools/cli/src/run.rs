@@ -306,6 +306,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if let Some(warning) = world.settings().threads_warning() {
         eprintln!("warning: {warning}");
     }
+    let far_from_origin = world.far_from_origin_warning();
+    if let Some(warning) = &far_from_origin {
+        eprintln!("warning: {warning}");
+    }
     let name = args.scene.clone().unwrap_or_else(|| "chain".into());
     if world.body_count() == 0 {
         // Valid (an empty world steps), but most often the wrong file (QA 2026-12-06).
@@ -450,6 +454,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     if let Some(warning) = world.far_levers_warning() {
         eprintln!("warning: at the end of the run {warning}");
+    }
+    if far_from_origin.is_none() {
+        if let Some(warning) = world.far_from_origin_warning() {
+            eprintln!("warning: at the end of the run {warning}");
+        }
     }
     // The state stays finite, so the step goes on, but a square of a speed or distance
     // beyond what f32 holds is inf; so is an anchor error that was inf at any frame.

@@ -729,8 +729,9 @@ impl Sim {
     /// with the GIL released (taken back every 50 ms, so that Ctrl-C stops the run between
     /// two frames). Returns the number of substeps run. A RuntimeWarning says when joints
     /// end the run farther from a body's centre than single precision reliably holds (a
-    /// slider run far out), and when the energy or a diagnostic overflowed it (inf) while
-    /// the state stayed finite.
+    /// slider run far out), when the energy or a diagnostic overflowed it (inf) while the
+    /// state stayed finite, and when a jointed body ends so far from the origin that
+    /// positions are resolved more coarsely than 1 cm.
     #[pyo3(signature = (duration = None, dt = None))]
     fn run(
         &mut self,
@@ -783,6 +784,9 @@ impl Sim {
         }
         warn_far_levers(py, &self.world)?;
         warn_overflow(py, &self.world)?;
+        if let Some(warning) = self.world.far_from_origin_warning() {
+            runtime_warning(py, format!("at the end of the run {warning}"))?;
+        }
         Ok(substeps)
     }
 
