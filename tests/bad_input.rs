@@ -439,3 +439,17 @@ fn a_jointed_body_far_from_the_origin_is_named() {
     assert_eq!(pendulum_at(5e4).far_from_origin_warning(), None);
     assert_eq!(pendulum_at(0.0).far_from_origin_warning(), None);
 }
+
+/// QA (2026-12-06): a box whose derived inertia f32 cannot hold blamed the inertia, which the
+/// file never gave; the error names the box and the mass.
+#[test]
+fn a_box_whose_inertia_single_precision_cannot_hold_names_the_box() {
+    for side in ["1e-30", "1e30"] {
+        let text = format!("[[body]]\nname = \"b\"\nbox = [{side}, {side}, {side}]\n");
+        let m = message(Scene::from_toml_str(&text, "t.toml").and_then(|s| s.build()));
+        assert!(
+            m.contains("`box`") && m.contains("gives the inertia"),
+            "{side}: {m}"
+        );
+    }
+}

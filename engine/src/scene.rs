@@ -871,7 +871,21 @@ impl SceneBody {
                 return Err(bad("give either `inertia` or `box`, not both".into()));
             }
             (Some(i), None) => desc.inertia = vec3(i),
-            (None, Some(h)) => desc.inertia = box_inertia(mass, vec3(h)),
+            (None, Some(h)) => {
+                desc.inertia = box_inertia(mass, vec3(h));
+                // The inertia is derived: name what was written (QA 2026-12-06: a box of
+                // 1e-30 m was "inertia [0, 0, 0] is not allowed").
+                let held = desc.inertia.is_finite() && desc.inertia.min_element() > 0.0;
+                if mass.is_finite() && mass > 0.0 && !held {
+                    return Err(bad(format!(
+                        "`box` {h:?} m with `mass` = {mass} kg gives the inertia {:?} kg m^2 \
+                         (m (a^2 + b^2) / 3 about each axis), which single precision cannot \
+                         hold: use units in which the box's sides and mass are nearer 1 (mm \
+                         or km, g or t)",
+                        desc.inertia.to_array()
+                    )));
+                }
+            }
             // The default shape, a 0.1 m cube, of the body's mass. (The inertia of a 1 kg cube
             // whatever the mass made `mass = 1e6` a needle a hinge could not hold in f32.)
             (None, None) => desc.inertia = box_inertia(mass, Vec3::splat(DEFAULT_HALF_EXTENT)),
