@@ -1006,9 +1006,9 @@ impl Scene {
             message,
         };
         // Read no more than a parse could take (QA 2026-12-06: `/dev/zero`, whose size reads
-        // as 0, was read until memory ran out): one byte past the bound says it is too big.
-        let available = available_memory();
-        let limit = available.map_or(u64::MAX, |a| a / MIN_PARSE_BYTES_PER_BYTE);
+        // as 0, was read until memory ran out): the byte past the bound makes
+        // `from_toml_str`'s check refuse it.
+        let limit = available_memory().map_or(u64::MAX, |a| a / MIN_PARSE_BYTES_PER_BYTE);
         let mut bytes = Vec::new();
         std::fs::File::open(path)
             .and_then(|f| {
@@ -1016,9 +1016,6 @@ impl Scene {
                 f.take(limit.saturating_add(1)).read_to_end(&mut bytes)
             })
             .map_err(|e| scene_error(format!("cannot read the file: {e}")))?;
-        if let Some(available) = available {
-            check_parse_fits(bytes.len() as u64, available).map_err(scene_error)?;
-        }
         // A binary file given where a scene goes: most often a run's log or HDF5 file.
         const A_SCENE: &str = "a scene is a TOML text file, see `lavender scenes`";
         let binary = match &bytes {

@@ -29,6 +29,7 @@ impl std::error::Error for Interrupted {}
 
 /// Installs the handler (once, at start-up). Without one (the platform refused it) a signal
 /// ends the process as it always would.
+///
 /// A stop at once ends as any failure does: the message on standard error and, under
 /// `--json`, the error object or line on standard output (QA 2026-12-06: a second Ctrl-C of
 /// `scrub --follow --json` ended its JSON lines without one).

@@ -124,11 +124,6 @@ pub struct Args {
     json: bool,
 }
 
-/// Loads a scene by shipped name or path; returns it with the file it comes from. As in the
-/// Python `Sim`, an argument that looks like a path (a `/` or `\` in it, or a `.toml` ending)
-/// is one; otherwise a shipped scene's name wins (a file of that name in the working
-/// directory, such as the output of `lavender run chain > chain`, does not hide it; `./name`
-/// reads the file), and a file is read when no shipped scene has the name.
 /// `--bias-iterations`: a number of bias passes, or `None` for one per velocity pass (`all`).
 #[derive(Debug, Clone, Copy)]
 struct BiasIterations(Option<u32>);
@@ -138,10 +133,18 @@ fn parse_bias_iterations(text: &str) -> Result<BiasIterations, String> {
         return Ok(BiasIterations(None));
     }
     text.parse().map(|n| BiasIterations(Some(n))).map_err(|_| {
-        format!("`{text}` is not a number of passes: give a whole number >= 0, or `all` for one bias pass per velocity pass")
+        format!(
+            "`{text}` is not a number of passes: give a whole number >= 0, or `all` for one \
+             bias pass per velocity pass"
+        )
     })
 }
 
+/// Loads a scene by shipped name or path; returns it with the file it comes from. As in the
+/// Python `Sim`, an argument that looks like a path (a `/` or `\` in it, or a `.toml` ending)
+/// is one; otherwise a shipped scene's name wins (a file of that name in the working
+/// directory, such as the output of `lavender run chain > chain`, does not hide it; `./name`
+/// reads the file), and a file is read when no shipped scene has the name.
 pub fn load_scene(name: Option<&str>) -> anyhow::Result<(Scene, String)> {
     let name = name.unwrap_or("chain");
     let path = Path::new(name);

@@ -861,8 +861,8 @@ impl Log {
     /// ``peak_anchor_error``, ``anchor_error_substep``, ``peak_angular_error``,
     /// ``angular_error_substep``, ``peak_limit_violation``, ``limit_violation_substep``,
     /// ``first_non_finite_substep`` (a substep is ``None`` where there is none: a column that
-    /// never rose above 0, a joint that stayed finite). Corrupt frames are passed over with a RuntimeWarning
-    /// naming them, as ``lavender scrub`` does.
+    /// never rose above 0, a joint that stayed finite). Corrupt frames are passed over with a
+    /// RuntimeWarning naming them, as ``lavender scrub`` does.
     #[pyo3(signature = (n = 10))]
     fn worst_joints<'py>(&self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
         let n = non_negative("n", n)? as usize;

@@ -636,22 +636,19 @@ fn warn_ill_conditioned(world: &World) -> PyResult<()> {
     })
 }
 
-/// One `RuntimeWarning` when joints act farther from a body's centre than f32 reliably holds
-/// at the end of a `run` (`World::lever_warning`; `lavender run` says the same).
-fn warn_far_levers(py: Python<'_>, world: &World) -> PyResult<()> {
-    let Some(warning) = world.far_levers_warning() else {
-        return Ok(());
-    };
-    runtime_warning(py, format!("at the end of the run {warning}"))
-}
-
-/// A `RuntimeWarning` when the diagnostics or the energy overflowed f32 while the state
-/// stayed finite (`World::overflow_warning`; `lavender run` says the same).
-fn warn_overflow(py: Python<'_>, world: &World) -> PyResult<()> {
-    match world.overflow_warning() {
-        Some(warning) => runtime_warning(py, warning),
-        None => Ok(()),
+/// The `RuntimeWarning`s of a `run`'s end, as `lavender run` says them: joints acting farther
+/// from a body's centre than f32 reliably holds (`World::far_levers_warning`), a jointed body
+/// too far from the origin (`World::far_from_origin_warning`), and an energy or diagnostic
+/// that overflowed f32 while the state stayed finite (`World::overflow_warning`).
+fn warn_at_run_end(py: Python<'_>, world: &World) -> PyResult<()> {
+    let at_end = [world.far_levers_warning(), world.far_from_origin_warning()]
+        .into_iter()
+        .flatten()
+        .map(|warning| format!("at the end of the run {warning}"));
+    for text in at_end.chain(world.overflow_warning()) {
+        runtime_warning(py, text)?;
     }
+    Ok(())
 }
 
 /// Issues `text` as a Python `RuntimeWarning`.
@@ -782,11 +779,7 @@ impl Sim {
                 ),
             )?;
         }
-        warn_far_levers(py, &self.world)?;
-        warn_overflow(py, &self.world)?;
-        if let Some(warning) = self.world.far_from_origin_warning() {
-            runtime_warning(py, format!("at the end of the run {warning}"))?;
-        }
+        warn_at_run_end(py, &self.world)?;
         Ok(substeps)
     }
 
