@@ -50,6 +50,22 @@ fn bad_mass_inertia_and_quaternions_are_refused() {
     }
     let m = message(w.add_body(BodyDesc::dynamic("flat").inertia(Vec3::new(1.0, 0.0, 1.0))));
     assert!(m.contains("inertia"), "{m}");
+    // Moments no mass distribution has (5 > 1 + 1) are refused, naming the axis; a thin
+    // plate's (2 = 1 + 1, at equality) and a slender rod's are not.
+    for (inertia, axis) in [([1.0, 1.0, 5.0], "z"), ([3.0, 1.0, 1.5], "x"), ([1.0, 4.0, 2.0], "y")] {
+        let m = message(w.add_body(BodyDesc::dynamic("impossible").inertia(Vec3::from(inertia))));
+        assert!(
+            m.contains("belongs to no rigid body") && m.contains(&format!("its {axis} moment")),
+            "{m}"
+        );
+    }
+    for (i, inertia) in [[1.0, 1.0, 2.0], [1e-4, 0.5, 0.5], [0.2, 0.3, 0.5000049]]
+        .into_iter()
+        .enumerate()
+    {
+        w.add_body(BodyDesc::dynamic(format!("plate{i}")).inertia(Vec3::from(inertia)))
+            .unwrap();
+    }
     let m =
         message(w.add_body(BodyDesc::dynamic("zq").rotation(Quat::from_xyzw(0.0, 0.0, 0.0, 0.0))));
     assert!(

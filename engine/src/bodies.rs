@@ -102,7 +102,8 @@ impl BodyDesc {
         self.mass = m;
         self
     }
-    /// Sets the body-frame principal moments of inertia, kg m^2.
+    /// Sets the body-frame principal moments of inertia, kg m^2: each > 0 and at most the
+    /// sum of the other two, as for any real mass distribution (else `add_body` refuses it).
     pub fn inertia(mut self, i: Vec3) -> Self {
         self.inertia = i;
         self
@@ -120,6 +121,38 @@ impl BodyDesc {
 pub fn box_inertia(m: f32, h: Vec3) -> Vec3 {
     let s = h * h;
     Vec3::new(s.y + s.z, s.x + s.z, s.x + s.y) * (m / 3.0)
+}
+
+/// Relative slack of [`check_triangle_inequality`]: a thin plate's moments meet the bound
+/// with equality (`I_z = I_x + I_y`), which f32 rounding of the three moments may cross by a
+/// few ulps.
+pub const INERTIA_TRIANGLE_SLACK: f32 = 1e-5;
+
+/// Every mass distribution has principal moments with `I_k <= I_i + I_j` (each moment is
+/// `sum m (r^2 - r_k^2)`, so `I_i + I_j - I_k = 2 sum m r_k^2 >= 0`): moments that break it
+/// describe no rigid body (MuJoCo refuses them too). The solver would run them, but their
+/// motion is nothing physical. Equality (a plate, a rod) is allowed, within
+/// [`INERTIA_TRIANGLE_SLACK`].
+fn check_triangle_inequality(inertia: Vec3) -> Result<(), String> {
+    let [a, b, c] = inertia.to_array();
+    // Sum in f64: two moments near f32::MAX must not overflow into a false pass.
+    let (a, b, c) = (f64::from(a), f64::from(b), f64::from(c));
+    let slack = 1.0 + f64::from(INERTIA_TRIANGLE_SLACK);
+    for (k, (ik, i, j)) in [(c, a, b), (a, b, c), (b, c, a)].into_iter().enumerate() {
+        if ik > (i + j) * slack {
+            let axis = ["z", "x", "y"][k];
+            return Err(format!(
+                "inertia {:?} kg m^2 belongs to no rigid body: its {axis} moment {ik:e} is \
+                 larger than the other two together ({:e}), and every mass distribution has \
+                 each principal moment at most the sum of the other two; give moments that \
+                 are (a solid box's: `box = [hx, hy, hz]` in a scene file, \
+                 `BodyDesc::solid_box` in code), or raise the two smaller ones",
+                inertia.to_array(),
+                i + j
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `R diag(inv_local) R^T` for orientation `q` (zero for a non-dynamic body).
@@ -379,6 +412,12 @@ impl Bodies {
                         ),
                     });
                 }
+                check_triangle_inequality(desc.inertia).map_err(|reason| {
+                    EngineError::InvalidBody {
+                        body: name.clone(),
+                        reason,
+                    }
+                })?;
                 (1.0 / desc.mass, desc.inertia.recip())
             }
             BodyKind::Static | BodyKind::Kinematic => (0.0, Vec3::ZERO),

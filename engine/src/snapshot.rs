@@ -330,8 +330,10 @@ mod tests {
                             Vec3::new(r.next(), r.next(), r.next()),
                             Vec3::new(r.next(), r.next(), r.next()),
                         )
-                        .mass(0.1 + r.next().abs() * 7.0)
-                        .inertia(Vec3::new(r.next(), r.next(), r.next()).abs() + 0.01),
+                        .solid_box(
+                            0.1 + r.next().abs() * 7.0,
+                            Vec3::new(r.next(), r.next(), r.next()).abs() + 0.01,
+                        ),
                 )
                 .unwrap();
             let (a, b) = if i % 7 == 3 {

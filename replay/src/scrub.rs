@@ -733,6 +733,8 @@ pub struct EnergySummary {
 impl EnergySummary {
     /// A summary that starts (and so far ends) at `first`, J.
     pub fn starting_at(first: f64) -> EnergySummary {
+        // `+ 0.0` makes -0 (a potential `-m g . x` of bodies at height 0) print as 0.
+        let first = first + 0.0;
         EnergySummary {
             first,
             last: first,
@@ -743,7 +745,7 @@ impl EnergySummary {
 
     /// Takes in the energy after `substep`, J (a non-finite one never counts as a rise).
     pub fn fold(&mut self, energy: f64, substep: u64) {
-        self.last = energy;
+        self.last = energy + 0.0;
         let rise = energy - self.first;
         if rise > self.max_rise {
             (self.max_rise, self.max_rise_substep) = (rise, Some(substep));
@@ -908,6 +910,10 @@ mod tests {
         let falling = EnergySummary::of(&[point(0, 2.0), point(1, 1.0)]).unwrap();
         assert_eq!((falling.max_rise, falling.max_rise_substep), (0.0, None));
         assert!(EnergySummary::of(&[]).is_none());
+        // -0 J (bodies at height 0) is reported as 0, which prints as 0, not -0.
+        let zero = EnergySummary::of(&[point(0, -0.0), point(1, -0.0)]).unwrap();
+        assert!(zero.first.is_sign_positive() && zero.last.is_sign_positive());
+        assert_eq!(format!("{:.6e}", zero.first), "0.000000e0");
     }
 
     use super::*;

@@ -322,6 +322,11 @@ def test_joint_forces_hold_the_pendulum_up():
         (lambda: lavender.Sim("missing/dir/scene.toml"), FileNotFoundError, "cannot read"),
         (lambda: lavender.Sim(pathlib.Path("/nonexistent.toml")), OSError, "nonexistent"),
         (lambda: lavender.Sim({"body": [{"name": "a", "mass": -1.0}]}), ValueError, "mass"),
+        (
+            lambda: lavender.Sim({"body": [{"name": "a", "inertia": [1.0, 1.0, 5.0]}]}),
+            ValueError,
+            "body `a`.*belongs to no rigid body",
+        ),
         (lambda: lavender.Sim({"bodies": []}), ValueError, "unknown field"),
         (lambda: lavender.Sim.from_toml("[[body]]\nname = 3"), ValueError, "scene <string>"),
         (lambda: lavender.Sim("pendulum", velocity_iterations=-1), ValueError, "velocity_iterations"),
