@@ -383,6 +383,25 @@ fn joints_on_bodies_too_heavy_for_single_precision_are_named() {
     }
 }
 
+/// An anchor 1e30 m from its body's centre: its square overflows f32, and the warning said
+/// the moment across it was "NaN kg m^2"; it is now worked out in f64, every number finite.
+#[test]
+fn a_lever_beyond_single_precision_squares_is_warned_with_finite_numbers() {
+    let (mut w, a, b) = world_with_two_bodies();
+    let j = w
+        .add_joint(JointDesc::spherical("far", a, b).anchors(Vec3::ZERO, Vec3::new(1e30, 0.0, 0.0)))
+        .unwrap();
+    let text = w.conditioning_warning(j.index()).expect("warned");
+    // The default body is a 0.1 m cube of 1 kg: I = 1/600 kg m^2 across the anchor.
+    assert!(
+        text.contains("anchor 1.000e30 m")
+            && text.contains("across it 1.667e-3 kg m^2")
+            && text.contains("m r^2 / I = 6.0e62"),
+        "{text}"
+    );
+    assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+}
+
 /// QA (2026-12-05): a non-finite step caused by a huge initial spin blamed masses and
 /// inertia; the error now says how far the body moved and turned per substep.
 #[test]

@@ -594,7 +594,7 @@ impl World {
                     self.joints.names()[joint],
                     self.bodies.name[i],
                     1.0 / self.bodies.inv_mass[i],
-                    anchor.length(),
+                    anchor.as_dvec3().length(),
                     across,
                 ));
             }
@@ -604,15 +604,17 @@ impl World {
 
     /// `m r^2 / I` of dynamic body `i` at the point `r` of its own frame (m), with `I` the
     /// moment across `r`, and that moment (kg m^2); `None` for a static or kinematic body.
-    fn lever_ratio(&self, i: usize, r: Vec3) -> Option<(f32, f32)> {
-        let inv_mass = self.bodies.inv_mass[i];
+    fn lever_ratio(&self, i: usize, r: Vec3) -> Option<(f64, f64)> {
+        let inv_mass = f64::from(self.bodies.inv_mass[i]);
         if inv_mass <= 0.0 {
             return None;
         }
         // r^2 / I about the axes across r: half the trace of [r]x I^-1 [r]x^T (body frame),
         // sum_i (|r|^2 - r_i^2) / I_i. A point on a thin rod's own axis does not see the rod's
-        // small moment about that axis.
-        let inv_inertia = self.bodies.inv_inertia_local[i];
+        // small moment about that axis. In f64: the squares of anchors beyond 1.8e19 m
+        // overflow f32 (QA: an anchor 1e30 m out was reported with a moment of "NaN").
+        let inv_inertia = self.bodies.inv_inertia_local[i].as_dvec3();
+        let r = r.as_dvec3();
         let r2 = r * r;
         let across = (r2.y + r2.z) * inv_inertia.x
             + (r2.x + r2.z) * inv_inertia.y
@@ -706,7 +708,7 @@ impl World {
 
     /// The body, distance (m) and `m r^2 / I` of [`World::lever_warning`], where the ratio is
     /// beyond [`MAX_LEVER_RATIO`].
-    fn far_lever(&self, joint: usize) -> Option<(usize, f32, f32)> {
+    fn far_lever(&self, joint: usize) -> Option<(usize, f64, f64)> {
         let (a, b) = self.joints.bodies_of(joint);
         let (anchor_a, anchor_b) = self.joints.anchors_of(joint);
         let world = |body: BodyId, anchor: Vec3| {
@@ -723,7 +725,7 @@ impl World {
                 let centre = self.bodies.position[i];
                 let local = self.bodies.rotation[i].inverse() * (point - centre);
                 let (ratio, _) = self.lever_ratio(i, local)?;
-                (ratio > MAX_LEVER_RATIO).then_some((i, local.length(), ratio))
+                (ratio > MAX_LEVER_RATIO).then_some((i, local.as_dvec3().length(), ratio))
             })
     }
 
@@ -757,7 +759,7 @@ impl World {
         let Some(i) = self.bodies.index_of(body) else {
             return String::new();
         };
-        let far: Vec<(usize, (usize, f32, f32))> = (0..self.joints.len())
+        let far: Vec<(usize, (usize, f64, f64))> = (0..self.joints.len())
             .filter(|&j| self.joints.body_a[j] as usize == i || self.joints.body_b[j] as usize == i)
             .filter_map(|j| self.far_lever(j).map(|f| (j, f)))
             .collect();
@@ -1666,7 +1668,7 @@ fn spacing_at(x: f32) -> f32 {
 
 /// `m r^2 / I` above which single precision cannot hold a joint at lever arm `r`
 /// ([`World::conditioning_warning`], [`World::lever_warning`]).
-const MAX_LEVER_RATIO: f32 = 1e6;
+const MAX_LEVER_RATIO: f64 = 1e6;
 
 /// A 64-bit hash of a frame's diagnostics: xxh3-64 over the bits of the rows (little-endian
 /// builds). Logs keep it per frame so that `lavender diff` can tell two frames with the same
