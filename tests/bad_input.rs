@@ -488,3 +488,19 @@ fn a_box_whose_inertia_single_precision_cannot_hold_names_the_box() {
         );
     }
 }
+
+/// The same for a chain's links, whose inertia comes from `link_length`, `link_half_width`
+/// and `link_mass` (it blamed an inertia the file never gave).
+#[test]
+fn a_chain_whose_link_inertia_single_precision_cannot_hold_names_the_link_sizes() {
+    for (length, width) in [("1e-30", "1e-30"), ("1e30", "0.01")] {
+        let text = format!(
+            "[[chain]]\nname = \"c\"\nlinks = 3\nlink_length = {length}\nlink_half_width = {width}\n"
+        );
+        let m = message(Scene::from_toml_str(&text, "t.toml").and_then(|s| s.build()));
+        assert!(
+            m.contains("link_half_width") && m.contains("single precision cannot hold"),
+            "{length}: {m}"
+        );
+    }
+}

@@ -656,6 +656,21 @@ impl ChainSpec {
         let origin = Vec3::from(self.origin);
         let length = self.link_length;
         let half = (dir.abs() * (0.5 * length)).max(Vec3::splat(self.link_half_width));
+        // The links' inertia is derived: name what was written, not an inertia the file never
+        // gave (a moment f32 cannot invert is refused by `add_body`).
+        let inertia = box_inertia(self.link_mass, half);
+        let invertible = |v: f32| v.is_normal() && v.recip().is_normal();
+        if !inertia.to_array().into_iter().all(invertible) {
+            return Err(self.error(format!(
+                "links of link_length = {} m, link_half_width = {} m and link_mass = {} kg have \
+                 the inertia {:?} kg m^2 (a solid box's), which single precision cannot hold: \
+                 use units in which the links' sizes and mass are nearer 1 (mm or km, g or t)",
+                self.link_length,
+                self.link_half_width,
+                self.link_mass,
+                inertia.to_array()
+            )));
+        }
         let mut ids = Vec::with_capacity(self.counts().0 as usize);
         ids.push(
             world.add_body(BodyDesc::fixed(format!("{}.anchor", self.name)).position(origin))?,
