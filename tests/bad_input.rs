@@ -282,6 +282,65 @@ fn a_log_or_binary_file_given_as_a_scene_says_what_it_is() {
     }
 }
 
+/// A binary file is refused from its first bytes, not after reading it all (`/dev/zero` was
+/// read to the parse bound, a gigabyte, first): a pipe of zeros whose writer keeps it open is
+/// refused while it is still open (reading to the end would wait for the writer).
+#[cfg(unix)]
+#[test]
+fn a_stream_of_zeros_is_refused_from_its_first_bytes() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("zeros.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (loaded, closed) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let writer = {
+        let (fifo, loaded, closed) = (fifo.clone(), loaded.clone(), closed.clone());
+        std::thread::spawn(move || {
+            let mut pipe = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            // More than the first look takes; the reader may stop reading (EPIPE) anytime.
+            let _ = pipe.write_all(&[0u8; 256 * 1024]);
+            // Hold the pipe open until the load returned (or a minute passed).
+            for _ in 0..600 {
+                if loaded.load(Ordering::SeqCst) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            closed.store(true, Ordering::SeqCst);
+        })
+    };
+    let m = message(Scene::load(&fifo));
+    let still_open = !closed.load(Ordering::SeqCst);
+    loaded.store(true, Ordering::SeqCst);
+    writer.join().unwrap();
+    assert!(m.contains("is not a text file"), "{m}");
+    assert!(still_open, "the load read to the end of the stream before refusing it");
+}
+
+/// The first look cuts the file at a byte count, maybe inside a UTF-8 character: a scene
+/// whose comment has one straddling the cut loads.
+#[test]
+fn a_scene_with_a_character_across_the_first_look_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("accents.toml");
+    // "#" then 2-byte characters: byte 65536 is the second byte of one of them.
+    let mut text = String::from("#");
+    while text.len() < 64 * 1024 + 8 {
+        text.push('é');
+    }
+    assert!(!text.is_char_boundary(64 * 1024));
+    text.push_str("\n[[body]]\nname = \"b\"\n");
+    std::fs::write(&path, text).unwrap();
+    let scene = Scene::load(&path).unwrap();
+    assert_eq!(scene.build().unwrap().body_count(), 1);
+}
+
 /// QA (2026-12-06): a table header with the wrong brackets was "invalid type: map,
 /// expected a sequence" (and `[[world]]` blamed `gravity`); the error says what to write.
 #[test]

@@ -78,6 +78,36 @@ fn check_fits_in_memory(
     Ok(())
 }
 
+/// How much of a scene file is looked at before the rest is read: enough to tell a binary
+/// file (a log, HDF5, a device of zeros) from text.
+const BINARY_PROBE_BYTES: usize = 64 * 1024;
+
+/// Why `bytes` (a `whole` file, or its first bytes) are not a scene, if they are not: most
+/// often a run's log or HDF5 file given where a scene goes.
+fn not_a_scene(bytes: &[u8], whole: bool) -> Option<String> {
+    const A_SCENE: &str = "a scene is a TOML text file, see `lavender scenes`";
+    // A UTF-8 character cut at the end of the first bytes is not an error (`error_len` None)
+    // until the file ends there.
+    let invalid_utf8 =
+        matches!(std::str::from_utf8(bytes), Err(e) if whole || e.error_len().is_some());
+    match bytes {
+        // QA (2026-12-06): an HDF5 file was pointed to the log tools, which refuse it.
+        b if b.starts_with(b"\x89HDF\r\n") => Some(format!(
+            "this is an HDF5 file, not a scene ({A_SCENE}); open it with h5py, MATLAB or \
+             pandas, or record a `.lvlog` for `lavender scrub`, `diff` and `resume`"
+        )),
+        b if b.starts_with(b"LAVLOG\0\0") => Some(format!(
+            "this is a Lavender run log, not a scene ({A_SCENE}); a run's log is read by \
+             `lavender scrub`, `diff`, `resume` and `export`"
+        )),
+        // NUL bytes are valid UTF-8 but never text (a file of zeros, a device).
+        b if invalid_utf8 || b.contains(&0) => Some(format!(
+            "this is not a text file, so not a scene ({A_SCENE})"
+        )),
+        _ => None,
+    }
+}
+
 /// Bytes of memory parsing a scene file takes per byte of its text, rounded down: measured
 /// 2026-12-05, an explicit 17.8 MB file of 100,000 bodies and joints peaked at 678 MB with its
 /// world built (151 MB of it the world), about 30 bytes per byte for the parse (QA: a 22 MB
@@ -1024,32 +1054,25 @@ impl Scene {
         // as 0, was read until memory ran out): the byte past the bound makes
         // `from_toml_str`'s check refuse it.
         let limit = available_memory().map_or(u64::MAX, |a| a / MIN_PARSE_BYTES_PER_BYTE);
+        use std::io::Read;
+        let cannot_read = |e: std::io::Error| scene_error(format!("cannot read the file: {e}"));
+        let mut file = std::fs::File::open(path)
+            .map_err(cannot_read)?
+            .take(limit.saturating_add(1));
+        // The first bytes first: a binary file is refused from them, not after reading it all
+        // (`/dev/zero` was read to the parse bound, a gigabyte, before it was refused).
         let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|f| {
-                use std::io::Read;
-                f.take(limit.saturating_add(1)).read_to_end(&mut bytes)
-            })
-            .map_err(|e| scene_error(format!("cannot read the file: {e}")))?;
-        // A binary file given where a scene goes: most often a run's log or HDF5 file.
-        const A_SCENE: &str = "a scene is a TOML text file, see `lavender scenes`";
-        let binary = match &bytes {
-            // QA (2026-12-06): an HDF5 file was pointed to the log tools, which refuse it.
-            b if b.starts_with(b"\x89HDF\r\n") => Some(format!(
-                "this is an HDF5 file, not a scene ({A_SCENE}); open it with h5py, MATLAB or \
-                 pandas, or record a `.lvlog` for `lavender scrub`, `diff` and `resume`"
-            )),
-            b if b.starts_with(b"LAVLOG\0\0") => Some(format!(
-                "this is a Lavender run log, not a scene ({A_SCENE}); a run's log is read by \
-                 `lavender scrub`, `diff`, `resume` and `export`"
-            )),
-            // NUL bytes are valid UTF-8 but never text (a file of zeros, a device).
-            b if std::str::from_utf8(b).is_err() || b.contains(&0) => Some(format!(
-                "this is not a text file, so not a scene ({A_SCENE})"
-            )),
-            _ => None,
-        };
-        if let Some(message) = binary {
+        {
+            (&mut file)
+                .take(BINARY_PROBE_BYTES as u64)
+                .read_to_end(&mut bytes)
+                .map_err(cannot_read)?;
+            if let Some(message) = not_a_scene(&bytes, false) {
+                return Err(scene_error(message));
+            }
+            file.read_to_end(&mut bytes).map_err(cannot_read)?;
+        }
+        if let Some(message) = not_a_scene(&bytes, true) {
             return Err(scene_error(message));
         }
         let text = String::from_utf8(bytes).expect("checked above");
