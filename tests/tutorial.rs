@@ -123,6 +123,16 @@ fn sweep_shows_iterations_help_and_the_substep_cap() {
     assert!(!early.is_empty());
     let fin = num(&j["final_anchor_error"][0][0]);
     assert!(fin < 0.1 * num(&anchor[0][0]), "final {fin} vs max");
+    // The substep, not the frame, sets the accuracy: the mean error through the run grows
+    // with the substep cap.
+    let study = j["substep_study"]["cells"].as_array().unwrap();
+    let mean: Vec<f64> = study.iter().map(|c| num(&c["mean_anchor_error"])).collect();
+    assert!(mean.windows(2).all(|w| w[1] > 2.0 * w[0]), "{mean:?}");
+    // Velocity passes do not replace projection: 32 of them with no projection pass leave
+    // more of the twist after the first substep than 4 with the default 2 passes.
+    let first = &j["projection_study"]["first_angular_error"];
+    assert_eq!(j["projection_study"]["position_iterations"], serde_json::json!([0, 2, 8]));
+    assert!(num(&first[0][3]) > 2.5 * num(&first[1][0]), "{first}");
 }
 
 #[test]
