@@ -328,6 +328,10 @@ fn compare(
     }
     let (oa, ob) = align(a, b)?;
     let n = (a.len() - oa).min(b.len() - ob);
+    // A gap recovery passed over inside the paired frames: the substeps it held cannot be
+    // compared, so the logs cannot be called identical (nor diverged).
+    a.check_no_gap(oa..oa + n)?;
+    b.check_no_gap(ob..ob + n)?;
     let mut first: Option<(u64, Divergence, Option<Location>)> = None;
     let mut max = Deviation {
         value: 0.0,

@@ -81,6 +81,18 @@ pub enum ReplayError {
         detail: String,
     },
 
+    /// A range of frames spans a gap that recovery passed over in a log without a footer.
+    #[error(
+        "{path}: {record}; the file was damaged after (or while) it was written, and the frames \
+         on either side are still readable"
+    )]
+    SkippedRecord {
+        /// The file involved.
+        path: PathBuf,
+        /// The gap.
+        record: crate::reader::SkippedRecord,
+    },
+
     /// An export stopped by its caller (a Ctrl-C) before it finished.
     #[error(
         "the export to {path} was interrupted: nothing was written there (an earlier file at that \

@@ -608,6 +608,8 @@ pub fn export_interruptible(
             },
         ));
     }
+    // A gap recovery passed over inside the range would be missing from the file unsaid.
+    reader.check_no_gap(start..end)?;
     // The writer writes a temporary file and renames it when finished (see `create`).
     write_frames(reader, path, start..end, range.every, progress, stop)
 }

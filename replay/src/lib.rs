@@ -57,7 +57,7 @@ mod writer;
 
 pub use error::{ReplayError, Result};
 pub use format::{ColumnMax, FrameInput, FrameMeta, FrameSummary, Header, WorldSettingsRecord};
-pub use reader::{FrameView, LogReader, Recovery, RecoveryReason, StorageKeepAlive};
+pub use reader::{FrameView, LogReader, Recovery, RecoveryReason, SkippedRecord, StorageKeepAlive};
 pub use writer::{
     FlushPolicy, LogSummary, LogWriter, WriterOptions, BACKGROUND_QUEUE, COMMIT_BYTES,
     COMMIT_INTERVAL,

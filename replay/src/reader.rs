@@ -90,6 +90,65 @@ pub struct Recovery {
     pub dropped_bytes: u64,
     /// Why.
     pub reason: RecoveryReason,
+    /// Corrupt records between recovered frames, passed over (the frames after them are
+    /// recovered too): the log has gaps there. Empty for a log its writer was merely stopped
+    /// in.
+    pub skipped: Vec<SkippedRecord>,
+}
+
+/// Bytes between two recovered frames of a log without a usable footer that hold no valid
+/// frame: a damaged record (or several), passed over by recovery, which went on from the
+/// next valid frame record after it. The substeps it held are missing from the log.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedRecord {
+    /// Byte offset of the first bad record.
+    pub offset: u64,
+    /// Bytes passed over (to the next valid frame record).
+    pub bytes: u64,
+    /// What check the first bad record failed.
+    pub detail: String,
+    /// Index of the recovered frame before the gap (`None` when it comes before the first).
+    pub after_frame: Option<usize>,
+    /// Substep of that frame.
+    pub after_substep: Option<u64>,
+    /// Substep of the recovered frame after the gap.
+    pub before_substep: u64,
+}
+
+impl SkippedRecord {
+    /// The stretch from the bad record at `offset` to the valid frame record at `next`, after
+    /// `frames` (of this scan; `last` the summary of the frame before).
+    fn before(
+        offset: u64,
+        next: u64,
+        detail: String,
+        frames: &[FrameMeta],
+        last: Option<FrameSummary>,
+    ) -> SkippedRecord {
+        SkippedRecord {
+            offset,
+            bytes: next - offset,
+            detail,
+            after_frame: frames.len().checked_sub(1),
+            after_substep: last.map(|p| p.substep),
+            before_substep: 0, // set when the frame at `next` is read
+        }
+    }
+}
+
+impl fmt::Display for SkippedRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let between = match self.after_substep {
+            Some(a) => format!("between substeps {a} and {}", self.before_substep),
+            None => format!("before substep {}", self.before_substep),
+        };
+        write!(
+            f,
+            "{} bytes at byte {} {between} hold no valid frame (the first record there: {}); \
+             the substeps they held are missing",
+            self.bytes, self.offset, self.detail
+        )
+    }
 }
 
 /// The bytes a reader reads from, shared with the [`StorageKeepAlive`] handles it gave out.
@@ -137,6 +196,8 @@ pub struct LogReader {
     /// End of the last recovered frame record (where a refresh resumes scanning).
     scan_end: u64,
     recovery: Option<Recovery>,
+    /// Corrupt stretches recovery passed over, over every scan (see [`SkippedRecord`]).
+    skipped: Vec<SkippedRecord>,
     /// The footer's spike index (finished logs whose header asked for one).
     spike_index: Option<Vec<Spike>>,
 }
@@ -333,10 +394,42 @@ struct Scan {
     frames: Vec<FrameMeta>,
     end: u64,
     stop: RecoveryReason,
+    /// Corrupt stretches passed over; `after_frame` counts the frames before the scan.
+    skipped: Vec<SkippedRecord>,
+}
+
+/// The offset of the first valid frame record after the bad record at `bad` that follows
+/// `last` in order, if any: where a scan goes on after a corrupt record. First the offset
+/// the bad record's own length points to (a payload damaged, the length intact), then every
+/// 16-byte boundary after it (records are 16-aligned; a damaged length); only candidates
+/// that start with the frame kind are checked in full.
+fn resync(bytes: &[u8], bad: u64, header: &Header, last: Option<&FrameSummary>) -> Option<u64> {
+    let valid_at = |offset: u64| {
+        check_frame(bytes, offset, header).is_ok_and(|(len, rec)| {
+            last.is_none_or(|p| in_order(p, &meta_of(offset, len, rec).summary))
+        })
+    };
+    let file_len = bytes.len() as u64;
+    let head = bytes.get(bad as usize..bad as usize + RECORD_HEAD_SIZE)?;
+    let (_, _, len) = decode_record_head(head);
+    let declared = (RECORD_HEAD_SIZE as u64)
+        .checked_add(len)
+        .map(|l| bad + align16(l.min(file_len) as usize) as u64);
+    if let Some(next) = declared.filter(|&n| n > bad && n < file_len) {
+        if valid_at(next) {
+            return Some(next);
+        }
+    }
+    let first = bad as usize + 16;
+    (first..bytes.len().saturating_sub(RECORD_HEAD_SIZE - 1))
+        .step_by(16)
+        .find(|&o| bytes[o..o + 4] == KIND_FRAME && valid_at(o as u64))
+        .map(|o| o as u64)
 }
 
 fn scan(bytes: &[u8], from: u64, header: &Header, prev: Option<&FrameSummary>) -> Scan {
-    let mut frames = Vec::new();
+    let mut frames: Vec<FrameMeta> = Vec::new();
+    let mut skipped = Vec::new();
     let mut offset = from;
     let mut last = prev.copied();
     let file_len = bytes.len() as u64;
@@ -357,19 +450,32 @@ fn scan(bytes: &[u8], from: u64, header: &Header, prev: Option<&FrameSummary>) -
         let end = offset
             .checked_add(RECORD_HEAD_SIZE as u64)
             .and_then(|o| o.checked_add(len));
-        if kind == KIND_FRAME && end.is_some_and(|e| e > file_len) {
-            break RecoveryReason::TornTail { offset };
+        if kind == KIND_FRAME && end.is_none_or(|e| e > file_len) {
+            // The last record, cut short (its writer stopped mid-write, or is writing it)
+            // unless a valid frame follows: then its length was damaged.
+            match resync(bytes, offset, header, last.as_ref()) {
+                Some(next) => {
+                    let detail = format!("its length, {len} bytes, runs past the next frame");
+                    skipped.push(SkippedRecord::before(offset, next, detail, &frames, last));
+                    offset = next;
+                    continue;
+                }
+                None => break RecoveryReason::TornTail { offset },
+            }
         }
-        match check_frame(bytes, offset, header) {
-            Ok((len, rec)) => {
-                let meta = meta_of(offset, len, rec);
-                if let Some(p) = last {
-                    if !in_order(&p, &meta.summary) {
-                        break RecoveryReason::Corrupt {
-                            offset,
-                            detail: "frame out of order".into(),
-                        };
-                    }
+        let checked = check_frame(bytes, offset, header).and_then(|(len, rec)| {
+            let meta = meta_of(offset, len, rec);
+            match last {
+                Some(p) if !in_order(&p, &meta.summary) => Err("frame out of order".to_string()),
+                _ => Ok((len, meta)),
+            }
+        });
+        match checked {
+            Ok((len, meta)) => {
+                if let Some(gap) = skipped.last_mut().filter(|g: &&mut SkippedRecord| {
+                    g.offset + g.bytes == offset
+                }) {
+                    gap.before_substep = meta.summary.substep;
                 }
                 last = Some(meta.summary);
                 frames.push(meta);
@@ -379,13 +485,23 @@ fn scan(bytes: &[u8], from: u64, header: &Header, prev: Option<&FrameSummary>) -
                     offset = file_len;
                 }
             }
-            Err(detail) => break RecoveryReason::Corrupt { offset, detail },
+            // A corrupt record followed by valid frames is passed over (QA 2026-12-06: one
+            // flipped byte in a killed writer's log dropped every intact frame after it); one
+            // followed by none ends the scan there.
+            Err(detail) => match resync(bytes, offset, header, last.as_ref()) {
+                Some(next) => {
+                    skipped.push(SkippedRecord::before(offset, next, detail, &frames, last));
+                    offset = next;
+                }
+                None => break RecoveryReason::Corrupt { offset, detail },
+            },
         }
     };
     Scan {
         frames,
         end: offset,
         stop,
+        skipped,
     }
 }
 
@@ -578,6 +694,7 @@ impl LogReader {
             finished: false,
             scan_end: data_start,
             recovery: None,
+            skipped: Vec::new(),
             spike_index: None,
             storage,
         };
@@ -609,7 +726,21 @@ impl LogReader {
             Err(detail) => Some(detail),
         };
         let prev = self.frames.last().map(|m| m.summary);
-        let Scan { frames, end, stop } = scan(bytes, from, &self.header, prev.as_ref());
+        let Scan {
+            frames,
+            end,
+            stop,
+            skipped,
+        } = scan(bytes, from, &self.header, prev.as_ref());
+        // Frame indices of the gaps count the frames read before this scan.
+        let known = self.frames.len();
+        self.skipped.extend(skipped.into_iter().map(|mut g| {
+            g.after_frame = match g.after_frame {
+                Some(i) => Some(known + i),
+                None => known.checked_sub(1),
+            };
+            g
+        }));
         let dropped_bytes = bytes.len() as u64 - end;
         let stop = match (stop, footer_detail) {
             (RecoveryReason::UnusableFooter { offset, .. }, Some(detail)) => {
@@ -623,6 +754,7 @@ impl LogReader {
         self.recovery = Some(Recovery {
             dropped_bytes,
             reason: stop,
+            skipped: self.skipped.clone(),
         });
     }
 
@@ -791,6 +923,29 @@ impl LogReader {
     /// `None` for a finished log read through its footer; otherwise what recovery dropped.
     pub fn recovery(&self) -> Option<&Recovery> {
         self.recovery.as_ref()
+    }
+
+    /// The corrupt stretches recovery passed over (empty for a finished log, whose corrupt
+    /// frames stay in the index and fail when read): the log has gaps there.
+    pub fn skipped_records(&self) -> &[SkippedRecord] {
+        &self.skipped
+    }
+
+    /// An error naming the first gap (see [`LogReader::skipped_records`]) between frames
+    /// `frames.start` and `frames.end - 1`: what a reader of that range would otherwise
+    /// silently miss.
+    pub fn check_no_gap(&self, frames: std::ops::Range<usize>) -> Result<()> {
+        let gap = self.skipped.iter().find(|g| {
+            let before = g.after_frame.map_or(0, |i| i + 1); // index of the frame after it
+            before > frames.start && before < frames.end
+        });
+        match gap {
+            Some(g) => Err(ReplayError::SkippedRecord {
+                path: self.path.clone(),
+                record: g.clone(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The frame index: offsets, state hashes and summaries, without touching frame data.
@@ -1186,13 +1341,85 @@ mod tests {
             r.recovery(),
             Some(&Recovery {
                 dropped_bytes: 0,
-                reason: RecoveryReason::NoFooter
+                reason: RecoveryReason::NoFooter,
+                skipped: Vec::new(),
             })
         );
         assert_eq!(r.len(), 20);
         for (i, f) in frames.iter().enumerate() {
             assert_frame_eq(&r, i, f);
         }
+    }
+
+    /// QA (2026-12-06): in a log without a footer, one corrupt record dropped every intact
+    /// frame after it. Recovery passes over it, whether its payload (its length still leads
+    /// to the next record) or its length (the next record is found by its kind on a 16-byte
+    /// boundary) was damaged, and says where the gap is; the other frames read as written.
+    #[test]
+    fn a_corrupt_record_in_a_footerless_log_is_passed_over_not_the_end() {
+        let header = testutil::header(2, 3);
+        let frames = testutil::frames(2, 3, 20, 5);
+        let bytes = testutil::log_bytes(&header, &frames, false);
+        let ends = frame_ends(&bytes);
+        // Frame 7 starts where frame 6 ends (16-aligned); its length field is at +8.
+        let start = align16(ends[6]);
+        for (what, at) in [("payload", start + RECORD_HEAD_SIZE + 40), ("length", start + 9)] {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x40;
+            let r = LogReader::from_bytes(&damaged).unwrap();
+            assert_eq!(r.len(), 19, "{what}");
+            let rec = r.recovery().unwrap();
+            assert_eq!(rec.reason, RecoveryReason::NoFooter, "{what}");
+            assert_eq!(rec.dropped_bytes, 0, "{what}");
+            let gap = &rec.skipped[..];
+            assert_eq!(gap.len(), 1, "{what}: {gap:?}");
+            let g = &gap[0];
+            assert_eq!(g.offset, start as u64, "{what}");
+            assert_eq!(g.bytes, (align16(ends[7]) - start) as u64, "{what}");
+            assert_eq!((g.after_frame, g.after_substep), (Some(6), Some(frames[6].substep)));
+            assert_eq!(g.before_substep, frames[8].substep, "{what}");
+            assert_eq!(r.skipped_records(), gap);
+            for (i, f) in frames.iter().enumerate() {
+                match i {
+                    7 => assert_eq!(r.index_of_substep(f.substep), None),
+                    _ => assert_frame_eq(&r, i - usize::from(i > 7), f),
+                }
+            }
+            // Ranges across the gap are refused, naming it; those beside it are not.
+            let err = r.check_no_gap(0..19).unwrap_err();
+            assert!(
+                matches!(&err, ReplayError::SkippedRecord { record, .. } if record == g),
+                "{err}"
+            );
+            let text = err.to_string();
+            assert!(
+                text.contains(&format!(
+                    "between substeps {} and {}",
+                    frames[6].substep, frames[8].substep
+                )) && text.contains("missing"),
+                "{text}"
+            );
+            r.check_no_gap(0..7).unwrap();
+            r.check_no_gap(7..19).unwrap();
+        }
+        // Two damaged records in a row are one gap; damage with no frame after it ends the
+        // recovery as before.
+        let mut damaged = bytes.clone();
+        damaged[align16(ends[6]) + RECORD_HEAD_SIZE + 40] ^= 1;
+        damaged[align16(ends[7]) + RECORD_HEAD_SIZE + 40] ^= 1;
+        let r = LogReader::from_bytes(&damaged).unwrap();
+        assert_eq!(r.len(), 18);
+        assert_eq!(r.skipped_records().len(), 1);
+        assert_eq!(r.skipped_records()[0].before_substep, frames[9].substep);
+        let mut damaged = bytes.clone();
+        damaged[align16(ends[18]) + RECORD_HEAD_SIZE + 40] ^= 1;
+        let r = LogReader::from_bytes(&damaged).unwrap();
+        assert_eq!(r.len(), 19);
+        assert!(r.skipped_records().is_empty());
+        assert!(matches!(
+            r.recovery().unwrap().reason,
+            RecoveryReason::Corrupt { .. }
+        ));
     }
 
     #[test]
@@ -1616,9 +1843,12 @@ mod tests {
                 let i = pos.index(bytes.len());
                 bytes[i] ^= 1 << bit;
                 if let Ok(r) = LogReader::from_bytes(&bytes) {
-                    for (k, f) in frames.iter().enumerate().take(r.len()) {
+                    // Frames are matched by substep: recovery may pass over a damaged one.
+                    for k in 0..r.len() {
                         if r.frame(k).is_ok() {
-                            assert_frame_eq(&r, k, f);
+                            let substep = r.index()[k].summary.substep;
+                            let f = frames.iter().find(|f| f.substep == substep);
+                            assert_frame_eq(&r, k, f.expect("a recorded substep"));
                         }
                     }
                     let _ = r.validate_all();

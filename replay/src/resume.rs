@@ -105,6 +105,15 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
             (Some(a), Some(b)) => (a.summary.substep, b.summary.substep),
             _ => return Err(ReplayError::Resume("the log has no frames".into())),
         };
+        let gap = reader.skipped_records().iter().find(|g| {
+            g.after_substep.is_none_or(|a| a < from_substep) && from_substep < g.before_substep
+        });
+        if let Some(g) = gap {
+            return Err(ReplayError::Resume(format!(
+                "substep {from_substep} is not in the log: {g}; resume from a substep the log \
+                 still has (before or after that stretch)"
+            )));
+        }
         return Err(ReplayError::Resume(format!(
             "substep {from_substep} is not in the log, which records substeps {first} to {last}"
         )));

@@ -296,6 +296,28 @@ def test_a_torn_or_damaged_log_is_an_exception_not_a_crash(tmp_path):
         lavender.Log(tmp_path / "missing.lvlog")
 
 
+def test_a_damaged_record_in_a_log_without_a_footer_is_passed_over(tmp_path):
+    # QA (2026-12-06): one corrupt record in a killed writer's log dropped every frame after it.
+    path = tmp_path / "whole.lvlog"
+    record_substeps(lavender.Sim("pendulum"), path, 20)
+    data = bytearray(path.read_bytes()[:-64])  # the trailer cut, as a killed writer leaves it
+    data[len(data) // 2] ^= 0x10
+    damaged = tmp_path / "damaged.lvlog"
+    damaged.write_bytes(bytes(data))
+    log = lavender.Log(damaged)
+    rec = log.recovery
+    assert len(log) == 19 and rec["kind"] == "unusable_footer" and rec["offset"] > 0
+    (gap,) = rec["skipped"]
+    assert gap["before_substep"] == gap["after_substep"] + 2 and gap["bytes"] > 0
+    assert gap["after_substep"] + 1 not in log.substeps()
+    with pytest.raises(OSError, match="hold no valid frame"):
+        log.export_hdf5(tmp_path / "out.h5")
+    torn = tmp_path / "torn.lvlog"
+    torn.write_bytes(path.read_bytes()[:-100])
+    rec = lavender.Log(torn).recovery
+    assert rec["skipped"] == [] and rec["kind"] in ("torn_tail", "unusable_footer")
+
+
 def test_resume_reproduces_the_recorded_frames(tmp_path):
     path = tmp_path / "r.lvlog"
     sim = lavender.Sim("pendulum")

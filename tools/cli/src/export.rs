@@ -76,6 +76,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                     (None, None) => String::new(),
                 }
             }
+            lavender_replay::ReplayError::SkippedRecord { record, .. } => {
+                match record.after_substep {
+                    Some(b) => format!(
+                        " (the frames on either side can be exported: --to {b}, or --from {})",
+                        record.before_substep
+                    ),
+                    None => format!(
+                        " (the frames after it can be: --from {})",
+                        record.before_substep
+                    ),
+                }
+            }
             _ => String::new(),
         };
         anyhow::Error::new(e).context(format!(

@@ -97,6 +97,12 @@ pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
             count(reader.len() as u64, "complete frame"),
             count(rec.dropped_bytes, "byte")
         );
+        for gap in &rec.skipped {
+            eprintln!(
+                "note: {}: passed over a damaged stretch: {gap}",
+                path.display()
+            );
+        }
     }
     Ok(reader)
 }

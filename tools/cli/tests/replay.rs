@@ -559,6 +559,68 @@ fn a_failed_export_leaves_the_earlier_file_and_a_damaged_log_never_diffs_identic
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// QA (2026-12-06): in a killed writer's log (no footer), one flipped byte dropped every
+/// intact frame after it, and `diff --overlap` then called the shortened log identical. The
+/// damaged stretch is now passed over and named; diff refuses to call such a log identical,
+/// export says which ranges it can write, resume which substeps it cannot start from.
+#[test]
+fn a_damaged_record_in_a_log_without_a_footer_is_passed_over_and_named() {
+    let dir = scratch("footerless-damaged");
+    let log = dir.join("run.lvlog");
+    record("chain", "2", &log);
+    let good = ok(&["scrub", s(&log), "--json"]);
+    let good: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let frames = good["frames"].as_u64().unwrap();
+    // Cut the footer off (as a killed writer leaves it), then flip a byte in the middle.
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.truncate(bytes.len() - 64);
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x10;
+    let damaged = dir.join("damaged.lvlog");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let out = lavender(&["scrub", s(&damaged), "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    // Every frame but the damaged one (the footer's bytes, cut, are the only ones dropped).
+    assert_eq!(v["frames"].as_u64().unwrap(), frames - 1, "{stderr}");
+    let gap = &v["recovery"]["skipped"][0];
+    let (after, before) = (
+        gap["after_substep"].as_u64().unwrap(),
+        gap["before_substep"].as_u64().unwrap(),
+    );
+    assert_eq!(before, after + 2, "{gap}");
+    assert!(
+        stderr.contains("passed over a damaged stretch")
+            && stderr.contains(&format!("between substeps {after} and {before}")),
+        "{stderr}"
+    );
+    // diff: unusable input (exit 2), also over the overlap; the gap named.
+    for extra in [None, Some("--overlap")] {
+        let mut args = vec!["diff", s(&log), s(&damaged)];
+        args.extend(extra);
+        let out = lavender(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("hold no valid frame") && err.contains("missing"), "{err}");
+    }
+    // export: refused across the gap with the ranges it can write, which then export.
+    let h5 = dir.join("out.h5");
+    let out = lavender(&["export", s(&damaged), s(&h5)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let hint = format!("--to {after}, or --from {before}");
+    assert!(err.contains(&hint), "{err}");
+    ok(&["export", s(&damaged), s(&h5), "--to", &after.to_string()]);
+    ok(&["export", s(&damaged), s(&h5), "--from", &before.to_string()]);
+    // resume: the missing substep is refused naming the stretch; the others resume.
+    let out = lavender(&["resume", s(&damaged), "--from", &(after + 1).to_string()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("hold no valid frame"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn scrub_passes_over_a_corrupt_frame_and_says_which() {
     let dir = scratch("scrub-damaged");

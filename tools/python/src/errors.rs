@@ -57,6 +57,7 @@ pub fn replay(e: ReplayError) -> PyErr {
         | ReplayError::UnsupportedVersion { .. }
         | ReplayError::CorruptHeader { .. }
         | ReplayError::CorruptFrame { .. }
+        | ReplayError::SkippedRecord { .. }
         | ReplayError::FileShrank { .. }
         | ReplayError::Hdf5 { .. } => PyOSError::new_err(message),
         ReplayError::FrameOutOfRange { .. } => PyIndexError::new_err(message),

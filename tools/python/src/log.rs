@@ -1112,10 +1112,16 @@ impl Log {
         Ok(self.reader()?.is_finished())
     }
 
-    /// None for a finished log; otherwise a dict ``{"dropped_bytes", "reason"}`` saying
-    /// what recovery dropped.
+    /// None for a finished log; otherwise a dict saying what recovery did:
+    /// ``dropped_bytes`` (at the end), ``reason`` (a sentence), ``kind`` (as the command
+    /// line's JSON: ``"no_footer"``, ``"torn_tail"``, ``"corrupt"`` or ``"unusable_footer"``),
+    /// ``offset`` (the byte where it stopped; None for ``no_footer``) and ``skipped``: the
+    /// damaged stretches passed over between recovered frames, each a dict ``{"offset",
+    /// "bytes", "detail", "after_substep", "before_substep"}`` (the substeps between those two
+    /// are missing).
     #[getter]
     fn recovery<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        use lavender_replay::RecoveryReason;
         let reader = self.reader()?;
         let Some(r) = reader.recovery() else {
             return Ok(None);
@@ -1123,6 +1129,25 @@ impl Log {
         let d = PyDict::new(py);
         d.set_item("dropped_bytes", r.dropped_bytes)?;
         d.set_item("reason", r.reason.to_string())?;
+        let (kind, offset) = match &r.reason {
+            RecoveryReason::NoFooter => ("no_footer", None),
+            RecoveryReason::TornTail { offset } => ("torn_tail", Some(*offset)),
+            RecoveryReason::Corrupt { offset, .. } => ("corrupt", Some(*offset)),
+            RecoveryReason::UnusableFooter { offset, .. } => ("unusable_footer", Some(*offset)),
+        };
+        d.set_item("kind", kind)?;
+        d.set_item("offset", offset)?;
+        let skipped = pyo3::types::PyList::empty(py);
+        for g in &r.skipped {
+            let item = PyDict::new(py);
+            item.set_item("offset", g.offset)?;
+            item.set_item("bytes", g.bytes)?;
+            item.set_item("detail", &g.detail)?;
+            item.set_item("after_substep", g.after_substep)?;
+            item.set_item("before_substep", g.before_substep)?;
+            skipped.append(item)?;
+        }
+        d.set_item("skipped", skipped)?;
         Ok(Some(d))
     }
 
