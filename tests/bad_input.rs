@@ -52,7 +52,11 @@ fn bad_mass_inertia_and_quaternions_are_refused() {
     assert!(m.contains("inertia"), "{m}");
     // Moments no mass distribution has (5 > 1 + 1) are refused, naming the axis; a thin
     // plate's (2 = 1 + 1, at equality) and a slender rod's are not.
-    for (inertia, axis) in [([1.0, 1.0, 5.0], "z"), ([3.0, 1.0, 1.5], "x"), ([1.0, 4.0, 2.0], "y")] {
+    for (inertia, axis) in [
+        ([1.0, 1.0, 5.0], "z"),
+        ([3.0, 1.0, 1.5], "x"),
+        ([1.0, 4.0, 2.0], "y"),
+    ] {
         let m = message(w.add_body(BodyDesc::dynamic("impossible").inertia(Vec3::from(inertia))));
         assert!(
             m.contains("belongs to no rigid body") && m.contains(&format!("its {axis} moment")),
@@ -298,7 +302,10 @@ fn a_stream_of_zeros_is_refused_from_its_first_bytes() {
         .status()
         .unwrap();
     assert!(made.success());
-    let (loaded, closed) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let (loaded, closed) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
     let writer = {
         let (fifo, loaded, closed) = (fifo.clone(), loaded.clone(), closed.clone());
         std::thread::spawn(move || {
@@ -320,7 +327,10 @@ fn a_stream_of_zeros_is_refused_from_its_first_bytes() {
     loaded.store(true, Ordering::SeqCst);
     writer.join().unwrap();
     assert!(m.contains("is not a text file"), "{m}");
-    assert!(still_open, "the load read to the end of the stream before refusing it");
+    assert!(
+        still_open,
+        "the load read to the end of the stream before refusing it"
+    );
 }
 
 /// The first look cuts the file at a byte count, maybe inside a UTF-8 character: a scene

@@ -131,7 +131,10 @@ fn sweep_shows_iterations_help_and_the_substep_cap() {
     // Velocity passes do not replace projection: 32 of them with no projection pass leave
     // more of the twist after the first substep than 4 with the default 2 passes.
     let first = &j["projection_study"]["first_angular_error"];
-    assert_eq!(j["projection_study"]["position_iterations"], serde_json::json!([0, 2, 8]));
+    assert_eq!(
+        j["projection_study"]["position_iterations"],
+        serde_json::json!([0, 2, 8])
+    );
     assert!(num(&first[0][3]) > 2.5 * num(&first[1][0]), "{first}");
 }
 

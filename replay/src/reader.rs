@@ -472,9 +472,10 @@ fn scan(bytes: &[u8], from: u64, header: &Header, prev: Option<&FrameSummary>) -
         });
         match checked {
             Ok((len, meta)) => {
-                if let Some(gap) = skipped.last_mut().filter(|g: &&mut SkippedRecord| {
-                    g.offset + g.bytes == offset
-                }) {
+                if let Some(gap) = skipped
+                    .last_mut()
+                    .filter(|g: &&mut SkippedRecord| g.offset + g.bytes == offset)
+                {
                     gap.before_substep = meta.summary.substep;
                 }
                 last = Some(meta.summary);
@@ -1363,7 +1364,10 @@ mod tests {
         let ends = frame_ends(&bytes);
         // Frame 7 starts where frame 6 ends (16-aligned); its length field is at +8.
         let start = align16(ends[6]);
-        for (what, at) in [("payload", start + RECORD_HEAD_SIZE + 40), ("length", start + 9)] {
+        for (what, at) in [
+            ("payload", start + RECORD_HEAD_SIZE + 40),
+            ("length", start + 9),
+        ] {
             let mut damaged = bytes.clone();
             damaged[at] ^= 0x40;
             let r = LogReader::from_bytes(&damaged).unwrap();
@@ -1376,7 +1380,10 @@ mod tests {
             let g = &gap[0];
             assert_eq!(g.offset, start as u64, "{what}");
             assert_eq!(g.bytes, (align16(ends[7]) - start) as u64, "{what}");
-            assert_eq!((g.after_frame, g.after_substep), (Some(6), Some(frames[6].substep)));
+            assert_eq!(
+                (g.after_frame, g.after_substep),
+                (Some(6), Some(frames[6].substep))
+            );
             assert_eq!(g.before_substep, frames[8].substep, "{what}");
             assert_eq!(r.skipped_records(), gap);
             for (i, f) in frames.iter().enumerate() {

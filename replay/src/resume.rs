@@ -247,7 +247,9 @@ impl Resumed {
     /// first substeps one at a time (what a log whose writer was killed mid-frame holds).
     /// Calls `observer` after every substep and returns the number run. The substeps are
     /// the original run's bit for bit: one of a frame of `n` is `dt / n` whether the frame
-    /// or a lone substep runs it.
+    /// or a lone substep runs it. A substep that goes non-finite is observed too (its
+    /// `info.finite` false, as [`World::step_observed_through_failure`] does), so that a
+    /// recording of the resumed run ends on it as the original's did, before the error.
     pub fn run_substeps(
         &mut self,
         substeps: u64,
@@ -279,7 +281,7 @@ impl Resumed {
         let h = self.substep_dt();
         let mut first_error: Option<ReplayError> = None;
         for _ in 0..n {
-            self.world.step_observed(h, |w, info| {
+            self.world.step_observed_through_failure(h, |w, info| {
                 if first_error.is_none() {
                     first_error = observer(w, info).err();
                 }
@@ -292,8 +294,9 @@ impl Resumed {
     }
 
     /// Continues the run for `frames` frames (completing the current frame first counts as
-    /// one), calling `observer` after every substep like [`World::step_observed`]. Returns
-    /// the number of substeps run.
+    /// one), calling `observer` after every substep like
+    /// [`World::step_observed_through_failure`] (a substep that goes non-finite is observed
+    /// before the error). Returns the number of substeps run.
     pub fn run(
         &mut self,
         frames: u64,
@@ -306,7 +309,7 @@ impl Resumed {
         if partial > 0 && frames_left > 0 {
             let h = self.substep_dt();
             for _ in 0..partial {
-                self.world.step_observed(h, |w, info| {
+                self.world.step_observed_through_failure(h, |w, info| {
                     if first_error.is_none() {
                         first_error = observer(w, info).err();
                     }
@@ -319,11 +322,13 @@ impl Resumed {
             if first_error.is_some() {
                 break;
             }
-            let r = self.world.step_observed(self.dt, |w, info| {
-                if first_error.is_none() {
-                    first_error = observer(w, info).err();
-                }
-            })?;
+            let r = self
+                .world
+                .step_observed_through_failure(self.dt, |w, info| {
+                    if first_error.is_none() {
+                        first_error = observer(w, info).err();
+                    }
+                })?;
             substeps += u64::from(r.substeps);
         }
         match first_error {

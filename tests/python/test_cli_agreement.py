@@ -113,3 +113,28 @@ def test_a_change_by_hand_while_recording_is_a_keyframe_and_resume_says_where_it
     assert out["departed_at_substep"] is None
     report = lavender.Log(log).diff(lavender.Log(again))
     assert report["identical"], report
+
+
+def test_a_departure_at_a_non_finite_keyframe_does_not_recommend_resuming_from_it(tmp_path):
+    # QA (2026-12-06): a change by hand that made the next substep non-finite left a keyframe
+    # there, and the resume note recommended `--from` it, which fails.
+    log = tmp_path / "nf.lvlog"
+    sim = lavender.Sim("chain")
+    sim.record(log)
+    sim.run(0.5)  # substeps 0..119
+    sim.set_body_velocity(50, [1e38, 1e38, 0], [0, 0, 1e38])
+    with pytest.raises(lavender.NonFiniteError):
+        sim.step()
+    sim.stop_recording()
+    last = lavender.Log(log)[-1]
+    assert last.substep == 120 and last.has_solver_state
+    done = subprocess.run(
+        [cli(), "resume", str(log), "--from", "100", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["departed_at_substep"] == 120
+    assert "departs from the log at substep 120" in done.stderr
+    assert "--from 120" not in done.stderr, done.stderr

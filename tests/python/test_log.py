@@ -557,9 +557,18 @@ def test_negative_substeps_and_counts_are_value_errors(tmp_path):
         (lambda: log.worst_joints(-1), "n"),
         (lambda: log.spikes(window=-1), "window"),
         (lambda: log.export_hdf5(tmp_path / "x.h5", every=-2), "every"),
+        (lambda: log.export_hdf5(tmp_path / "x.h5", from_substep=-3), "from_substep"),
+        (lambda: log.export_hdf5(tmp_path / "x.h5", to_substep=-(2**70)), "to_substep"),
     ]:
         with pytest.raises(ValueError, match=f"{name} = -"):
             call()
+    # As `lavender export`: bounds the wrong way round are named; an int beyond 64 bits is
+    # past every log, not an OverflowError.
+    with pytest.raises(ValueError, match="to_substep = 1 is before from_substep = 2"):
+        log.export_hdf5(tmp_path / "x.h5", from_substep=2, to_substep=1)
+    assert log.export_hdf5(tmp_path / "all.h5", to_substep=10**30)["frames"] == 4
+    with pytest.raises(ValueError, match="no frame to export"):
+        log.export_hdf5(tmp_path / "none.h5", from_substep=10**30)
     with pytest.raises(ValueError, match="time = NaN"):
         log.frame_at_time(float("nan"))
     # As `scrub --time inf` (QA 2026-12-06: inf gave the last frame here).

@@ -104,15 +104,33 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                 None => Ok(()),
             }
         };
-        substeps += match to_end {
+        let stepped = match to_end {
             Some(total) => {
                 let frame = match u64::from(resumed.substeps_to_frame_boundary()) {
                     0 => n,
                     k => k,
                 };
-                resumed.run_substeps(frame.min(total - substeps), observer)?
+                resumed.run_substeps(frame.min(total - substeps), observer)
             }
-            None => resumed.run(1, observer)?,
+            None => resumed.run(1, observer),
+        };
+        substeps += match stepped {
+            Ok(n) => n,
+            Err(e) => {
+                // As `run`: the log of the run up to the failure is kept, ending on the
+                // substep that went non-finite (QA 2026-12-06: it stopped one before, so the
+                // resumed log did not diff identical to the original).
+                bar.finish_and_clear();
+                if let Some(log) = recorder.take().and_then(|r| r.finish().ok()) {
+                    eprintln!(
+                        "the recording up to the failure is in {} ({}; the last is the \
+                         substep that went non-finite, `lavender scrub` shows it)",
+                        log.path.display(),
+                        crate::output::count(log.frames as u64, "frame"),
+                    );
+                }
+                return Err(e.into());
+            }
         };
         done += 1;
         bar.inc(1);
@@ -134,9 +152,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         "departed_at_substep": departed,
     });
     if let Some(s) = departed {
-        let keyframe = reader
-            .index_of_substep(s)
-            .is_some_and(|i| reader.index()[i].has_solver_state);
+        // A keyframe to continue from, unless its state is the non-finite one a failed
+        // substep left (QA 2026-12-06: the note recommended resuming from it, which fails).
+        let keyframe = reader.index_of_substep(s).is_some_and(|i| {
+            let meta = &reader.index()[i];
+            meta.has_solver_state && !meta.summary.non_finite
+        });
         eprintln!(
             "note: the resumed run departs from the log at substep {s}: the state recorded \
              there is not the one the steps give. The original run was changed from outside \

@@ -602,7 +602,10 @@ fn a_damaged_record_in_a_log_without_a_footer_is_passed_over_and_named() {
         let out = lavender(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("hold no valid frame") && err.contains("missing"), "{err}");
+        assert!(
+            err.contains("hold no valid frame") && err.contains("missing"),
+            "{err}"
+        );
     }
     // export: refused across the gap with the ranges it can write, which then export.
     let h5 = dir.join("out.h5");
@@ -618,6 +621,53 @@ fn a_damaged_record_in_a_log_without_a_footer_is_passed_over_and_named() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("hold no valid frame"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// QA (2026-12-06): `resume --record` of a run that went non-finite stopped recording one
+/// substep before the failure (`run --record` and Python record it), so the resumed log
+/// did not diff identical to the original; it now ends on the same non-finite substep.
+#[test]
+fn a_resumed_recording_ends_on_the_substep_that_went_non_finite() {
+    let dir = scratch("resume-non-finite");
+    let chain = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/scenes/chain.toml"),
+    )
+    .unwrap();
+    let scene = dir.join("boom.toml");
+    std::fs::write(
+        &scene,
+        chain.replace("[world]\n", "[world]\ngravity = [0.0, -1e20, 0.0]\n"),
+    )
+    .unwrap();
+    let log = dir.join("boom.lvlog");
+    let out = lavender(&["run", s(&scene), "--steps", "200", "--record", s(&log)]);
+    assert_eq!(out.status.code(), Some(2));
+    let frames = |path: &Path| -> u64 {
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&["scrub", s(path), "--json"])).unwrap();
+        v["frames"].as_u64().unwrap()
+    };
+    // The log runs from substep 0 to the one that went non-finite.
+    let failed_at = frames(&log) - 1;
+    let resumed = dir.join("resumed.lvlog");
+    let from = (failed_at / 4 - 2) * 4 + 3; // a frame boundary some frames before
+    let out = lavender(&[
+        "resume",
+        s(&log),
+        "--from",
+        &from.to_string(),
+        "--record",
+        s(&resumed),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the recording up to the failure is in") && err.contains("non-finite"),
+        "{err}"
+    );
+    assert_eq!(frames(&resumed), failed_at - from);
+    ok(&["diff", s(&log), s(&resumed)]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

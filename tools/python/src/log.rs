@@ -371,6 +371,22 @@ fn frame_index(index: &Bound<'_, PyAny>, log: &Log) -> PyResult<i64> {
     )))
 }
 
+/// A substep bound from Python: an int beyond 64 bits is beyond every log (u64::MAX, not
+/// an OverflowError: QA 2026-12-06), a negative one a ValueError naming it.
+fn substep_bound(name: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    match v.extract::<i64>() {
+        Ok(s) => non_negative(name, s),
+        Err(_) if v.is_instance_of::<pyo3::types::PyInt>() => {
+            if v.lt(0)? {
+                Err(errors::value(format!("{name} = {v}: must be >= 0")))
+            } else {
+                Ok(u64::MAX)
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// A substep or count from Python: a ValueError naming it when negative (instead of the
 /// OverflowError of an unsigned conversion).
 pub(crate) fn non_negative(name: &str, v: i64) -> PyResult<u64> {
@@ -979,19 +995,29 @@ impl Log {
     /// ``/bodies/velocity`` (N, B, 6), ``/joints/diagnostics`` (N, J, 8), ``/summary/*``.
     /// Returns ``{"path", "frames", "bytes"}``. The GIL is released while copying; a
     /// KeyboardInterrupt (Ctrl-C) stops the copy, leaving ``path`` as it was.
-    #[pyo3(signature = (path, from_substep = 0, to_substep = None, every = 1))]
+    #[pyo3(signature = (path, from_substep = None, to_substep = None, every = 1))]
     fn export_hdf5<'py>(
         &self,
         py: Python<'py>,
         path: &Bound<'py, PyAny>,
-        from_substep: i64,
-        to_substep: Option<i64>,
+        from_substep: Option<&Bound<'py, PyAny>>,
+        to_substep: Option<&Bound<'py, PyAny>>,
         every: i64,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let from_substep = non_negative("from_substep", from_substep)?;
+        let from_substep = from_substep
+            .map(|f| substep_bound("from_substep", f))
+            .transpose()?
+            .unwrap_or(0);
         let to_substep = to_substep
-            .map(|t| non_negative("to_substep", t))
+            .map(|t| substep_bound("to_substep", t))
             .transpose()?;
+        // As `lavender export` (QA 2026-12-06: this said "no frame to export from substep 10
+        // to substep 5", as if the log were to blame).
+        if let Some(to) = to_substep.filter(|&to| to < from_substep) {
+            return Err(errors::value(format!(
+                "to_substep = {to} is before from_substep = {from_substep}"
+            )));
+        }
         let every = u64::try_from(every)
             .ok()
             .filter(|&e| e >= 1)

@@ -366,8 +366,14 @@ mod tests {
         let free = circle::summarize(&circle::simulate(&pulled, Treatment::Unconstrained).unwrap());
         let [with, without] = [&runs[0], &runs[1]].map(|r| circle::summarize(r));
         // Measured: |C| 0.288 with the term, 1193 without, 115,676 unconstrained.
-        assert!(without.final_abs_c > 1000.0 * with.final_abs_c, "{without:?} vs {with:?}");
-        assert!(without.final_abs_c < 0.05 * free.final_abs_c, "{without:?} vs {free:?}");
+        assert!(
+            without.final_abs_c > 1000.0 * with.final_abs_c,
+            "{without:?} vs {with:?}"
+        );
+        assert!(
+            without.final_abs_c < 0.05 * free.final_abs_c,
+            "{without:?} vs {free:?}"
+        );
     }
 
     #[test]

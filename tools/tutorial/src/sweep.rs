@@ -234,13 +234,15 @@ pub fn run_cell_with(dt: f32, settings: Settings, duration: f32) -> Result<Cell,
     run_traced(dt, settings, duration, None)
 }
 
-/// [`run_cell_with`], pushing `(time s, worst anchor error m, worst angular error rad)` after
-/// every substep to `trace` when given.
+/// `(time s, worst anchor error m, worst angular error rad)` after every substep of a run.
+pub type Trace = Vec<(f64, f32, f32)>;
+
+/// [`run_cell_with`], pushing each substep's [`Trace`] point to `trace` when given.
 pub fn run_traced(
     dt: f32,
     settings: Settings,
     duration: f32,
-    mut trace: Option<&mut Vec<(f64, f32, f32)>>,
+    mut trace: Option<&mut Trace>,
 ) -> Result<Cell, TutorialError> {
     let mut world = build_with(settings)?;
     let row0 = worst(world.constraint_data());
@@ -298,7 +300,9 @@ pub fn run_traced(
             return Err(TutorialError::NonFinite {
                 experiment: format!(
                     "{NAME} dt={dt} iterations={} position_iterations={} max_substep={}",
-                    settings.velocity_iterations, settings.position_iterations, settings.max_substep
+                    settings.velocity_iterations,
+                    settings.position_iterations,
+                    settings.max_substep
                 ),
                 what: "diagnostics",
                 step: substep as usize,
@@ -355,9 +359,7 @@ pub fn sweep(opts: &Options) -> Result<Vec<Vec<Cell>>, TutorialError> {
 
 /// The substep study: frames of [`SUBSTEP_STUDY_DT`] with each cap of [`SUBSTEP_CAPS`],
 /// default iterations, each with its per-substep trace.
-pub fn substep_study(
-    quick: bool,
-) -> Result<Vec<(Cell, Vec<(f64, f32, f32)>)>, TutorialError> {
+pub fn substep_study(quick: bool) -> Result<Vec<(Cell, Trace)>, TutorialError> {
     SUBSTEP_CAPS
         .par_iter()
         .map(|&(_, cap)| {
@@ -366,7 +368,12 @@ pub fn substep_study(
                 ..Settings::default()
             };
             let mut trace = Vec::new();
-            let cell = run_traced(SUBSTEP_STUDY_DT, settings, duration(quick), Some(&mut trace))?;
+            let cell = run_traced(
+                SUBSTEP_STUDY_DT,
+                settings,
+                duration(quick),
+                Some(&mut trace),
+            )?;
             Ok((cell, trace))
         })
         .collect()
@@ -390,7 +397,10 @@ pub fn projection_study(quick: bool) -> Result<Vec<Vec<Cell>>, TutorialError> {
             run_cell_with(PROJECTION_STUDY_DT, settings, duration(quick))
         })
         .collect::<Result<_, _>>()?;
-    Ok(flat.chunks(ITERATIONS.len()).map(<[Cell]>::to_vec).collect())
+    Ok(flat
+        .chunks(ITERATIONS.len())
+        .map(<[Cell]>::to_vec)
+        .collect())
 }
 
 fn grid<T: Copy>(cells: &[Vec<Cell>], f: impl Fn(&Cell) -> T) -> Vec<Vec<T>> {
@@ -720,13 +730,25 @@ mod tests {
         assert_eq!(per_frame, [8, 4, 2, 1]);
         for c in &cells {
             let rel = |x: f32, y: f32| (x - y).abs() / y;
-            assert!(rel(c.first_anchor_error, cells[0].first_anchor_error) < 0.01, "{c:?}");
-            assert!(rel(c.first_angular_error, cells[0].first_angular_error) < 0.01, "{c:?}");
+            assert!(
+                rel(c.first_anchor_error, cells[0].first_anchor_error) < 0.01,
+                "{c:?}"
+            );
+            assert!(
+                rel(c.first_angular_error, cells[0].first_angular_error) < 0.01,
+                "{c:?}"
+            );
         }
         // Each doubling of the substep at least doubles the mean error through the run.
         for w in cells.windows(2) {
-            assert!(w[1].mean_anchor_error > 2.0 * w[0].mean_anchor_error, "{w:?}");
-            assert!(w[1].mean_angular_error > 1.4 * w[0].mean_angular_error, "{w:?}");
+            assert!(
+                w[1].mean_anchor_error > 2.0 * w[0].mean_anchor_error,
+                "{w:?}"
+            );
+            assert!(
+                w[1].mean_angular_error > 1.4 * w[0].mean_angular_error,
+                "{w:?}"
+            );
         }
         let expected = [3.847e-4, 1.126e-3, 3.886e-3, 6.378e-2];
         for (c, e) in cells.iter().zip(expected) {
@@ -766,10 +788,20 @@ mod tests {
         // without projection.
         let change = 1.0 - none[3].first_angular_error / none[0].first_angular_error;
         assert!((0.0..0.02).contains(&change), "{change}");
-        let expected = [[3.213e-1, 3.158e-1], [1.231e-1, 1.130e-1], [3.937e-2, 3.484e-2]];
+        let expected = [
+            [3.213e-1, 3.158e-1],
+            [1.231e-1, 1.130e-1],
+            [3.937e-2, 3.484e-2],
+        ];
         for (row, [first, last]) in cells.iter().zip(expected) {
-            assert!((row[0].first_angular_error / first - 1.0).abs() < 0.01, "{row:?}");
-            assert!((row[3].first_angular_error / last - 1.0).abs() < 0.01, "{row:?}");
+            assert!(
+                (row[0].first_angular_error / first - 1.0).abs() < 0.01,
+                "{row:?}"
+            );
+            assert!(
+                (row[3].first_angular_error / last - 1.0).abs() < 0.01,
+                "{row:?}"
+            );
         }
     }
 
@@ -810,7 +842,13 @@ mod tests {
             assert_eq!(rows[0].as_array().unwrap().len(), 4, "{key}");
         }
         assert_eq!(report.json["substeps"], json!([8, 4, 2, 1]));
-        assert_eq!(report.json["substep_study"]["cells"].as_array().unwrap().len(), 4);
+        assert_eq!(
+            report.json["substep_study"]["cells"]
+                .as_array()
+                .unwrap()
+                .len(),
+            4
+        );
         assert_eq!(
             report.json["projection_study"]["first_angular_error"]
                 .as_array()

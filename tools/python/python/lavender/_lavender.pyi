@@ -335,9 +335,19 @@ class _WorstJoint(TypedDict):
     limit_violation_substep: Optional[int]
     first_non_finite_substep: Optional[int]
 
+class _SkippedRecord(TypedDict):
+    offset: int
+    bytes: int
+    detail: str
+    after_substep: Optional[int]
+    before_substep: int
+
 class _Recovery(TypedDict):
     dropped_bytes: int
     reason: str
+    kind: Literal["no_footer", "torn_tail", "corrupt", "unusable_footer"]
+    offset: Optional[int]
+    skipped: List[_SkippedRecord]
 
 @final
 class Frame:
@@ -436,7 +446,7 @@ class Log:
     def export_hdf5(
         self,
         path: Union[str, "os.PathLike[str]"],
-        from_substep: int = 0,
+        from_substep: Optional[int] = None,
         to_substep: Optional[int] = None,
         every: int = 1,
     ) -> _RecordingSummary:
