@@ -32,6 +32,89 @@ use crate::{Options, Report, TutorialError};
 /// The experiment's name.
 pub const NAME: &str = "particle-circle";
 
+/// What the chapter's four failure modes of this experiment do, each run (see
+/// [`failure_modes`]).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FailureModes {
+    /// Final |C| of the multiplier with and without the `v.v` term, free motion, m^2 (without
+    /// it and without a force the multiplier is 0: the unconstrained run).
+    pub curvature_free: [f64; 2],
+    /// The same under a constant force of 9.81 N along -y, where the multiplier still acts,
+    /// and the unconstrained run under that force, m^2.
+    pub curvature_forced: [f64; 3],
+    /// Baumgarte gains alpha = beta = 250 1/s (alpha dt = 2.5): the step whose state went
+    /// non-finite, or `None` if the run stayed finite.
+    pub large_gains_diverged_at_step: Option<usize>,
+    /// Max |C| with alpha = beta = 25 1/s (alpha dt = 0.25), m^2.
+    pub scaled_gains_max_abs_c: f64,
+    /// The error a projection of the position (3e-10, 0) m gives, as text.
+    pub near_zero_position: String,
+    /// Max |C| and final |Cdot| of the projection of the position only, m^2 and m^2/s.
+    pub position_only: [f64; 2],
+    /// Max |Cdot| of the full projection (position and velocity), m^2/s.
+    pub full_projection_max_abs_cdot: f64,
+}
+
+/// Runs the chapter's failure modes of this experiment on [`setup`]: omitting the `v.v`
+/// curvature term, Baumgarte gains too large for the timestep, normalising a nearly zero
+/// position, projecting the position without removing the radial velocity.
+pub fn failure_modes() -> Result<FailureModes, TutorialError> {
+    let s = setup();
+    let final_c = |setup: &CircleSetup, t: Treatment| -> Result<f64, TutorialError> {
+        Ok(circle::summarize(&circle::simulate(setup, t)?).final_abs_c)
+    };
+    let with = Treatment::Multiplier { curvature: true };
+    let without = Treatment::Multiplier { curvature: false };
+    let pulled = CircleSetup {
+        force: [0.0, -9.81],
+        ..setup()
+    };
+    let large = circle::simulate(
+        &s,
+        Treatment::Baumgarte {
+            alpha: 250.0,
+            beta: 250.0,
+        },
+    );
+    let large_gains_diverged_at_step = match large {
+        Err(TutorialError::NonFinite { step, .. }) => Some(step),
+        Ok(_) => None,
+        Err(e) => return Err(e),
+    };
+    let scaled = circle::simulate(
+        &s,
+        Treatment::Baumgarte {
+            alpha: 25.0,
+            beta: 25.0,
+        },
+    )?;
+    let near_zero = match circle::project(Vec2::new(3e-10, 0.0), Vec2::Y, s.radius, true) {
+        Err(e) => e.to_string(),
+        Ok((x, _)) => format!("projected to ({}, {}) m", x.x, x.y),
+    };
+    let pos_only = circle::summarize(&circle::simulate(
+        &s,
+        Treatment::Projection { velocity: false },
+    )?);
+    let full = circle::summarize(&circle::simulate(
+        &s,
+        Treatment::Projection { velocity: true },
+    )?);
+    Ok(FailureModes {
+        curvature_free: [final_c(&s, with)?, final_c(&s, without)?],
+        curvature_forced: [
+            final_c(&pulled, with)?,
+            final_c(&pulled, without)?,
+            final_c(&pulled, Treatment::Unconstrained)?,
+        ],
+        large_gains_diverged_at_step,
+        scaled_gains_max_abs_c: circle::summarize(&scaled).max_abs_c,
+        near_zero_position: near_zero,
+        position_only: [pos_only.max_abs_c, pos_only.final_abs_cdot],
+        full_projection_max_abs_cdot: full.max_abs_cdot,
+    })
+}
+
 /// Baumgarte damping gain, 1/s.
 pub const ALPHA: f64 = 7.5;
 /// Baumgarte stiffness gain, 1/s.
@@ -130,7 +213,12 @@ pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> 
             }),
         );
     }
-    let json = json!({ "setup": setup_json(&s), "methods": methods });
+    let failures = failure_modes()?;
+    let json = json!({
+        "setup": setup_json(&s),
+        "methods": methods,
+        "failure_modes": failures,
+    });
 
     let mut text = format!(
         "Particle on a circle: C = 1/2 (x.x - r^2), J = x^T, Cdot = x.v, Cddot = x.a + v.v\n\
@@ -173,6 +261,32 @@ pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> 
         "\nThe unconstrained tangent escapes; the multiplier bends the path but drifts; \
          Baumgarte bounds the error; projection holds C and Cdot at floating-point precision.\n",
     );
+    let f = &failures;
+    text.push_str(&format!(
+        "\nFailure modes (the chapter's four, each run):\n\
+         - omit the v.v term: final |C| {:.3e} m^2 against {:.3e} with it (free motion: the \
+         multiplier is then 0, the unconstrained run); under a 9.81 N force {:.3e} against \
+         {:.3e} (unconstrained {:.3e})\n\
+         - gains too large for dt: alpha = beta = 250 1/s (alpha dt = 2.5) {}; 25 1/s stays \
+         bounded, max |C| {:.3e} m^2\n\
+         - normalise a nearly zero position, (3e-10, 0) m: {}\n\
+         - project the position only: max |C| {:.3e} m^2 still, but final |Cdot| {:.3e} m^2/s \
+         (full projection: max {:.3e})\n",
+        f.curvature_free[1],
+        f.curvature_free[0],
+        f.curvature_forced[1],
+        f.curvature_forced[0],
+        f.curvature_forced[2],
+        match f.large_gains_diverged_at_step {
+            Some(step) => format!("goes non-finite at step {step}"),
+            None => "stayed finite".into(),
+        },
+        f.scaled_gains_max_abs_c,
+        f.near_zero_position,
+        f.position_only[0],
+        f.position_only[1],
+        f.full_projection_max_abs_cdot,
+    ));
 
     let mut files = Vec::new();
     let circle_ref: Vec<(f64, f64)> = (0..=360)
@@ -444,6 +558,37 @@ mod tests {
         // Projection of a nearly zero position, directly.
         let err = circle::project(Vec2::new(3e-10, 0.0), Vec2::Y, 1.0, true).unwrap_err();
         assert!(matches!(err, TutorialError::DegeneratePosition { .. }));
+    }
+
+    /// The failure modes the command prints are the ones the tests above show.
+    #[test]
+    fn the_failure_modes_the_command_prints_fail_as_the_chapter_says() {
+        let f = failure_modes().unwrap();
+        assert!(f.curvature_free[1] > 100.0 * f.curvature_free[0], "{f:?}");
+        let [with, without, free] = f.curvature_forced;
+        assert!(without > 1000.0 * with && without < 0.05 * free, "{f:?}");
+        let step = f.large_gains_diverged_at_step.expect("diverges");
+        assert!(step < 200, "{f:?}");
+        assert!(f.scaled_gains_max_abs_c < 0.01, "{f:?}");
+        assert!(f.near_zero_position.contains("has no direction"), "{f:?}");
+        assert!(
+            f.position_only[0] < 3e-16 && f.position_only[1] > 5e-4,
+            "{f:?}"
+        );
+        assert!(f.full_projection_max_abs_cdot < 1e-15, "{f:?}");
+        let dir = std::env::temp_dir().join(format!("lavender-pcf-{}", std::process::id()));
+        let opts = Options {
+            quick: true,
+            out_dir: Some(dir.clone()),
+            progress: false,
+        };
+        let report = crate::run(NAME, &opts).unwrap();
+        assert_eq!(
+            report.json["failure_modes"]["large_gains_diverged_at_step"],
+            json!(step)
+        );
+        assert!(report.text.contains("Failure modes"), "{}", report.text);
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
