@@ -55,6 +55,26 @@ pub struct FailureModes {
     pub full_projection_max_abs_cdot: f64,
 }
 
+/// Energy drift of Baumgarte ([`ALPHA`], [`BETA`]) over the run, J, started off the circle
+/// at `x0 = (1.05, 0)` and `(0.95, 0)` m with the same `v0`: pulling the particle onto the
+/// circle changes its kinetic energy (the force is central, so the angular momentum `m r v`
+/// is kept and `v` goes as `1/r`), in by +0.055 J from outside, out by -0.046 J from
+/// inside: stabilisation injects or removes energy (chapter 7).
+pub fn baumgarte_energy_off_the_circle() -> Result<[f64; 2], TutorialError> {
+    let drift = |x: f64| -> Result<f64, TutorialError> {
+        let s = CircleSetup {
+            x0: [x, 0.0],
+            ..setup()
+        };
+        let t = Treatment::Baumgarte {
+            alpha: ALPHA,
+            beta: BETA,
+        };
+        Ok(circle::summarize(&circle::simulate(&s, t)?).energy_drift)
+    };
+    Ok([drift(1.05)?, drift(0.95)?])
+}
+
 /// Runs the chapter's failure modes of this experiment on [`setup`]: omitting the `v.v`
 /// curvature term, Baumgarte gains too large for the timestep, normalising a nearly zero
 /// position, projecting the position without removing the radial velocity.
@@ -214,10 +234,12 @@ pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> 
         );
     }
     let failures = failure_modes()?;
+    let [outside, inside] = baumgarte_energy_off_the_circle()?;
     let json = json!({
         "setup": setup_json(&s),
         "methods": methods,
         "failure_modes": failures,
+        "baumgarte_energy_drift_started_off_the_circle": {"x0_1.05": outside, "x0_0.95": inside},
     });
 
     let mut text = format!(
@@ -261,6 +283,11 @@ pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> 
         "\nThe unconstrained tangent escapes; the multiplier bends the path but drifts; \
          Baumgarte bounds the error; projection holds C and Cdot at floating-point precision.\n",
     );
+    text.push_str(&format!(
+        "Baumgarte injects or removes energy: started off the circle at x0 = (1.05, 0) m it \
+         ends {outside:+.3e} J from its start, at (0.95, 0) m {inside:+.3e} J (pulled onto \
+         the circle by a central force, the particle keeps m r v, so its speed goes as 1/r)\n"
+    ));
     let f = &failures;
     text.push_str(&format!(
         "\nFailure modes (the chapter's four, each run):\n\
@@ -558,6 +585,24 @@ mod tests {
         // Projection of a nearly zero position, directly.
         let err = circle::project(Vec2::new(3e-10, 0.0), Vec2::Y, 1.0, true).unwrap_err();
         assert!(matches!(err, TutorialError::DegeneratePosition { .. }));
+    }
+
+    /// Chapter 7: "Both can inject or remove energy": Baumgarte from outside the circle
+    /// injects, from inside removes (measured +0.05496 and -0.04627 J); the kinetic energy
+    /// change of keeping m r v from r = 1.05 (0.95) m to 1 m is +0.0513 (-0.0487) J.
+    #[test]
+    fn baumgarte_injects_or_removes_energy_by_where_it_starts() {
+        let [outside, inside] = baumgarte_energy_off_the_circle().unwrap();
+        assert!((outside / 0.05496 - 1.0).abs() < 0.01, "{outside}");
+        assert!((inside / -0.04627 - 1.0).abs() < 0.01, "{inside}");
+        // The angular momentum argument: 1/2 v0^2 ((r0/r)^2 - 1) with v0 = 1 m/s, r = 1 m.
+        for (r0, drift) in [(1.05f64, outside), (0.95, inside)] {
+            let expected = 0.5 * (r0 * r0 - 1.0);
+            assert!(
+                (drift - expected).abs() < 0.1 * expected.abs(),
+                "{r0}: {drift}"
+            );
+        }
     }
 
     /// The failure modes the command prints are the ones the tests above show.

@@ -293,6 +293,13 @@ mod tests {
             "{}",
             b.integration_total
         );
+        // The README's figures (measured 2026-12-06): 15.31 J in, 2.907 J out, net +12.405 J,
+        // removing in 55.4 % of the steps; 0.5 % tolerance.
+        let near = |x: f64, want: f64| (x / want - 1.0).abs() < 5e-3;
+        assert!(near(b.integration_total, 15.312), "{b:?}");
+        assert!(near(b.projection_total, -2.9071), "{b:?}");
+        assert!(near(b.net_drift, 12.405), "{b:?}");
+        assert!(near(b.projection_removing_fraction, 0.554), "{b:?}");
     }
 
     #[test]
@@ -316,5 +323,13 @@ mod tests {
                 w[1]
             );
         }
+        // Full mode's six dts: halving dt divides the drift by 2.66, 2.25, 2.11, 2.05 and
+        // 2.03 (measured 2026-12-06): the ratio falls towards 2, first order as dt -> 0 (the
+        // largest step, 0.04 s, still has higher-order terms).
+        let drifts: Vec<f64> = study_dts(false).into_iter().map(drift).collect();
+        let ratios: Vec<f64> = drifts.windows(2).map(|w| w[0] / w[1]).collect();
+        assert!(ratios.windows(2).all(|r| r[1] < r[0]), "{ratios:?}");
+        assert!((ratios[ratios.len() - 1] - 2.0).abs() < 0.05, "{ratios:?}");
+        assert!(ratios[0] > 2.4, "{ratios:?}");
     }
 }

@@ -221,6 +221,12 @@ mod tests {
             (max_v - 1.666e-2).abs() < 0.01 * 1.666e-2,
             "largest violation {max_v} rad"
         );
+        // The README's first crossing, 0.1042 s (within one 1/240 s substep).
+        let first = crossed[0].0;
+        assert!(
+            (first - 0.1042).abs() < 1.0 / 240.0,
+            "first crossing at {first} s"
+        );
         // ... and some substeps are inside, where column 5 is exactly zero.
         assert!(tr
             .iter()
