@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long)]
     peer: bool,
     /// Threads of the multi-threaded rows (default 2; 0: one per core; the other rows use 1).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::output::whole::<u32>)]
     threads: u32,
     /// A short run: 5 frames per row, scaling at 1k and 10k joints.
     #[arg(long, conflicts_with = "full")]
@@ -40,14 +40,14 @@ pub struct Args {
     #[arg(long, conflicts_with = "no_scaling")]
     full: bool,
     /// Timed frames per row (default 30, --quick 5).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::output::whole::<u32>)]
     frames: Option<u32>,
     /// Rounds of the per-scene rows (default 1): each scene's configurations run once per
     /// round, one round after another; a row reports the run with the median time, and each
     /// ratio is the median of the rounds' ratios with their range in brackets (JSON:
     /// `ms_per_step_rounds`). Use 3 to 5 on a shared or noisy machine, whose speed drifts
     /// between the minutes one round's runs are taken in.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::output::whole::<u32>)]
     rounds: u32,
     /// Skip the scaling series.
     #[arg(long)]

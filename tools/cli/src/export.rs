@@ -21,13 +21,13 @@ pub struct Args {
     /// export has succeeded: a failed export leaves it as it was).
     output: PathBuf,
     /// First substep to export (inclusive).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::output::whole::<u64>)]
     from: u64,
     /// Last substep to export (inclusive; default: the last one).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::output::whole::<u64>)]
     to: Option<u64>,
     /// Export every K-th frame of the range, starting with its first.
-    #[arg(long, default_value_t = 1, value_name = "K")]
+    #[arg(long, default_value_t = 1, value_name = "K", value_parser = crate::output::whole::<u64>)]
     every: u64,
     /// Print what was written as one JSON object.
     #[arg(long)]

@@ -22,11 +22,11 @@ pub struct Args {
     /// The run log (written by `lavender run --record`).
     log: PathBuf,
     /// Substep whose end state to restore; the continued run starts with the next one.
-    #[arg(long, value_name = "SUBSTEP")]
+    #[arg(long, value_name = "SUBSTEP", value_parser = crate::output::whole::<u64>)]
     from: u64,
     /// Frames to run (completing a partial frame counts as one). Default: up to the end of
     /// the original log.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::output::whole::<u64>)]
     steps: Option<u64>,
     /// Record the continued run (`.lvlog` or `.h5`).
     #[arg(long, value_name = "PATH")]

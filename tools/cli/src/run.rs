@@ -22,7 +22,7 @@ pub struct Args {
     /// Default: the shipped `chain` scene.
     scene: Option<String>,
     /// Number of frames to run (default: the scene's duration / dt).
-    #[arg(long, conflicts_with = "duration")]
+    #[arg(long, conflicts_with = "duration", value_parser = crate::output::whole::<u64>)]
     steps: Option<u64>,
     /// Simulated seconds to run (default: the scene's `duration`).
     #[arg(long)]
@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long)]
     dt: Option<f64>,
     /// Sequential-impulse velocity passes per substep (default 8).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::output::whole::<u32>)]
     velocity_iterations: Option<u32>,
     /// Split-impulse bias passes per substep, each run with one of the first velocity passes
     /// (default: one per velocity pass; at most --velocity-iterations). Fewer cost less and
@@ -41,7 +41,7 @@ pub struct Args {
     #[arg(long, value_name = "N|all", value_parser = parse_bias_iterations)]
     bias_iterations: Option<BiasIterations>,
     /// Positional projection passes per substep (default 2).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::output::whole::<u32>)]
     position_iterations: Option<u32>,
     /// Solve chains of joints directly (as `chain_solve = true` in the scene's `[world]`; off
     /// by default): each path of hinges and ball joints (limited ones too) is solved exactly
@@ -57,7 +57,7 @@ pub struct Args {
     /// and more, the calling thread for a smaller one, where threads cost more than they
     /// save; 1 runs on the calling thread; 2 or more always use that many). Results are
     /// bitwise identical for every thread count.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::output::whole::<u32>)]
     threads: Option<u32>,
     /// Let islands at rest sleep (as `sleeping = true` in the scene's `[world]`; off by
     /// default). A recorded run keeps the setting, so `lavender resume` reproduces it.

@@ -32,7 +32,8 @@ pub struct Args {
     #[arg(
         long,
         conflicts_with_all = ["time", "spikes", "plot", "k", "threshold", "window"],
-        value_name = "SUBSTEP"
+        value_name = "SUBSTEP",
+        value_parser = crate::output::whole::<u64>,
     )]
     at: Option<u64>,
     /// Print the diagnostics of the frame nearest this time (s; between two frames the
@@ -42,10 +43,10 @@ pub struct Args {
         conflicts_with_all = ["spikes", "plot", "k", "threshold", "window"],
         value_name = "SECONDS",
         allow_negative_numbers = true
-    )]
+    , value_parser = finite_seconds)]
     time: Option<f64>,
     /// Rows of the frame table and of the worst-joints list.
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::output::whole::<usize>)]
     top: usize,
     /// List the early residual spikes, earliest first. A finished log recorded by Lavender
     /// carries a spike index for the default --k and --threshold: then only its footer is
@@ -69,7 +70,7 @@ pub struct Args {
     )]
     threshold: f32,
     /// Substeps in the rolling baseline (>= 2).
-    #[arg(long, default_value_t = 32, value_name = "N")]
+    #[arg(long, default_value_t = 32, value_name = "N", value_parser = crate::output::whole::<usize>)]
     window: usize,
     /// Follow a log being written: print spikes as they happen until the writer finishes
     /// (or Ctrl-C). Waits for the file to appear, and says when it stops growing. With
@@ -982,5 +983,15 @@ impl chart::Chart for Timeline<'_> {
         chart::legend(&legend_area, &entries)?;
         root.present().map_err(|e| err(&e))?;
         Ok(())
+    }
+}
+
+/// `--time`: a finite number of seconds, named as typed when not (`1e400` parses to inf; QA
+/// 2026-12-06: the message said "--time inf").
+fn finite_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(t) if t.is_finite() => Ok(t),
+        Ok(_) => Err(format!("`{text}` is not a finite number of seconds")),
+        Err(_) => Err(format!("`{text}` is not a number of seconds")),
     }
 }

@@ -139,6 +139,34 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
     let out = lavender(&["run", dir.to_str().unwrap()]);
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("line 3") && err.contains("speed"), "{err}");
+    // Whole-number options say what to give (clap's own: "invalid digit found in string").
+    for (args, says) in [
+        (
+            &["run", "pendulum", "--steps", "-5"][..],
+            "`-5` is negative",
+        ),
+        (&["resume", "x.lvlog", "--from", "-1"], "`-1` is negative"),
+        (
+            &["run", "pendulum", "--threads", "1.5"],
+            "`1.5` is not a whole number",
+        ),
+        (
+            &["export", "a.lvlog", "b.h5", "--to", "1e30"],
+            "`1e30` is not a whole number",
+        ),
+        (
+            &["scrub", "x.lvlog", "--at", "99999999999999999999999"],
+            "is too large",
+        ),
+    ] {
+        let out = lavender(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(says) && !err.contains("invalid digit"),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 #[test]
