@@ -195,6 +195,21 @@ fn causes(e: &anyhow::Error) -> Vec<String> {
     out
 }
 
+/// A command-line whole number (substeps, counts, passes, threads): clap's own message for
+/// `--from -1` was "invalid digit found in string"; this one says what to give.
+pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.parse::<T>().map_err(|_| {
+        let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+        if digits {
+            format!("`{text}` is too large for this option")
+        } else if text.starts_with('-') {
+            format!("`{text}` is negative: give a whole number, 0 or more")
+        } else {
+            format!("`{text}` is not a whole number: give one, 0 or more (digits only)")
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,19 +228,4 @@ mod tests {
             "error: cannot read the log x.lvlog\n  caused by: opening x.lvlog: No such file"
         );
     }
-}
-
-/// A command-line whole number (substeps, counts, passes, threads): clap's own message for
-/// `--from -1` was "invalid digit found in string"; this one says what to give.
-pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
-    text.parse::<T>().map_err(|_| {
-        let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
-        if digits {
-            format!("`{text}` is too large for this option")
-        } else if text.starts_with('-') {
-            format!("`{text}` is negative: give a whole number, 0 or more")
-        } else {
-            format!("`{text}` is not a whole number: give one, 0 or more (digits only)")
-        }
-    })
 }
