@@ -418,3 +418,39 @@ fn a_locked_hinge_holds_turned_either_way() {
         }
     }
 }
+
+/// A known limit (QA 2026-12-06; `data/regressions/spinning-pair-on-stop.toml`): a pair
+/// spinning freely at 2 rad/s with its hinge held on the stop by the centrifugal load moves as
+/// one rigid body, yet loses 9.5 % of its energy in 10 s (measured 9.45 %), where the same pair
+/// welded keeps it to 1e-4: a joint resting on its stop loses its curvature offsets as if it
+/// ran into the stop. The bounds bracket today's numbers: when the solver learns to keep the
+/// energy, this test says so; tighten them and the README's.
+#[test]
+fn a_pair_spinning_on_its_stop_loses_energy_a_known_limit() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/regressions/spinning-pair-on-stop.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let welded = text
+        .replace("kind = \"revolute\"", "kind = \"fixed\"")
+        .replace("axis = [0.0, 0.0, 1.0]\n", "")
+        .replace("limit = [0.0, 1.0]\n", "");
+    let loss = |text: &str, max_substep: Option<f32>| {
+        let mut scene = lavender::engine::Scene::from_toml_str(text, "pair").unwrap();
+        if max_substep.is_some() {
+            scene.world.max_substep = max_substep;
+        }
+        let mut world = scene.build().unwrap();
+        let start = world.total_energy();
+        run_observed(&mut world, scene.frame_dt(), scene.duration(), |_, _| {});
+        1.0 - world.total_energy() / start
+    };
+    // First order in the substep: 1/960 s substeps lose about a quarter (measured 2.58 %).
+    let (on_stop, rigid) = (loss(&text, None), loss(&welded, None));
+    let on_stop_fine = loss(&text, Some(1.0 / 960.0));
+    println!(
+        "energy lost in 10 s: on the stop {on_stop} (1/960 s: {on_stop_fine}), welded {rigid}"
+    );
+    assert!((0.085..0.105).contains(&on_stop), "{on_stop}");
+    assert!((0.022..0.03).contains(&on_stop_fine), "{on_stop_fine}");
+    assert!(rigid.abs() < 1e-4, "{rigid}");
+}
