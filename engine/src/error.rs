@@ -76,9 +76,9 @@ pub enum EngineError {
     #[error(
         "the step produced a non-finite {quantity} on body `{body}` at substep {substep} \
          (joints touching it: {joints}); the world was rolled back to the state before this step. \
-         {conditioning}Check masses, inertia and joint anchors of that body, or lower dt; a light \
-         body jointed to much heavier ones may need `warm_starting = false` \
-         (engine/DESIGN.md: Hubs)"
+         {conditioning}Check masses, inertia and joint anchors of that body, or lower dt \
+         (`max_substep`); a light body jointed to much heavier ones is the solver's hard case \
+         (README: *Hubs* and *Known limit: a light body carrying a heavy one*)"
     )]
     NonFinite {
         /// The body whose state went non-finite.

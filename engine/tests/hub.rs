@@ -221,6 +221,39 @@ fn a_hub_of_a_hundred_sliders_is_solved_whole_and_holds() {
     assert!(worst < 1e-4, "max anchor error {worst} m");
 }
 
+/// A known limit (QA 2026-12-06; `data/regressions/hub-6-sliders-off-centre.toml`): a light
+/// hub hung off-centre with six 10 kg bodies on unlimited sliders is solved whole, yet blows up
+/// as the sliders run out: sound at frame 80 (energy -97.6 J from -88.2 J), +2.3 MJ at frame
+/// 90, non-finite at frame 148. When the solver learns to hold it, this test says so.
+#[test]
+fn a_light_hub_with_heavy_sliders_running_out_blows_up_a_known_limit() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/regressions");
+    let scene = lavender_engine::Scene::load(root.join("hub-6-sliders-off-centre.toml")).unwrap();
+    let mut world = scene.build().unwrap();
+    assert_eq!(world.schedule().hubs.len(), 1);
+    let start = world.total_energy();
+    let mut energy = Vec::new();
+    let mut failed_at = None;
+    for frame in 1..=180 {
+        if world.step(scene.frame_dt()).is_err() {
+            failed_at = Some(frame);
+            break;
+        }
+        energy.push(world.total_energy());
+    }
+    println!(
+        "energy {start} J at the start, {} at frame 80, {} at frame 90; failed at {failed_at:?}",
+        energy[79], energy[89]
+    );
+    assert!(
+        energy[79] < start && energy[79] > start - 20.0,
+        "{}",
+        energy[79]
+    );
+    assert!(energy[89] > 1e5, "{}", energy[89]);
+    assert!(failed_at.is_some_and(|f| f < 180), "{failed_at:?}");
+}
+
 /// A hub of more rows than the dense fallback takes (384): 150 ball
 /// spokes (451 rows) and a repeated support, whose dependent rows the reduced factors drop.
 /// One pass solves it exactly, and it holds.

@@ -558,3 +558,18 @@ def test_a_run_continued_from_scene_text_departs_without_the_warm_start():
     again.run(0.3)
     apart = np.linalg.norm(sim.positions() - again.positions(), axis=1).max()
     assert apart == pytest.approx(0.060, rel=0.1), apart
+
+
+def test_a_sim_is_not_copied_or_pickled_and_says_what_to_do():
+    # QA (2026-12-06): copy.copy said "cannot pickle 'lavender.Sim' object".
+    import copy
+    import pickle
+
+    sim = lavender.Sim("pendulum")
+    sim.run(0.1)
+    for call in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError, match=r"cannot be copied or pickled.*scene_toml\(current=True\)"):
+            call(sim)
+    # The advice works: the same world, bit for bit in its poses.
+    again = lavender.Sim.from_toml(sim.scene_toml(current=True))
+    np.testing.assert_array_equal(again.poses(), sim.poses())

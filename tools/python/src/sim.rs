@@ -1317,6 +1317,22 @@ impl Sim {
         }
     }
 
+    /// A Sim is not copied (its world, recording and thread pool are one run's): says what
+    /// to do instead (QA 2026-12-06: `copy.copy` said "cannot pickle").
+    fn __copy__(&self) -> PyResult<()> {
+        Err(not_copyable())
+    }
+
+    /// See `__copy__`.
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(not_copyable())
+    }
+
+    /// See `__copy__`: pickling refuses with the same advice.
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(not_copyable())
+    }
+
     /// Never raises: a Sim another thread is stepping says so (a debugger shows it).
     fn __repr__(slf: &Bound<'_, Self>) -> String {
         let Ok(this) = slf.try_borrow() else {
@@ -1334,6 +1350,16 @@ impl Sim {
             }
         )
     }
+}
+
+/// Why a Sim cannot be copied or pickled, and what to do instead.
+fn not_copyable() -> PyErr {
+    pyo3::exceptions::PyTypeError::new_err(
+        "a lavender.Sim cannot be copied or pickled: build a second one from the scene as it is \
+         now, lavender.Sim.from_toml(sim.scene_toml(current=True)) (the same world bit for bit, \
+         without the warm-start impulses), or record the run and continue it exactly with \
+         lavender.Log(path).resume(substep)",
+    )
 }
 
 impl Drop for Sim {

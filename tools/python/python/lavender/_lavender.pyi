@@ -1,7 +1,7 @@
 """Type stubs of the native module ``lavender._lavender`` (re-exported by ``lavender``)."""
 
 import os
-from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, TypedDict, Union, final
+from typing import Any, Dict, List, Literal, NoReturn, Optional, Sequence, Tuple, TypedDict, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -120,6 +120,10 @@ class Sim:
         sleep_angular_speed: Optional[float] = None,
         time_to_sleep: Optional[float] = None,
     ) -> "Sim": ...
+    def __copy__(self) -> NoReturn:
+        """Refused (TypeError): build another with ``Sim.from_toml(sim.scene_toml(current=True))``."""
+    def __deepcopy__(self, memo: Any) -> NoReturn:
+        """Refused (TypeError), as ``__copy__``."""
     @staticmethod
     def from_toml(
         text: str,
