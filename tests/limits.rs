@@ -439,9 +439,7 @@ fn a_pair_spinning_on_its_stop_loses_energy_a_known_limit() {
         .replace("limit = [0.0, 1.0]\n", "");
     let loss = |text: &str, max_substep: Option<f32>| {
         let mut scene = lavender::engine::Scene::from_toml_str(text, "pair").unwrap();
-        if max_substep.is_some() {
-            scene.world.max_substep = max_substep;
-        }
+        scene.world.max_substep = max_substep.or(scene.world.max_substep);
         let mut world = scene.build().unwrap();
         let start = world.total_energy();
         run_observed(&mut world, scene.frame_dt(), scene.duration(), |_, _| {});

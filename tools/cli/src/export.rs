@@ -65,28 +65,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let hint = match &e {
             lavender_replay::ReplayError::CorruptFrame { index, .. } => {
                 let substep = |i: usize| reader.index().get(i).map(|m| m.summary.substep);
-                let before = index.checked_sub(1).and_then(substep);
-                let after = substep(index + 1);
-                match (before, after) {
-                    (Some(b), Some(a)) => format!(
-                        " (the frames on either side can be exported: --to {b}, or --from {a})"
-                    ),
-                    (Some(b), None) => format!(" (the frames before it can be: --to {b})"),
-                    (None, Some(a)) => format!(" (the frames after it can be: --from {a})"),
-                    (None, None) => String::new(),
-                }
+                either_side(index.checked_sub(1).and_then(substep), substep(index + 1))
             }
             lavender_replay::ReplayError::SkippedRecord { record, .. } => {
-                match record.after_substep {
-                    Some(b) => format!(
-                        " (the frames on either side can be exported: --to {b}, or --from {})",
-                        record.before_substep
-                    ),
-                    None => format!(
-                        " (the frames after it can be: --from {})",
-                        record.before_substep
-                    ),
-                }
+                either_side(record.after_substep, Some(record.before_substep))
             }
             _ => String::new(),
         };
@@ -111,5 +93,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             summary.path.display(),
             human_bytes(summary.bytes)
         ))
+    }
+}
+
+/// The ranges an export can still write around damage between substeps `before` and `after`
+/// (the readable frames on either side), as a hint for the error.
+fn either_side(before: Option<u64>, after: Option<u64>) -> String {
+    match (before, after) {
+        (Some(b), Some(a)) => {
+            format!(" (the frames on either side can be exported: --to {b}, or --from {a})")
+        }
+        (Some(b), None) => format!(" (the frames before it can be: --to {b})"),
+        (None, Some(a)) => format!(" (the frames after it can be: --from {a})"),
+        (None, None) => String::new(),
     }
 }

@@ -135,11 +135,6 @@ fn params(args: &Args) -> anyhow::Result<SpikeParams> {
 
 pub fn main(args: Args) -> anyhow::Result<()> {
     let params = params(&args)?;
-    if let Some(t) = args.time {
-        if !t.is_finite() {
-            bail!("--time {t} is not a finite number of seconds");
-        }
-    }
     if let Some(plot) = &args.plot {
         crate::paths::check_plot_path(plot, &args.log)?;
     }

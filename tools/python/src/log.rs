@@ -533,18 +533,9 @@ impl Log {
     fn frame_at_substep(slf: &Bound<'_, Self>, substep: &Bound<'_, PyAny>) -> PyResult<Frame> {
         // An int beyond 64 bits is beyond every log (QA 2026-12-06: a bare OverflowError).
         let shown = substep.to_string();
-        let substep = match substep.extract::<i64>() {
-            Ok(s) => Some(non_negative("substep", s)?),
-            Err(_) if substep.is_instance_of::<pyo3::types::PyInt>() => {
-                if substep.lt(0)? {
-                    return Err(errors::value(format!("substep = {shown}: must be >= 0")));
-                }
-                None
-            }
-            Err(e) => return Err(e),
-        };
+        let substep = substep_bound("substep", substep)?;
         let r = slf.get().reader()?;
-        let i = substep.and_then(|s| r.index_of_substep(s)).ok_or_else(|| {
+        let i = r.index_of_substep(substep).ok_or_else(|| {
             let range = match (r.index().first(), r.index().last()) {
                 (Some(a), Some(b)) => format!(
                     "it holds substeps {} to {}",
