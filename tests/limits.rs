@@ -155,8 +155,21 @@ fn a_fast_hinge_stops_at_a_limit_near_pi_instead_of_passing_through() {
 /// `chain_solve` and `passes` (velocity, projection; `None`: the scene's), and the worst
 /// anchor error of any joint at any substep (m).
 fn limited_chain_run(chain_solve: bool, passes: Option<(u32, u32)>) -> (Vec<f32>, f32) {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/regressions");
-    let mut scene = lavender::engine::Scene::load(root.join("limited-chain-100.toml")).unwrap();
+    limited_chain_run_with(100, chain_solve, passes)
+}
+
+/// [`limited_chain_run`] with the scene's chain `links` long.
+fn limited_chain_run_with(
+    links: u32,
+    chain_solve: bool,
+    passes: Option<(u32, u32)>,
+) -> (Vec<f32>, f32) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/regressions/limited-chain-100.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    assert_eq!(text.matches("links = 100\n").count(), 1);
+    let text = text.replace("links = 100\n", &format!("links = {links}\n"));
+    let mut scene = lavender::engine::Scene::from_toml_str(&text, "limited chain").unwrap();
     scene.world.chain_solve = Some(chain_solve);
     if let Some((velocity, position)) = passes {
         scene.world.velocity_iterations = Some(velocity);
@@ -196,9 +209,10 @@ fn assert_stops_exceeded(worst: &[f32], root: std::ops::Range<f32>, overall: std
 
 /// The chain solve takes the limited chain as one chain, its limit rows in or out of the
 /// direct system by an active-set solve, so the torque the root's stop must hold reaches
-/// it in one pass: the root's stop is exceeded by 0.24 rad (colours: 0.67) and the worst,
-/// in the whip, by 0.50 rad (colours: 1.23) at 8 velocity and 2 projection passes (0.20 and
-/// 0.57 before joints running into a stop lost their curvature offsets, 2026-12-06). What
+/// it in one pass: the root's stop is exceeded by 0.26 rad (colours: 0.67) and the worst,
+/// in the whip, by 0.47 rad (colours: 1.22) at 8 velocity and 2 projection passes (0.20 and
+/// 0.57 before joints running into a stop lost their curvature offsets, 2026-12-06; 0.24
+/// and 0.50 before joints held on their stops got them back, 2026-12-07). What
 /// is left comes from the substep: a stop is a row only once crossed (speculative limits,
 /// below, halve it).
 #[test]
@@ -208,7 +222,7 @@ fn the_chain_solve_holds_a_long_limited_chain_closer_to_its_stops() {
 
 /// A known limit, measured (README, "Known limit: limits along long chains"): every hinge of
 /// the shipped chain limited to +-0.3 rad. The root's stop (which holds the whole chain) is
-/// exceeded by 0.67 rad and the stops near the free end (in the whip) by 1.23 rad at the
+/// exceeded by 0.67 rad and the stops near the free end (in the whip) by 1.22 rad at the
 /// default settings (row by row; the chain solve cuts both, above). (Without curvature
 /// offsets the whip keeps less of its energy and the worst stop is exceeded by 0.69 rad.)
 /// The bounds bracket today's numbers: when the solver learns to hold them, this test says
@@ -218,21 +232,30 @@ fn a_long_limited_chain_exceeds_its_stops_a_known_limit() {
     assert_stops_exceeded(&limited_chain_violations(false), 0.6..0.75, 1.15..1.35);
 }
 
-/// The chain solve at one velocity pass and no projection (the benchmarks' `1c/0`) on the
-/// limited chain: it came apart in the whip (2.5 m of anchor error over the 5 s, stops
-/// exceeded by 2.8 rad) while joints running into a stop within a substep still had their
-/// rows aimed along the free motion's chord (curvature offsets). Without offsets there it
-/// holds together: measured 3.3e-2 m of anchor error at worst and 0.46 rad past a stop. This
-/// is one sample of a knife-edge setting: with 97 or 98 links it still comes apart (1.3 and
-/// 1.9 m, README), and so does a change as small as keeping the offsets of joints resting on
-/// their stops at 100 links (2.2 m; README, *Known limit: a joint resting on its stop*).
+/// A known limit, measured: the chain solve at one velocity pass and no projection (the
+/// benchmarks' `1c/0`) is a knife edge on the whipping limited chain. Of chains of 94 to 106
+/// links, those of 100 links and more come apart in the whip (1.8 to 2.8 m of anchor error;
+/// 100 links: 2.2 m) and the shorter ones hold to 4.4 cm. Before joints running into a stop
+/// lost their curvature offsets (2026-12-06) 100 links came apart (2.5 m); with that rule
+/// alone 100 held (3.3e-2 m) and 97, 98 and 103 to 106 came apart; keeping the offsets of
+/// joints held on their stops (2026-12-07) gives the figures above. One pass without projection is no setting for
+/// a whipping chain (README, *Known limit: limits along long chains*).
 #[test]
-fn the_limited_chain_holds_together_at_one_direct_pass_without_projection() {
-    let (worst, anchor) = limited_chain_run(true, Some((1, 0)));
-    let max = worst.iter().copied().fold(0.0f32, f32::max);
-    println!("1c/0: max anchor error {anchor} m, max limit violation {max} rad");
-    assert!(anchor < 0.045, "max anchor error {anchor} m");
-    assert!(max < 0.55, "max limit violation {max} rad");
+fn one_direct_pass_without_projection_is_a_knife_edge_on_the_limited_chain_a_known_limit() {
+    let mut apart = Vec::new();
+    let mut held = 0.0f32;
+    for links in 94..=106 {
+        let (_, anchor) = limited_chain_run_with(links, true, Some((1, 0)));
+        println!("1c/0, {links} links: max anchor error {anchor} m");
+        if anchor > 0.5 {
+            apart.push(links);
+        } else {
+            held = held.max(anchor);
+        }
+    }
+    println!("1c/0: apart at {apart:?}; the others within {held} m");
+    assert!((5..=9).contains(&apart.len()), "apart at {apart:?}");
+    assert!(held < 0.06, "the chains that hold: {held} m");
 }
 
 /// The worst limit violation of any joint after any substep of the regression scene `file`
@@ -281,13 +304,17 @@ fn speculative_limits_stop_a_fast_hinge_at_its_stop_not_past_it() {
 
 /// Speculative limits where a solve can hold a stop exactly: the hub solve (twenty light
 /// limited hinges on one hub) and the chain solve (ten limited ropes) both stop joints at
-/// their stops instead of one substep past them.
+/// their stops instead of one substep past them. Measured (worst violation without and with):
+/// light hub 1.7e-2 and 8.4e-5 rad, forty hinges 1.4e-2 and 1.5e-5 rad, ropes 0.130 and 0.054
+/// rad (3.8e-5, 6.6e-6 and 0.044 before joints held on their stops kept their curvature
+/// offsets, 2026-12-07; the ropes' figure is chaotic in small changes of the step: variants
+/// of that rule gave 0.039 to 0.054).
 #[test]
 fn speculative_limits_hold_hubs_and_directly_solved_ropes_at_their_stops() {
     for (file, chain_solve, plain_min, speculative_max) in [
         ("light-hub-limited-hinges.toml", false, 1e-2, 1e-3),
         ("hub-40-limited.toml", false, 1e-2, 1e-4),
-        ("limited-ropes.toml", true, 0.1, 0.05),
+        ("limited-ropes.toml", true, 0.1, 0.06),
     ] {
         let plain = worst_violation(file, chain_solve, false);
         let speculative = worst_violation(file, chain_solve, true);
@@ -319,9 +346,11 @@ fn a_stop_never_reached_changes_no_bit_with_speculative_limits() {
 }
 
 /// The limited chain with speculative limits: with the chain solve its worst stop is
-/// exceeded by about half as much (0.25 rad, the root's; 0.50 without); row by row the
+/// exceeded by about half as much (0.23 rad, the root's; 0.47 without); row by row the
 /// whip's overshoot comes from Gauss-Seidel over 100 links in eight passes, which
-/// speculation changes less (1.08 rad, 1.23 without; the root's 0.67 either way).
+/// speculation changes less (1.14 rad, 1.22 without; the root's 0.66 to 0.67 either way).
+/// (0.25 and 1.08 before joints held on their stops kept their curvature offsets,
+/// 2026-12-07: the whip is chaotic in such changes.)
 #[test]
 fn speculative_limits_halve_the_limited_chains_overshoot_with_the_chain_solve() {
     let run = |chain_solve: bool| {
@@ -339,7 +368,7 @@ fn speculative_limits_halve_the_limited_chains_overshoot_with_the_chain_solve() 
         worst
     };
     assert_stops_exceeded(&run(true), 0.22..0.3, 0.22..0.3);
-    assert_stops_exceeded(&run(false), 0.6..0.75, 1.0..1.15);
+    assert_stops_exceeded(&run(false), 0.6..0.75, 1.05..1.2);
 }
 
 /// A 1 m, 1 kg arm hinged at its end, no gravity, started at coordinate 0 turning at `omega`
@@ -422,36 +451,73 @@ fn a_locked_hinge_holds_turned_either_way() {
     }
 }
 
-/// A known limit (QA 2026-12-06; `data/regressions/spinning-pair-on-stop.toml`): a pair
-/// spinning freely at 2 rad/s with its hinge held on the stop by the centrifugal load moves as
-/// one rigid body, yet loses 9.5 % of its energy in 10 s (measured 9.45 %), where the same pair
-/// welded keeps it to 1e-4: a joint resting on its stop loses its curvature offsets as if it
-/// ran into the stop. The bounds bracket today's numbers: when the solver learns to keep the
-/// energy, this test says so; tighten them and the README's.
-#[test]
-fn a_pair_spinning_on_its_stop_loses_energy_a_known_limit() {
+/// Energy lost in the run of scene `text` (1 - end / start), at the substep cap
+/// `max_substep` (`None`: the scene's).
+fn energy_lost(text: &str, max_substep: Option<f32>) -> f64 {
+    let mut scene = lavender::engine::Scene::from_toml_str(text, "scene").unwrap();
+    scene.world.max_substep = max_substep.or(scene.world.max_substep);
+    let mut world = scene.build().unwrap();
+    let start = world.total_energy();
+    run_observed(&mut world, scene.frame_dt(), scene.duration(), |_, _| {});
+    1.0 - world.total_energy() / start
+}
+
+/// The regression scene `file`'s text and the same scene with its one limited joint welded.
+fn scene_and_welded(file: &str, kind: &str, axis: &str, limit: &str) -> (String, String) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/regressions/spinning-pair-on-stop.toml");
+        .join("data/regressions")
+        .join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     let welded = text
-        .replace("kind = \"revolute\"", "kind = \"fixed\"")
-        .replace("axis = [0.0, 0.0, 1.0]\n", "")
-        .replace("limit = [0.0, 1.0]\n", "");
-    let loss = |text: &str, max_substep: Option<f32>| {
-        let mut scene = lavender::engine::Scene::from_toml_str(text, "pair").unwrap();
-        scene.world.max_substep = max_substep.or(scene.world.max_substep);
-        let mut world = scene.build().unwrap();
-        let start = world.total_energy();
-        run_observed(&mut world, scene.frame_dt(), scene.duration(), |_, _| {});
-        1.0 - world.total_energy() / start
-    };
-    // First order in the substep: 1/960 s substeps lose about a quarter (measured 2.58 %).
-    let (on_stop, rigid) = (loss(&text, None), loss(&welded, None));
-    let on_stop_fine = loss(&text, Some(1.0 / 960.0));
+        .replace(&format!("kind = \"{kind}\""), "kind = \"fixed\"")
+        .replace(axis, "")
+        .replace(limit, "");
+    assert!(!welded.contains(kind) && !welded.contains("limit ="));
+    (text, welded)
+}
+
+/// QA 2026-12-06 (`data/regressions/spinning-pair-on-stop.toml`): a pair spinning freely at
+/// 2 rad/s with its hinge held on the stop by the centrifugal load moves as one rigid body.
+/// It lost 9.45 % of its energy in 10 s (2.58 % at 1/960 s substeps: first order) while a
+/// joint resting on its stop lost its curvature offsets as if it ran into the stop; since
+/// joints held on their stops keep them (2026-12-07) it loses 0.014 % (1/960 s: 0.045 %),
+/// the pair welded 1e-5.
+#[test]
+fn a_pair_spinning_on_its_stop_keeps_its_energy() {
+    let (text, welded) = scene_and_welded(
+        "spinning-pair-on-stop.toml",
+        "revolute",
+        "axis = [0.0, 0.0, 1.0]\n",
+        "limit = [0.0, 1.0]\n",
+    );
+    let (on_stop, rigid) = (energy_lost(&text, None), energy_lost(&welded, None));
+    let on_stop_fine = energy_lost(&text, Some(1.0 / 960.0));
     println!(
         "energy lost in 10 s: on the stop {on_stop} (1/960 s: {on_stop_fine}), welded {rigid}"
     );
-    assert!((0.085..0.105).contains(&on_stop), "{on_stop}");
-    assert!((0.022..0.03).contains(&on_stop_fine), "{on_stop_fine}");
+    assert!(on_stop.abs() < 3e-4, "{on_stop}");
+    assert!(on_stop_fine.abs() < 1e-3, "{on_stop_fine}");
+    assert!(rigid.abs() < 1e-4, "{rigid}");
+}
+
+/// QA 2026-12-06 (`data/regressions/spinning-slider-on-stop.toml`): the same with a slider
+/// pressed on its outer stop by the spin. It lost 11.4 % in 10 s while its stop's own row had
+/// no curvature offset (the slide along an axis turning with A has `Jdot v != 0` even where
+/// the two bodies turn together); now 0.034 %.
+#[test]
+fn a_slider_spinning_on_its_stop_keeps_its_energy() {
+    let (text, welded) = scene_and_welded(
+        "spinning-slider-on-stop.toml",
+        "prismatic",
+        "axis = [1.0, 0.0, 0.0]\n",
+        "limit = [-0.2, 0.0]\n",
+    );
+    let (on_stop, rigid) = (energy_lost(&text, None), energy_lost(&welded, None));
+    let on_stop_fine = energy_lost(&text, Some(1.0 / 960.0));
+    println!(
+        "energy lost in 10 s: on the stop {on_stop} (1/960 s: {on_stop_fine}), welded {rigid}"
+    );
+    assert!(on_stop.abs() < 1e-3, "{on_stop}");
+    assert!(on_stop_fine.abs() < 2e-3, "{on_stop_fine}");
     assert!(rigid.abs() < 1e-4, "{rigid}");
 }

@@ -64,8 +64,8 @@ pub struct Settings {
     /// the substep (a pendulum released from 1 rad: 12 % of its swing energy in 10 s at 1/240
     /// s substeps), as in sequential-impulse engines that leave the term out. A limited joint
     /// running into its stop within the substep gets none (the impact ends the free motion they
-    /// predict; engine/DESIGN.md). Logs recorded before this setting existed resume with it
-    /// off.
+    /// predict); one held on its stop keeps them and its stop's row gets one (engine/DESIGN.md).
+    /// Logs recorded before this setting existed resume with it off.
     pub curvature: bool,
     /// Speculative limits (off by default): a limited joint whose coordinate would cross a
     /// stop within the substep at its velocity before the solve (`x + h xdot` past the bound)

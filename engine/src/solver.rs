@@ -619,10 +619,23 @@ impl<L: Lane> JointBatch<L> {
                 let mut scale = L::splat(half_h) * weight;
                 if limited {
                     // None where the joint runs into a stop within the substep: the impact
-                    // ends the free motion they are the second-order term of
-                    // (engine/DESIGN.md, *Curvature offsets*).
+                    // ends the free motion they are the second-order term of. A joint held on
+                    // its stop (the stop pushed in the last substep) is not running into it:
+                    // it keeps its offsets, and the stop's row gets its own, `Jdot v` of the
+                    // limit coordinate, else a joint resting on its stop in a turning assembly
+                    // loses energy at first order (engine/DESIGN.md, *Curvature offsets*).
                     let impact = joints::limit_impact_lanes(&limit_coordinate, rate, params, h);
-                    scale = L::select(impact, L::splat(0.0), scale);
+                    let held = self.limit_held(input.joints);
+                    scale = L::select(L::and(impact, L::not(held)), L::splat(0.0), scale);
+                    let jdot_v =
+                        joints::limit_curvature_lanes(self.kind, &gathered.poses, params, &v);
+                    let row = &mut geometry[LIMIT_SLOT];
+                    // The row is the coordinate's (lower stop), its negative (upper) or zero.
+                    let along = row.linear.dot(limit_coordinate.linear)
+                        + row.angular_a.dot(limit_coordinate.angular_a)
+                        + row.angular_b.dot(limit_coordinate.angular_b);
+                    let signed = L::select(L::splat(0.0).gt(along), -jdot_v, jdot_v);
+                    row.curvature = L::select(held, signed * scale, L::splat(0.0));
                 }
                 joints::curvature_lanes(self.kind, &gathered.poses, params, &v, scale, geometry);
             }
@@ -712,6 +725,21 @@ impl<L: Lane> JointBatch<L> {
             row.bias_impulse = zero;
         }
         self.active_rows = active_rows;
+    }
+
+    /// The lanes whose stop pushed in the last substep (a positive limit impulse carried
+    /// over for the warm start): joints held on a stop, which prepare tells from joints
+    /// running into one. Padded lanes: false.
+    fn limit_held(&self, joints: &Joints) -> L::Mask {
+        let ids = self.joints.as_ref();
+        let impulse = L::from_fn(|lane| {
+            if lane < self.len {
+                joints.impulse[ids[lane] as usize][LIMIT_SLOT]
+            } else {
+                0.0
+            }
+        });
+        impulse.gt(L::splat(0.0))
     }
 
     /// `Cdot = J v` of a row.

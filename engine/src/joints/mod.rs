@@ -734,6 +734,22 @@ pub(crate) fn curvature_lanes<L: Lane>(
     }
 }
 
+/// `Jdot v` of the coordinate a limit reads ([`rows_lanes`]' returned row) at the velocities
+/// `v`: the curvature offset of a stop a joint is held on (scaled and signed by prepare).
+/// Zero for joint types without limits.
+pub(crate) fn limit_curvature_lanes<L: Lane>(
+    kind: JointKind,
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    v: &PairVelocities<L>,
+) -> L {
+    match kind {
+        JointKind::Revolute => revolute::limit_curvature_lanes(p, j, v),
+        JointKind::Prismatic => prismatic::limit_curvature_lanes(p, j, v),
+        JointKind::Spherical | JointKind::Fixed => L::splat(0.0),
+    }
+}
+
 /// Structure-of-arrays joint storage.
 #[derive(Debug, Clone, Default)]
 pub struct Joints {
@@ -1557,6 +1573,76 @@ mod tests {
         }
         // Most rows curve noticeably at these speeds (the check is not of zeros).
         assert!(checked > 600, "{checked} rows with |Cddot| > 0.1");
+    }
+
+    #[test]
+    fn limit_curvature_is_the_change_of_the_limit_rows_rate_along_the_motion() {
+        // `Jdot v` of the coordinate a limit reads (a hinge's angle, a slider's slide), the
+        // offset of a stop a joint is held on: the central difference of `J(t) v` along free
+        // motion at fixed `v` (a hinge's `J = (0, -a, a)` is the angle's gradient only where
+        // the axes are aligned, so not the second difference of the angle at random poses),
+        // the same in every lane as alone, zero for types without limits.
+        let mut r = stream(0x9e37_79b9_7f4a_7c15);
+        let mut checked = 0;
+        for kind in JointKind::ALL {
+            for _ in 0..25 {
+                let mut poses = PoseLanes::<Wide>::new();
+                let mut params = ParamLanes::<Wide>::new();
+                let mut velocities = PairVelocities::<Wide>::zero();
+                let mut cases = Vec::new();
+                for lane in 0..8 {
+                    let pair = random_pair(&mut r);
+                    let j = random_params(&mut r);
+                    let v = [0; 4].map(|_| random_vec(&mut r) * 2.0);
+                    poses.set_lane(lane, &pair);
+                    params.set_lane(lane, kind, &j);
+                    velocities.set_lane(lane, (v[0], v[1]), (v[2], v[3]));
+                    cases.push((pair, j, v));
+                }
+                let wide = limit_curvature_lanes(kind, &poses, &params, &velocities);
+                for (lane, (pair, j, v)) in cases.iter().enumerate() {
+                    let rate = |t: f32| {
+                        let moved = PosePair {
+                            position_a: pair.position_a + v[0] * t,
+                            rotation_a: Quat::from_scaled_axis(v[1] * t) * pair.rotation_a,
+                            position_b: pair.position_b + v[2] * t,
+                            rotation_b: Quat::from_scaled_axis(v[3] * t) * pair.rotation_b,
+                        };
+                        let mut p1 = PoseLanes::<f32>::new();
+                        let mut j1 = ParamLanes::<f32>::new();
+                        p1.set_lane(0, &moved);
+                        j1.set_lane(0, kind, j);
+                        let mut rows = [RowGeometryLanes::<f32>::zero(); MAX_ROWS_PER_JOINT];
+                        let g = rows_lanes(kind, true, &p1, &j1, &mut rows);
+                        let mut v1 = PairVelocities::<f32>::zero();
+                        v1.set_lane(0, (v[0], v[1]), (v[2], v[3]));
+                        coordinate_rate(&g, &v1)
+                    };
+                    let mut p1 = PoseLanes::<f32>::new();
+                    let mut j1 = ParamLanes::<f32>::new();
+                    let mut v1 = PairVelocities::<f32>::zero();
+                    p1.set_lane(0, pair);
+                    j1.set_lane(0, kind, j);
+                    v1.set_lane(0, (v[0], v[1]), (v[2], v[3]));
+                    let got = wide.lane(lane);
+                    let one = limit_curvature_lanes(kind, &p1, &j1, &v1);
+                    assert_eq!(got.to_bits(), one.to_bits(), "{kind:?} lane {lane}");
+                    if matches!(kind, JointKind::Spherical | JointKind::Fixed) {
+                        assert_eq!(got, 0.0, "{kind:?}");
+                        continue;
+                    }
+                    let delta = 0.02;
+                    let change = (rate(delta) - rate(-delta)) / (2.0 * delta);
+                    assert!(
+                        (got - change).abs() <= 0.01 * (1.0 + change.abs()),
+                        "{kind:?} lane {lane}: Jdot v {got}, d/dt (J v) {change}"
+                    );
+                    checked += usize::from(change.abs() > 0.1);
+                }
+            }
+        }
+        // Most rows turn noticeably at these speeds (the check is not of zeros).
+        assert!(checked > 250, "{checked} limit rows with |Jdot v| > 0.1");
     }
 
     #[test]

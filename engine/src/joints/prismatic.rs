@@ -107,13 +107,30 @@ pub(crate) fn curvature_lanes<L: Lane>(
     let kappa = anchors.centripetal(v);
     let d = anchors.separation;
     let d_dot = anchors.relative_velocity(v);
-    let w = v.angular_a;
     for (slot, n_local) in [(0, j.perpendicular_1), (1, j.perpendicular_2)] {
         let n = p.rotation_a.rotate(n_local);
-        let n_dot = w.cross(n);
-        let jdot_v = w.cross(n_dot).dot(d) + L::splat(2.0) * n_dot.dot(d_dot) + n.dot(kappa);
-        out[slot].curvature = jdot_v * half_h;
+        out[slot].curvature = slide_jdot_v(n, v.angular_a, d, d_dot, kappa) * half_h;
     }
+}
+
+/// `Jdot v` of the slide coordinate `s = a . d` the limit reads (`a` the axis turning with A),
+/// the slide rows' formula ([`curvature_lanes`]) along the axis: the offset of a slider held
+/// on its stop while the assembly turns.
+pub(crate) fn limit_curvature_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    v: &PairVelocities<L>,
+) -> L {
+    let anchors = AnchorLanes::of(p, j);
+    let a = p.rotation_a.rotate(j.axis_a);
+    let (kappa, d_dot) = (anchors.centripetal(v), anchors.relative_velocity(v));
+    slide_jdot_v(a, v.angular_a, anchors.separation, d_dot, kappa)
+}
+
+/// `Jdot v = (w_A x (w_A x n)) . d + 2 (w_A x n) . ddot + n . kappa` of `C = n . d`.
+fn slide_jdot_v<L: Lane>(n: V3<L>, w: V3<L>, d: V3<L>, d_dot: V3<L>, kappa: V3<L>) -> L {
+    let n_dot = w.cross(n);
+    w.cross(n_dot).dot(d) + L::splat(2.0) * n_dot.dot(d_dot) + n.dot(kappa)
 }
 
 /// [`diagnose`] for every lane.

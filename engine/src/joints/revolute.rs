@@ -152,6 +152,18 @@ pub(crate) fn curvature_lanes<L: Lane>(
     }
 }
 
+/// `Jdot v` of the hinge angle the limit reads (Jacobian `(0, -a, a)`, `a` turning with A):
+/// `(w_A x a) . (w_B - w_A)`, the offset of a hinge held on its stop; zero where the two
+/// bodies turn together.
+pub(crate) fn limit_curvature_lanes<L: Lane>(
+    p: &PoseLanes<L>,
+    j: &ParamLanes<L>,
+    v: &PairVelocities<L>,
+) -> L {
+    let a = p.rotation_a.rotate(j.axis_a);
+    v.angular_a.cross(a).dot(v.angular_b - v.angular_a)
+}
+
 /// [`angle`] for every lane, rad.
 fn angle_lanes<L: Lane>(p: &PoseLanes<L>, j: &ParamLanes<L>) -> L {
     let q_rel = p
