@@ -382,6 +382,28 @@ fn a_parse_error_in_a_long_line_quotes_its_start() {
     assert!(m.contains(" characters)") && m.len() < 2_000, "{m}");
 }
 
+/// QA (2026-12-07): the cut also took the message's own line, so a typo in `[world]` listed
+/// the keys it could have meant only up to `projection_f`; a string value of megabytes is
+/// still cut.
+#[test]
+fn a_misspelt_world_key_lists_every_key_it_could_have_meant() {
+    let m = message(Scene::from_toml_str(
+        "[world]\nwarm_start = false\n",
+        "t.toml",
+    ));
+    for key in [
+        "warm_starting",
+        "gyroscopic",
+        "curvature",
+        "speculative_limits",
+    ] {
+        assert!(m.contains(&format!("`{key}`")), "{key}: {m}");
+    }
+    let huge = format!("[world]\ndt = \"{}\"\n", "x".repeat(100_000));
+    let m = message(Scene::from_toml_str(&huge, "t.toml"));
+    assert!(m.contains(" characters)") && m.len() < 5_000, "{}", m.len());
+}
+
 /// QA (2026-12-05): names with tabs or newlines broke every table that prints them.
 #[test]
 fn names_with_control_characters_are_refused() {

@@ -154,14 +154,31 @@ fn table_bracket_hint(text: &str, at: usize) -> &'static str {
 }
 
 /// A parse error quotes the offending line: one of megabytes (a file with no line breaks)
-/// is cut to its first 200 characters.
+/// is cut to its first 200 characters. The message lines are cut only past 2,000 (a huge
+/// string value it quotes): QA 2026-12-07, a typo in `[world]` cut the list of the keys it
+/// could have meant after `projection_f`, hiding `warm_starting` and the rest.
 fn shorten_lines(message: &str) -> String {
-    const MAX_LINE: usize = 200;
+    const MAX_QUOTE: usize = 200;
+    const MAX_MESSAGE: usize = 2_000;
+    // The quote: `12 | ...` and its `   | ^^^` marker.
+    let quotes_the_file = |line: &str| {
+        line.trim_start_matches(|c: char| c == ' ' || c.is_ascii_digit())
+            .starts_with('|')
+    };
     message
         .lines()
-        .map(|line| match line.char_indices().nth(MAX_LINE) {
-            Some((cut, _)) => format!("{} ... ({} characters)", &line[..cut], line.chars().count()),
-            None => line.to_string(),
+        .map(|line| {
+            let max = if quotes_the_file(line) {
+                MAX_QUOTE
+            } else {
+                MAX_MESSAGE
+            };
+            match line.char_indices().nth(max) {
+                Some((cut, _)) => {
+                    format!("{} ... ({} characters)", &line[..cut], line.chars().count())
+                }
+                None => line.to_string(),
+            }
         })
         .collect::<Vec<_>>()
         .join("\n")

@@ -118,6 +118,24 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
             "substep {from_substep} is not in the log, which records substeps {first} to {last}"
         )));
     };
+    if reader.index()[target].summary.non_finite {
+        // QA 2026-12-07: re-running up to it failed with "the step produced a non-finite
+        // position at substep S", which read as if the resume itself had blown up.
+        let earlier = match from_substep.checked_sub(1) {
+            Some(s) if single == 1 => Some(s),
+            Some(s) => boundaries(s, u64::from(n)).0,
+            None => None,
+        };
+        let instead = match earlier {
+            Some(s) => format!(
+                "; resume from substep {s} to re-run the steps into it (`--record` keeps them,                  the failing one included)"
+            ),
+            None => String::new(),
+        };
+        return Err(ReplayError::Resume(format!(
+            "substep {from_substep} is where the recorded run went non-finite, and no run can              continue from a non-finite state{instead}"
+        )));
+    }
     let at_boundary = (from_substep + 1).checked_rem(u64::from(n)) == Some(0);
     if !at_boundary && single != 1 {
         let (before, after) = boundaries(from_substep, u64::from(n));

@@ -68,10 +68,16 @@ def test_generator_counts_must_be_whole_numbers():
         lambda: lavender.SceneBuilder().chain("c", 2.5),
         lambda: lavender.SceneBuilder().grid("g", 3, "4"),
         lambda: lavender.SceneBuilder().grid("g", True, 3),
+        lambda: lavender.SceneBuilder().chain("c", float("inf")),
+        lambda: lavender.SceneBuilder().chain("c", float("nan")),
+        lambda: lavender.SceneBuilder().chain("c", np.float64(2.5)),
     ):
         with pytest.raises(ValueError, match="must be a whole number"):
             call()
     assert lavender.SceneBuilder().chain("c", 3.0).build().body_count == 4
+    # NumPy integers, as from np.arange (QA 2026-12-07: refused as "not a whole number").
+    assert lavender.SceneBuilder().chain("c", np.int64(3)).build().body_count == 4
+    assert lavender.SceneBuilder().grid("g", np.int32(2), np.uint8(3)).build().body_count == 6
 
 
 def test_vectors_and_numbers_are_not_strings_sets_or_bools():
@@ -400,6 +406,31 @@ def test_ctrl_c_stops_a_long_run():
         assert time.perf_counter() - t0 < 5.0
         assert 0 < sim.time < 120.0
         sim.step()  # the Sim is still usable
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_an_interrupted_run_leaves_what_it_recorded_in_the_file(tmp_path):
+    import _thread
+    import signal
+
+    # QA (2026-12-07): Ctrl-C during a recorded run raised KeyboardInterrupt before the
+    # frames staged on the stepping thread (small frames) reached the file; a Log opened
+    # then, or a follower, missed up to hundreds of frames until the next call.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    path = tmp_path / "run.lvlog"
+    try:
+        sim = lavender.Sim("pendulum")
+        sim.record(path)
+        timer = threading.Timer(0.3, _thread.interrupt_main)
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            sim.run(100000.0)
+        timer.cancel()
+        done = sim.substeps_done
+        assert done > 0
+        assert len(lavender.Log(path)) == done
+        sim.stop_recording()
     finally:
         signal.signal(signal.SIGINT, previous)
 

@@ -79,6 +79,13 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         ))
     })?;
     bar.finish_and_clear();
+    // Past the end is "to the end", said (QA 2026-12-07: it was clamped without a word).
+    let last = reader.index().last().map(|m| m.summary.substep);
+    if let (Some(to), Some(last)) = (args.to, last) {
+        if to > last {
+            eprintln!("note: --to {to} is past the log's last substep, {last}; exported up to it");
+        }
+    }
     if args.json {
         emit_json(&serde_json::json!({
             "path": summary.path,

@@ -124,10 +124,11 @@ pub fn interrupted_log(log: Option<&lavender_replay::LogSummary>) -> String {
     }
 }
 
-/// `n` and the noun, plural unless `n` is 1: "1 frame", "4 frames".
+/// `n` and the noun, plural unless `n` is 1: "1 frame", "4 frames", "2 velocity passes".
 pub fn count(n: impl Into<u64>, noun: &str) -> String {
     match n.into() {
         1 => format!("1 {noun}"),
+        n if noun.ends_with('s') => format!("{n} {noun}es"),
         n => format!("{n} {noun}s"),
     }
 }
@@ -198,14 +199,24 @@ fn causes(e: &anyhow::Error) -> Vec<String> {
 /// A command-line whole number (substeps, counts, passes, threads): clap's own message for
 /// `--from -1` was "invalid digit found in string"; this one says what to give.
 pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    // `-0` is 0 (QA 2026-12-07: it was called negative).
+    let zeros = |t: &str| !t.is_empty() && t.bytes().all(|b| b == b'0');
+    let text_as_given = text;
+    let text = match text.strip_prefix('-') {
+        Some(rest) if zeros(rest) => rest,
+        _ => text,
+    };
     text.parse::<T>().map_err(|_| {
+        let text = text_as_given;
         let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+        // No minimum in the message: some options take 0, others start at 1 (QA 2026-12-07:
+        // `--every -1` was told "0 or more", then 0 was refused).
         if digits {
             format!("`{text}` is too large for this option")
         } else if text.starts_with('-') {
-            format!("`{text}` is negative: give a whole number, 0 or more")
+            format!("`{text}` is negative: give a whole number")
         } else {
-            format!("`{text}` is not a whole number: give one, 0 or more (digits only)")
+            format!("`{text}` is not a whole number: give one in digits, e.g. 12")
         }
     })
 }
@@ -213,6 +224,26 @@ pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_agree_with_their_numbers() {
+        assert_eq!(count(1u32, "velocity pass"), "1 velocity pass");
+        assert_eq!(count(8u32, "velocity pass"), "8 velocity passes");
+        assert_eq!(count(0u64, "frame"), "0 frames");
+    }
+
+    #[test]
+    fn whole_numbers_are_read_as_typed_and_refused_saying_why() {
+        assert_eq!(whole::<u64>("12"), Ok(12));
+        assert_eq!(whole::<u64>("-0"), Ok(0));
+        assert_eq!(whole::<u64>("-000"), Ok(0));
+        let says = |text: &str| whole::<u64>(text).unwrap_err();
+        assert_eq!(says("-1"), "`-1` is negative: give a whole number");
+        assert!(says("1.5").contains("is not a whole number"));
+        assert!(says(" 5").contains("is not a whole number"));
+        assert!(says("99999999999999999999").contains("too large"));
+        assert!(!says("-1").contains("0 or more"));
+    }
 
     #[test]
     fn a_cause_the_message_already_quotes_is_not_repeated() {

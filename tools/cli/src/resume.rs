@@ -60,6 +60,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if args.steps == Some(0) {
         bail!("--steps 0 runs nothing: give at least one frame");
     }
+    // The bound `run --steps` holds (QA 2026-12-07: `resume --steps 18446744073709551615`
+    // ran until killed).
+    if let Some(n) = args.steps.filter(|&n| n > lavender_engine::MAX_RUN_FRAMES) {
+        bail!("--steps {n} is more frames than any run can step (at most 1e12); give fewer");
+    }
     if frames == 0 {
         bail!(
             "nothing to run: substep {} is the last the log records, and --steps was not given \

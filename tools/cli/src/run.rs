@@ -152,7 +152,15 @@ pub fn load_scene(name: Option<&str>) -> anyhow::Result<(Scene, String)> {
     let path = Path::new(name);
     let from_file = || -> anyhow::Result<_> { Ok((Scene::load(path)?, name.to_string())) };
     if name.contains(['/', '\\']) || name.ends_with(".toml") {
-        return from_file();
+        // `pendulum.toml` where no such file is: the shipped scene of that name, if there is
+        // one, is what was meant (QA 2026-12-07).
+        let stem = name.strip_suffix(".toml").filter(|_| !path.exists());
+        return match stem.filter(|s| Scene::builtin(s).is_ok()) {
+            Some(stem) => from_file().with_context(|| {
+                format!("no file {name}; the shipped scene is `lavender run {stem}`")
+            }),
+            None => from_file(),
+        };
     }
     match Scene::builtin(name) {
         Ok(scene) => Ok((scene, format!("data/scenes/{name}.toml"))),
@@ -649,8 +657,9 @@ impl Summary {
             numbers += &format!(", threads {}", s.threads);
         }
         format!(
-            "{} velocity passes{bias}, {} projection passes{numbers}{switches}",
-            s.velocity_iterations, s.position_iterations
+            "{}{bias}, {}{numbers}{switches}",
+            crate::output::count(s.velocity_iterations, "velocity pass"),
+            crate::output::count(s.position_iterations, "projection pass")
         )
     }
 

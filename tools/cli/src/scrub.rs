@@ -831,9 +831,15 @@ type Series = (
     plotters::style::RGBColor,
 );
 
-/// log10 of a residual, floored at 1e-9 (zeros cannot be shown on a log axis).
-fn lg(v: f32) -> f64 {
-    f64::from(v).max(1e-9).log10()
+/// log10 of a residual, floored at 1e-9 (zeros cannot be shown on a log axis); a non-finite
+/// residual goes to the top edge `top` (QA 2026-12-07: `max` took NaN for the floor, so a run
+/// that blew up ended its curves at the bottom edge, as if its errors had vanished).
+fn lg(v: f32, top: f64) -> f64 {
+    if v.is_finite() {
+        f64::from(v).max(1e-9).log10()
+    } else {
+        top
+    }
 }
 
 impl Timeline<'_> {
@@ -913,7 +919,7 @@ impl chart::Chart for Timeline<'_> {
             &plot_area,
             &self.title,
             (self.x, self.y),
-            "residual (log scale; zeros at the bottom edge)",
+            "residual (log scale; zeros at the bottom edge, non-finite at the top)",
         )?;
         // Legend entries, drawn in the panel: a line (or a marker) and its text.
         let mut entries: Vec<(String, RGBColor, chart::Mark)> = Vec::new();
@@ -924,7 +930,7 @@ impl chart::Chart for Timeline<'_> {
                 .timeline
                 .iter()
                 .filter(|_| !zero)
-                .map(|p| (p.time, lg(get(p))));
+                .map(|p| (p.time, lg(get(p), self.y.1)));
             chart
                 .draw_series(LineSeries::new(points, color.stroke_width(1)))
                 .map_err(|e| err(&e))?;
@@ -948,11 +954,7 @@ impl chart::Chart for Timeline<'_> {
             let marks = self.spikes.iter().filter(|s| s.column as usize == column);
             chart
                 .draw_series(marks.map(|s| {
-                    let y = if s.value.is_finite() {
-                        lg(s.value)
-                    } else {
-                        top
-                    };
+                    let y = lg(s.value, top);
                     Circle::new((s.time, y), 5, color.stroke_width(2))
                 }))
                 .map_err(|e| err(&e))?;
@@ -988,5 +990,18 @@ fn finite_seconds(text: &str) -> Result<f64, String> {
         Ok(t) if t.is_finite() => Ok(t),
         Ok(_) => Err(format!("`{text}` is not a finite number of seconds")),
         Err(_) => Err(format!("`{text}` is not a number of seconds")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lg;
+
+    #[test]
+    fn the_timeline_puts_non_finite_residuals_at_the_top_and_zeros_at_the_bottom() {
+        assert_eq!(lg(f32::NAN, 2.5), 2.5);
+        assert_eq!(lg(f32::INFINITY, 2.5), 2.5);
+        assert_eq!(lg(0.0, 2.5), -9.0);
+        assert!((lg(1e-3, 2.5) + 3.0).abs() < 1e-6);
     }
 }

@@ -132,6 +132,11 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
         err.contains("no-such-scene") && err.contains("lavender scenes"),
         "{err}"
     );
+    // A shipped scene's name with `.toml` where no such file is: the hint names the scene.
+    let out = lavender(&["run", "pendulum.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("`lavender run pendulum`"), "{err}");
     let out = lavender(&["run", "pendulum", "--dt", "-1"]);
     assert_eq!(out.status.code(), Some(2));
     let dir = std::env::temp_dir().join("lavender-cli-test-bad.toml");

@@ -183,6 +183,11 @@ fn record_then_diff_resume_and_scrub() {
     .unwrap();
     assert_eq!(v["frames"], 20);
     assert!(std::fs::read(&h5).unwrap().starts_with(b"\x89HDF"));
+    // --to past the end exports to the end and says so.
+    let out = lavender(&["export", s(&a), s(&h5), "--from", "10", "--to", "999999"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is past the log's last substep"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -668,6 +673,16 @@ fn a_resumed_recording_ends_on_the_substep_that_went_non_finite() {
     );
     assert_eq!(frames(&resumed), failed_at - from);
     ok(&["diff", s(&log), s(&resumed)]);
+    // From the non-finite substep itself: refused, saying why and where to start instead
+    // (QA 2026-12-07: it said the step produced a non-finite position, as if the resume had).
+    let out = lavender(&["resume", s(&log), "--from", &failed_at.to_string()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("where the recorded run went non-finite")
+            && err.contains(&format!("resume from substep {}", failed_at - 1)),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -938,6 +953,17 @@ fn outputs_through_links_protected_files_and_empty_runs() {
         (
             vec!["run", "pendulum", "--steps", "0", "--record", s(&log)],
             "nothing to record",
+        ),
+        (
+            vec![
+                "resume",
+                s(&log),
+                "--from",
+                "3",
+                "--steps",
+                "18446744073709551615",
+            ],
+            "more frames than any run can step",
         ),
     ] {
         let out = lavender(&args);

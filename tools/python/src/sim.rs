@@ -433,6 +433,19 @@ impl Sim {
     /// [`Sim::advance`], noting in `far_from` (while `None`) the first frame of this call, of
     /// every 16th, whose joints act farther from a body's centre than single precision holds:
     /// its number (from 1), the time and [`World::far_levers_warning`] (as `lavender run`).
+    /// What this call recorded is in the file when it returns, also when interrupted (a
+    /// `Log` of it, or a follower, sees every frame; the writer stages small frames).
+    fn drain_recording(&mut self) -> PyResult<()> {
+        if let Some(r) = &mut self.recording {
+            r.recorder
+                .get_mut()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .drain()
+                .map_err(errors::replay)?;
+        }
+        Ok(())
+    }
+
     fn advance_watching(
         &mut self,
         py: Python<'_>,
@@ -478,22 +491,19 @@ impl Sim {
                     if left == 0 {
                         break Ok(substeps);
                     }
-                    py.check_signals()?;
+                    if let Err(interrupt) = py.check_signals() {
+                        // Ctrl-C: what this call recorded is in the file before the
+                        // exception rises, as at a normal return (a failed write wins).
+                        self.drain_recording()?;
+                        return Err(interrupt);
+                    }
                 }
                 Err(failure) => break Err(failure),
             }
         };
         match result {
             Ok(n) => {
-                // What this call recorded is in the file when it returns (a `Log` of it, or
-                // a follower, sees every frame; the writer stages small frames).
-                if let Some(r) = &mut self.recording {
-                    r.recorder
-                        .get_mut()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner())
-                        .drain()
-                        .map_err(errors::replay)?;
-                }
+                self.drain_recording()?;
                 Ok(n)
             }
             Err((kind, message, failed)) => {

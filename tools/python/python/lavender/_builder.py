@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
@@ -39,12 +40,25 @@ def _clean(table: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _count(name: str, value: Any) -> int:
-    """A whole number of links, rows or columns (``int(2.5)`` would silently drop a half)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+    """A whole number of links, rows or columns (``int(2.5)`` would silently drop a half).
+
+    Any integer type counts (NumPy's too: QA 2026-12-07, ``np.int64(3)`` was refused), and a
+    float only when whole; infinity and NaN are named as such.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{name} = {value!r} must be a whole number, not a bool")
+    if isinstance(value, numbers.Integral):
+        whole = int(value)
+    elif isinstance(value, numbers.Real):
+        real = float(value)
+        if not math.isfinite(real) or real != int(real):
+            raise ValueError(f"{name} = {value!r} must be a whole number")
+        whole = int(real)
+    else:
         raise ValueError(f"{name} = {value!r} must be a whole number")
-    if value < 1:
+    if whole < 1:
         raise ValueError(f"{name} = {value!r} must be at least 1")
-    return int(value)
+    return whole
 
 
 class SceneBuilder:
