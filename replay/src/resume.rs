@@ -128,12 +128,14 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
         };
         let instead = match earlier {
             Some(s) => format!(
-                "; resume from substep {s} to re-run the steps into it (`--record` keeps them,                  the failing one included)"
+                "; resume from substep {s} to re-run the steps into it (`--record` keeps them, \
+                 the failing one included)"
             ),
             None => String::new(),
         };
         return Err(ReplayError::Resume(format!(
-            "substep {from_substep} is where the recorded run went non-finite, and no run can              continue from a non-finite state{instead}"
+            "substep {from_substep} is where the recorded run went non-finite, and no run can \
+             continue from a non-finite state{instead}"
         )));
     }
     let at_boundary = (from_substep + 1).checked_rem(u64::from(n)) == Some(0);

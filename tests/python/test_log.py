@@ -103,6 +103,17 @@ def test_multi_substep_frames_and_access_by_substep_and_time(tmp_path):
         log[2**64]
     with pytest.raises(IndexError):
         log.frame(-(2**70))
+    # NumPy integers too, and the other calls that take a frame or a substep (QA 2026-12-07:
+    # "not uint64", and a bare OverflowError).
+    with pytest.raises(IndexError, match="the log has 40 frames"):
+        log[np.uint64(2**63 + 5)]
+    with pytest.raises(IndexError, match="the log has 40 frames"):
+        log.diagnostics(2**70)
+    with pytest.raises(ValueError, match="no frame for substep 9223372036854775813"):
+        log.frame_at_substep(np.uint64(2**63 + 5))
+    with pytest.raises(ValueError, match="not in the log"):
+        log.resume(2**70)
+    assert np.array_equal(log.diagnostics(np.int32(-1)), log[39].diagnostics)
     assert log[np.int64(-1)].substep == 39
     with pytest.raises(TypeError, match="not float"):
         log[1.0]

@@ -97,6 +97,16 @@ def test_vectors_and_numbers_are_not_strings_sets_or_bools():
     assert built.build().body_count == 1
 
 
+def test_a_vector_of_bools_is_refused():
+    # QA (2026-12-07): gravity=[True, 0, 0] was [1, 0, 0], where dt=True is refused.
+    with pytest.raises(ValueError, match="not bools"):
+        lavender.Sim("pendulum", gravity=[True, 0, 0])
+    sim = lavender.Sim("pendulum")
+    with pytest.raises(ValueError, match="not bools"):
+        sim.set_body_velocity("bob", np.array([True, False, False]))
+    sim.set_body_velocity("bob", np.array([1.0, 0.0, 0.0]))  # numbers still are
+
+
 def test_a_count_beyond_64_bits_is_too_large_not_fractional():
     with pytest.raises(ValueError, match="too large"):
         lavender.Sim("pendulum", velocity_iterations=10**20)
@@ -558,6 +568,21 @@ def test_a_run_shorter_than_half_a_frame_says_it_ran_nothing():
         assert sim.run(0.001) == 0
     assert sim.time == 0.0
     assert sim.run(0.001, dt=0.001) == 1, "a frame of the duration's own length runs"
+
+
+def test_a_run_that_is_not_whole_frames_says_what_it_ran():
+    import warnings
+
+    # QA: run(1.0, dt=0.4) ran 3 frames (1.2 s) without a word; `lavender run` notes it.
+    sim = lavender.Sim("pendulum")
+    with pytest.warns(RuntimeWarning, match=r"2\.5000 frames of 0\.4 s.*number, 2 \(0\.8"):
+        sim.run(1.0, dt=0.4)
+    assert abs(sim.time - 0.8) < 1e-6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.run(1.0)  # 60 frames of 1/60 s: nothing to say
+    with pytest.raises(ValueError, match=r"duration = -1e-300: it must be"):
+        sim.run(-1e-300)
 
 
 def test_the_current_world_as_scene_text_rebuilds_it_bit_for_bit():

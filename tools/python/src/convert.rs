@@ -11,6 +11,25 @@ use crate::errors;
 
 /// `n` floats from a sequence (list, tuple, NumPy array), named `what` in errors.
 pub fn floats<const N: usize>(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[f32; N]> {
+    // A bool is not a component (QA 2026-12-07: `gravity=[True, 0, 0]` was [1, 0, 0], while
+    // `dt=True` is refused); Python's and NumPy's bools are both named `bool`.
+    let is_bool = |x: &Bound<'_, PyAny>| {
+        x.get_type()
+            .name()
+            .is_ok_and(|n| n == "bool" || n == "bool_")
+    };
+    if !obj.is_instance_of::<PyString>() {
+        if let Ok(items) = obj.try_iter() {
+            for item in items.take(N + 1).flatten() {
+                if is_bool(&item) {
+                    return Err(errors::value(format!(
+                        "{what} must be a sequence of {N} numbers, not bools; got {}",
+                        describe(obj)
+                    )));
+                }
+            }
+        }
+    }
     let values: Vec<f64> = obj.extract().map_err(|_| {
         errors::value(format!(
             "{what} must be a sequence of {N} numbers, got {}",

@@ -359,7 +359,7 @@ fn frame_index(index: &Bound<'_, PyAny>, log: &Log) -> PyResult<i64> {
     if let Ok(i) = index.extract::<i64>() {
         return Ok(i);
     }
-    if index.is_instance_of::<pyo3::types::PyInt>() {
+    if python_int(index).is_some() {
         let n = log.reader()?.len();
         return Err(PyIndexError::new_err(format!(
             "frame {index} is out of range: the log has {n} frames"
@@ -376,15 +376,34 @@ fn frame_index(index: &Bound<'_, PyAny>, log: &Log) -> PyResult<i64> {
 fn substep_bound(name: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
     match v.extract::<i64>() {
         Ok(s) => non_negative(name, s),
-        Err(_) if v.is_instance_of::<pyo3::types::PyInt>() => {
+        Err(_) if python_int(v).is_some() => {
+            let v = python_int(v).expect("an int");
             if v.lt(0)? {
                 Err(errors::value(format!("{name} = {v}: must be >= 0")))
             } else {
-                Ok(u64::MAX)
+                Ok(v.extract::<u64>().unwrap_or(u64::MAX))
             }
         }
         Err(e) => Err(e),
     }
+}
+
+/// `v` as a Python int where it is an integer of any kind (a Python int, or a NumPy integer
+/// through `__index__`: QA 2026-12-07, `np.uint64(2**63 + 5)` was "not uint64"), not a bool.
+fn python_int<'py>(v: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    use pyo3::types::{PyBool, PyInt};
+    if v.is_instance_of::<PyInt>() {
+        return (!v.is_instance_of::<PyBool>()).then(|| v.clone());
+    }
+    let numpy_int = v
+        .getattr("dtype")
+        .and_then(|d| d.getattr("kind"))
+        .and_then(|k| k.extract::<String>())
+        .is_ok_and(|k| k == "i" || k == "u");
+    numpy_int
+        .then(|| v.call_method0("__index__").ok())
+        .flatten()
+        .filter(|i| i.is_instance_of::<PyInt>())
 }
 
 /// A substep or count from Python: a ValueError naming it when negative (instead of the
@@ -576,10 +595,14 @@ impl Log {
 
     /// The ``(joints, 8)`` diagnostics of frame ``index``, read in place (read-only). Same
     /// as ``log[index].diagnostics``.
-    fn diagnostics<'py>(slf: &Bound<'py, Self>, index: i64) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    fn diagnostics<'py>(
+        slf: &Bound<'py, Self>,
+        index: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let log = slf.get();
+        let position = log.position(frame_index(index, log)?)?;
         let reader = log.reader()?;
-        let f = frame_of(&reader, log.position(index)?)?;
+        let f = frame_of(&reader, position)?;
         Ok(in_place::diagnostics(slf.py(), &reader, &f))
     }
 
@@ -1052,8 +1075,8 @@ impl Log {
     /// run resumed mid-frame first needs ``sim.step(sim.frame_dt / n)`` for the substeps
     /// left in that frame) reproduces the recorded frames bit for bit. ValueError when the
     /// run cannot be resumed there.
-    fn resume(&self, py: Python<'_>, substep: i64) -> PyResult<Sim> {
-        let substep = non_negative("substep", substep)?;
+    fn resume(&self, py: Python<'_>, substep: &Bound<'_, PyAny>) -> PyResult<Sim> {
+        let substep = substep_bound("substep", substep)?;
         let reader = &*self.reader()?;
         let resumed = py
             .detach(|| resume::resume(reader, substep))

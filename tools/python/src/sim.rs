@@ -679,6 +679,15 @@ fn vec3_array<'py>(
     copy2(py, &v.collect::<Vec<_>>())
 }
 
+/// Seconds for a message: plain where that is short, `{:e}` for the tiny and the huge.
+fn shown_seconds(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e6).contains(&x.abs()) || !x.is_finite() {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 #[pymethods]
 impl Sim {
     #[new]
@@ -755,8 +764,10 @@ impl Sim {
             None => f64::from(self.scene.duration()),
         };
         if !(duration.is_finite() && duration >= 0.0) {
+            // `{:e}` for the tiny and the huge (QA 2026-12-07: run(-1e-300) printed 300 digits).
             return Err(errors::value(format!(
-                "duration = {duration}: it must be a finite number of seconds >= 0"
+                "duration = {}: it must be a finite number of seconds >= 0",
+                shown_seconds(duration)
             )));
         }
         let frames = (duration / f64::from(dt)).round();
@@ -775,6 +786,18 @@ impl Sim {
                 format!(
                     "run({duration} s) is less than half a frame of {dt} s: no frame was run; \
                      pass a smaller dt or a longer duration"
+                ),
+            )?;
+        }
+        let ran = frames as f64 * f64::from(dt);
+        if frames > 0 && (ran - duration).abs() > 1e-6 * duration.max(f64::from(dt)) {
+            // As `lavender run --duration` notes it (QA: run(1.0, dt=0.4) ran 0.8 s unsaid).
+            runtime_warning(
+                py,
+                format!(
+                    "run({duration} s) is {:.4} frames of {dt} s: running the nearest whole \
+                     number, {frames} ({ran:.6} s); pass a dt that divides the duration",
+                    duration / f64::from(dt)
                 ),
             )?;
         }
