@@ -41,8 +41,21 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         );
     }
     if args.list {
+        // `--list` with an experiment lists that one (QA 2026-12-07: the name was ignored).
+        let all = experiments();
+        let listed: Vec<_> = all
+            .iter()
+            .filter(|(name, _)| args.experiment.as_deref().is_none_or(|e| e == *name))
+            .collect();
+        if listed.is_empty() {
+            bail!(
+                "no experiment `{}` in chapter constraints; `lavender tutorial constraints \
+                 --list` lists them",
+                args.experiment.as_deref().unwrap_or_default()
+            );
+        }
         if args.json {
-            let list: Vec<_> = experiments()
+            let list: Vec<_> = listed
                 .iter()
                 .map(|(name, summary)| serde_json::json!({ "name": name, "summary": summary }))
                 .collect();
@@ -51,7 +64,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             );
         }
         let mut text = String::new();
-        for (name, summary) in experiments() {
+        for (name, summary) in listed {
             text.push_str(&format!("{name:<26} {summary}\n"));
         }
         return emit(&text);

@@ -299,6 +299,15 @@ fn scenes_and_tutorial_list() {
         assert!(line.starts_with(e["name"].as_str().unwrap()), "{line}");
         assert!(line.ends_with(e["summary"].as_str().unwrap()), "{line}");
     }
+    // With an experiment, that one (QA 2026-12-07: the name was ignored); an unknown one is
+    // an error.
+    let out = lavender(&["tutorial", "constraints", "sweep", "--list"]);
+    assert!(out.status.success());
+    let one = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(one.lines().count(), 1);
+    assert!(one.starts_with("sweep"), "{one}");
+    let out = lavender(&["tutorial", "constraints", "sweeep", "--list"]);
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
