@@ -209,15 +209,15 @@ fn assert_stops_exceeded(worst: &[f32], root: std::ops::Range<f32>, overall: std
 
 /// The chain solve takes the limited chain as one chain, its limit rows in or out of the
 /// direct system by an active-set solve, so the torque the root's stop must hold reaches
-/// it in one pass: the root's stop is exceeded by 0.26 rad (colours: 0.67) and the worst,
-/// in the whip, by 0.47 rad (colours: 1.22) at 8 velocity and 2 projection passes (0.20 and
+/// it in one pass: the root's stop is exceeded by 0.24 rad (colours: 0.67) and the worst,
+/// in the whip, by 0.32 rad (colours: 1.22) at 8 velocity and 2 projection passes (0.20 and
 /// 0.57 before joints running into a stop lost their curvature offsets, 2026-12-06; 0.24
-/// and 0.50 before joints held on their stops got them back, 2026-12-07). What
-/// is left comes from the substep: a stop is a row only once crossed (speculative limits,
-/// below, halve it).
+/// and 0.50 before joints held on their stops kept them and their stops' rows, 2026-12-07).
+/// What is left comes from the substep: a stop is a row only once crossed (speculative
+/// limits, below, cut it further).
 #[test]
 fn the_chain_solve_holds_a_long_limited_chain_closer_to_its_stops() {
-    assert_stops_exceeded(&limited_chain_violations(true), 0.2..0.28, 0.45..0.56);
+    assert_stops_exceeded(&limited_chain_violations(true), 0.2..0.28, 0.28..0.36);
 }
 
 /// A known limit, measured (README, "Known limit: limits along long chains"): every hinge of
@@ -234,8 +234,8 @@ fn a_long_limited_chain_exceeds_its_stops_a_known_limit() {
 
 /// A known limit, measured: the chain solve at one velocity pass and no projection (the
 /// benchmarks' `1c/0`) is a knife edge on the whipping limited chain. Of chains of 94 to 106
-/// links, those of 100 links and more come apart in the whip (1.8 to 2.8 m of anchor error;
-/// 100 links: 2.2 m) and the shorter ones hold to 4.4 cm. Before joints running into a stop
+/// links, those of 100 links and more come apart in the whip (1.5 to 3.1 m of anchor error;
+/// 100 links: 2.5 m) and the shorter ones hold to 4.4 cm. Before joints running into a stop
 /// lost their curvature offsets (2026-12-06) 100 links came apart (2.5 m); with that rule
 /// alone 100 held (3.3e-2 m) and 97, 98 and 103 to 106 came apart; keeping the offsets of
 /// joints held on their stops (2026-12-07) gives the figures above. One pass without projection is no setting for
@@ -305,7 +305,7 @@ fn speculative_limits_stop_a_fast_hinge_at_its_stop_not_past_it() {
 /// Speculative limits where a solve can hold a stop exactly: the hub solve (twenty light
 /// limited hinges on one hub) and the chain solve (ten limited ropes) both stop joints at
 /// their stops instead of one substep past them. Measured (worst violation without and with):
-/// light hub 1.7e-2 and 8.4e-5 rad, forty hinges 1.4e-2 and 1.5e-5 rad, ropes 0.130 and 0.054
+/// light hub 1.7e-2 and 8.4e-5 rad, forty hinges 1.4e-2 and 1.5e-5 rad, ropes 0.133 and 0.054
 /// rad (3.8e-5, 6.6e-6 and 0.044 before joints held on their stops kept their curvature
 /// offsets, 2026-12-07; the ropes' figure is chaotic in small changes of the step: variants
 /// of that rule gave 0.039 to 0.054).
@@ -346,13 +346,13 @@ fn a_stop_never_reached_changes_no_bit_with_speculative_limits() {
 }
 
 /// The limited chain with speculative limits: with the chain solve its worst stop is
-/// exceeded by about half as much (0.23 rad, the root's; 0.47 without); row by row the
+/// exceeded by less (0.23 rad, the root's; 0.32 without); row by row the
 /// whip's overshoot comes from Gauss-Seidel over 100 links in eight passes, which
 /// speculation changes less (1.14 rad, 1.22 without; the root's 0.66 to 0.67 either way).
 /// (0.25 and 1.08 before joints held on their stops kept their curvature offsets,
 /// 2026-12-07: the whip is chaotic in such changes.)
 #[test]
-fn speculative_limits_halve_the_limited_chains_overshoot_with_the_chain_solve() {
+fn speculative_limits_cut_the_limited_chains_overshoot_with_the_chain_solve() {
     let run = |chain_solve: bool| {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/regressions");
         let mut scene = lavender::engine::Scene::load(root.join("limited-chain-100.toml")).unwrap();
@@ -520,4 +520,80 @@ fn a_slider_spinning_on_its_stop_keeps_its_energy() {
     assert!(on_stop.abs() < 1e-3, "{on_stop}");
     assert!(on_stop_fine.abs() < 2e-3, "{on_stop_fine}");
     assert!(rigid.abs() < 1e-4, "{rigid}");
+}
+
+/// `spinning-pair-on-stop.toml` with every velocity scaled by `spin` (2 rad/s times it) and
+/// the hinge's limit `limit`, as TOML.
+fn pair_spun(spin: f32, limit: [f32; 2]) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/regressions/spinning-pair-on-stop.toml");
+    let mut scene = lavender::engine::Scene::load(path).unwrap();
+    for b in &mut scene.bodies {
+        b.linear_velocity = b.linear_velocity.map(|v| v * spin);
+        b.angular_velocity = b.angular_velocity.map(|w| w * spin);
+    }
+    scene.joints[0].limit = Some(limit);
+    scene.to_toml_string()
+}
+
+/// QA 2026-12-07: spun at 10 rad/s, the pair's hinge drifted more than the 1e-5 slop off its
+/// stop, lost the stop's row for a substep, and then counted as running into it: a cycle that
+/// lost 24.8 % of the energy in 10 s (and 73 % before joints held on their stops kept their
+/// offsets). A joint held on its stop now keeps the stop's row: 1.1 % (welded: 0.08 %). A
+/// locked hinge (`limit = [0, 0]`) at 3 rad/s: its row changed stops with the sign of its
+/// rate and was warm-started with the other stop's impulse, pushing the wrong way, and it
+/// counted as running into a stop: the QA's scene lost 0.90 % in 10 s (23 % before the held
+/// rule), now 0.40 %; this one 0.48 % (welded 0.003 %): a known limit (a locked joint's row is
+/// still one stop's, one-sided within a pass).
+#[test]
+fn a_pair_spun_fast_or_locked_keeps_most_of_its_energy() {
+    let weld = |text: &str| {
+        text.replace("kind = \"revolute\"", "kind = \"fixed\"")
+            .lines()
+            .filter(|l| !l.starts_with("limit =") && !l.starts_with("axis"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let fast = pair_spun(5.0, [0.0, 1.0]);
+    let (on_stop, welded) = (energy_lost(&fast, None), energy_lost(&weld(&fast), None));
+    let locked = pair_spun(1.5, [0.0, 0.0]);
+    let (locked_loss, locked_welded) = (
+        energy_lost(&locked, None),
+        energy_lost(&weld(&locked), None),
+    );
+    println!(
+        "energy lost in 10 s: at 10 rad/s on the stop {on_stop} (welded {welded}); locked at 3 \
+         rad/s {locked_loss} (welded {locked_welded})"
+    );
+    assert!((0.005..0.02).contains(&on_stop), "{on_stop}");
+    assert!(welded.abs() < 2e-3, "{welded}");
+    assert!((0.002..0.006).contains(&locked_loss), "{locked_loss}");
+    assert!(locked_welded.abs() < 1e-4, "{locked_welded}");
+}
+
+/// A known limit, measured (QA 2026-12-07; `data/regressions/tumbling-slider-on-stop.toml`):
+/// a tumbling pair whose slider runs onto its upper stop gains energy without bound at the
+/// default projection (factor 1, two passes): 1.97 J to 58.9 J in 10 s, where the pair welded
+/// keeps it. A projection factor of 0.99, one projection pass or speculative limits leave the
+/// slide's two inelastic impacts' loss (-16 %). The bounds bracket today's numbers: when the
+/// solver stops pumping, this test says so; change them and the README's.
+#[test]
+fn a_slider_on_its_stop_in_a_tumbling_pair_gains_energy_a_known_limit() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/regressions/tumbling-slider-on-stop.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let with =
+        |line: &str| text.replace("duration = 10.0\n", &format!("duration = 10.0\n{line}\n"));
+    let gain = -energy_lost(&text, None);
+    let factor = -energy_lost(&with("projection_factor = 0.99"), None);
+    let one_pass = -energy_lost(&with("position_iterations = 1"), None);
+    let speculative = -energy_lost(&with("speculative_limits = true"), None);
+    println!(
+        "energy gained in 10 s: {gain} (projection factor 0.99: {factor}, one pass: {one_pass}, \
+         speculative limits: {speculative})"
+    );
+    assert!((25.0..35.0).contains(&gain), "{gain}");
+    for other in [factor, one_pass, speculative] {
+        assert!((-0.2..-0.1).contains(&other), "{other}");
+    }
 }

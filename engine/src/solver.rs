@@ -457,6 +457,9 @@ pub(crate) struct JointBatch<L: Lane> {
     /// here rather than in every row, so that the velocity passes stream 19 floats per row and
     /// lane instead of 20.
     limit_speculative: L,
+    /// The limit row's stop (`+1` the lower, `-1` the upper, `0` none), set by prepare:
+    /// the sign the limit impulse is stored with.
+    limit_sign: L,
     /// Active rows at the last prepare.
     active_rows: u32,
 }
@@ -547,6 +550,7 @@ impl<L: Lane> JointBatch<L> {
             inv_mass_a: L::splat(0.0),
             inv_mass_b: L::splat(0.0),
             limit_speculative: L::splat(0.0),
+            limit_sign: L::splat(0.0),
             active_rows: 0,
         }
     }
@@ -599,14 +603,36 @@ impl<L: Lane> JointBatch<L> {
             } else {
                 L::splat(0.0)
             };
+            // The limit impulse of the substep before, signed by the stop that gave it
+            // (`+` the lower, `-` the upper; see `store`), and which lanes are locked
+            // (`hi - lo` within twice the slop: both stops at once).
+            let carried = self.carried_limit_impulse(input.joints);
+            let zero = L::splat(0.0);
+            let locked = (params.lo + L::splat(2.0 * joints::LIMIT_SLOP)).gt(params.hi);
             if speculative {
                 // The stop's row already, with its speculative offset `C / h` (below).
                 geometry[LIMIT_SLOT] =
                     joints::speculative_limit_row_lanes(&limit_coordinate, rate, params, h);
             } else if limited {
-                // At both bounds (a locked joint), the stop it moves into.
-                geometry[LIMIT_SLOT] =
-                    joints::reached_limit_row_lanes(&limit_coordinate, rate, params);
+                // At both bounds (a locked joint), the stop it moves into; a joint held on
+                // its stop keeps that stop's row.
+                geometry[LIMIT_SLOT] = joints::held_limit_row_lanes(
+                    &limit_coordinate,
+                    rate,
+                    params,
+                    (carried.gt(zero), zero.gt(carried)),
+                );
+            }
+            if limited {
+                // The row is the coordinate's (lower stop: `+1`), its negative (upper: `-1`)
+                // or zero.
+                let row = &geometry[LIMIT_SLOT];
+                let along = row.linear.dot(limit_coordinate.linear)
+                    + row.angular_a.dot(limit_coordinate.angular_a)
+                    + row.angular_b.dot(limit_coordinate.angular_b);
+                let one = L::splat(1.0);
+                self.limit_sign =
+                    L::select(along.gt(zero), one, L::select(zero.gt(along), -one, zero));
             }
             if let Some(half_h) = input.half_h {
                 // Faded out where a body turns by more than about CURVATURE_FADE_ANGLE per
@@ -620,22 +646,19 @@ impl<L: Lane> JointBatch<L> {
                 if limited {
                     // None where the joint runs into a stop within the substep: the impact
                     // ends the free motion they are the second-order term of. A joint held on
-                    // its stop (the stop pushed in the last substep) is not running into it:
-                    // it keeps its offsets, and the stop's row gets its own, `Jdot v` of the
-                    // limit coordinate, else a joint resting on its stop in a turning assembly
-                    // loses energy at first order (engine/DESIGN.md, *Curvature offsets*).
+                    // the stop whose row it has (that stop pushed in the last substep) is not
+                    // running into it: it keeps its offsets, and the stop's row gets its own,
+                    // `Jdot v` of the limit coordinate, else a joint resting on its stop in a
+                    // turning assembly loses energy at first order. A locked joint never moves
+                    // freely along its coordinate, so it never runs into a stop: it is held
+                    // (engine/DESIGN.md, *Curvature offsets*).
                     let impact = joints::limit_impact_lanes(&limit_coordinate, rate, params, h);
-                    let held = self.limit_held(input.joints);
-                    scale = L::select(L::and(impact, L::not(held)), L::splat(0.0), scale);
+                    let held = L::or((carried * self.limit_sign).gt(zero), locked);
+                    scale = L::select(L::and(impact, L::not(held)), zero, scale);
                     let jdot_v =
                         joints::limit_curvature_lanes(self.kind, &gathered.poses, params, &v);
-                    let row = &mut geometry[LIMIT_SLOT];
-                    // The row is the coordinate's (lower stop), its negative (upper) or zero.
-                    let along = row.linear.dot(limit_coordinate.linear)
-                        + row.angular_a.dot(limit_coordinate.angular_a)
-                        + row.angular_b.dot(limit_coordinate.angular_b);
-                    let signed = L::select(L::splat(0.0).gt(along), -jdot_v, jdot_v);
-                    row.curvature = L::select(held, signed * scale, L::splat(0.0));
+                    geometry[LIMIT_SLOT].curvature =
+                        L::select(held, self.limit_sign * jdot_v * scale, zero);
                 }
                 joints::curvature_lanes(self.kind, &gathered.poses, params, &v, scale, geometry);
             }
@@ -714,9 +737,16 @@ impl<L: Lane> JointBatch<L> {
             row.impulse = if input.warm_starting {
                 let ids = self.joints.as_ref();
                 let w = L::from_fn(|lane| input.joints.impulse[ids[lane] as usize][slot]);
+                // A limit's impulse is stored signed by its stop: along this substep's row it
+                // is `sign w`, and none where the row is the other stop's (a locked joint
+                // whose row changed stops kept pushing the old way: QA 2026-12-07).
                 L::select(
                     effective,
-                    if unilateral { lanes::max(w, zero) } else { w },
+                    if unilateral {
+                        lanes::max(w * self.limit_sign, zero)
+                    } else {
+                        w
+                    },
                     zero,
                 )
             } else {
@@ -727,19 +757,19 @@ impl<L: Lane> JointBatch<L> {
         self.active_rows = active_rows;
     }
 
-    /// The lanes whose stop pushed in the last substep (a positive limit impulse carried
-    /// over for the warm start): joints held on a stop, which prepare tells from joints
-    /// running into one. Padded lanes: false.
-    fn limit_held(&self, joints: &Joints) -> L::Mask {
+    /// The limit impulse each lane's joint carries from the last substep, signed by the stop
+    /// that gave it (`+` the lower, `-` the upper: [`JointBatch::store`]): nonzero where a
+    /// joint is held on a stop, which prepare tells from joints running into one. Padded
+    /// lanes: 0.
+    fn carried_limit_impulse(&self, joints: &Joints) -> L {
         let ids = self.joints.as_ref();
-        let impulse = L::from_fn(|lane| {
+        L::from_fn(|lane| {
             if lane < self.len {
                 joints.impulse[ids[lane] as usize][LIMIT_SLOT]
             } else {
                 0.0
             }
-        });
-        impulse.gt(L::splat(0.0))
+        })
     }
 
     /// `Cdot = J v` of a row.
@@ -882,6 +912,11 @@ impl<L: Lane> JointBatch<L> {
             let mut impulse = [0.0; MAX_ROWS_PER_JOINT];
             for (slot, r) in rows.iter().enumerate() {
                 impulse[slot] = r.impulse.lane(lane);
+            }
+            if self.unilateral != 0 {
+                // The limit's, signed by its stop: `+` the lower's, `-` the upper's (`+ 0.0`:
+                // no impulse is +0 whatever the stop, as the state hash reads bits).
+                impulse[LIMIT_SLOT] = impulse[LIMIT_SLOT] * self.limit_sign.lane(lane) + 0.0;
             }
             // SAFETY: `j` is a joint index (< the outputs' length) owned by this batch.
             unsafe {

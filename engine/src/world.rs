@@ -1039,7 +1039,8 @@ impl World {
     }
 
     /// The solver state that, with the poses and velocities, determines the next step: the
-    /// warm-start impulses of every joint, 6 per joint; with [`Settings::sleeping`] on, followed
+    /// warm-start impulses of every joint, 6 per joint (the sixth, a limit's, signed by the stop
+    /// that gave it: `+` the lower, `-` the upper); with [`Settings::sleeping`] on, followed
     /// by every body's rest timer in seconds ([`World::sleep_timers`]), which also determine
     /// who sleeps. With sleeping off it is exactly the impulses, as before sleeping existed.
     /// The recorder stores it at keyframes and [`World::state_hash`] covers it.

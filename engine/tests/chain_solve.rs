@@ -511,9 +511,22 @@ fn limited_ropes_scene() -> Scene {
 }
 
 /// The limit row's impulse (slot 5 of six per joint) of each of `w`'s joints in the last
-/// substep, N s (N m s for a hinge).
+/// substep, N s (N m s for a hinge), signed by the stop that gave it (`+` the lower, `-` the
+/// upper).
 fn limit_impulses(w: &World) -> Vec<f32> {
     w.solver_state().chunks(6).map(|rows| rows[5]).collect()
+}
+
+/// Every stop pushes and none pulls: a joint's limit impulse is positive only at its lower
+/// stop (here -0.2 rad) and negative only at its upper (+0.2 rad).
+fn assert_stops_push(w: &World) {
+    for (impulse, row) in limit_impulses(w).iter().zip(w.constraint_data()) {
+        let angle = row[7];
+        assert!(
+            *impulse == 0.0 || (*impulse > 0.0) == (angle < 0.0),
+            "impulse {impulse} at {angle} rad"
+        );
+    }
 }
 
 /// `scene`'s world after 0.5 s of default steps, then one substep with `velocity_iterations`
@@ -549,7 +562,7 @@ fn limited_chains_are_solved_directly_and_one_pass_meets_the_limits_exactly() {
     assert_eq!(groups.len(), 1, "the limited chain is one chain");
     assert!(groups[0].limited.iter().all(|&l| l));
     let pushing = (limit_impulses(&converged).iter())
-        .filter(|&&x| x > 0.0)
+        .filter(|&&x| x != 0.0)
         .count();
     let off = max_deviation(&velocities(&direct), &velocities(&converged));
     let gs = max_deviation(&velocities(&one_pass), &velocities(&converged));
@@ -561,7 +574,7 @@ fn limited_chains_are_solved_directly_and_one_pass_meets_the_limits_exactly() {
     assert!(off < 1e-4, "{off:e}");
     assert!(gs > 1000.0 * off, "{gs:e}");
     // The limits push and never pull.
-    assert!(limit_impulses(&direct).iter().all(|&x| x >= 0.0));
+    assert_stops_push(&direct);
     for (d, c) in limit_impulses(&direct)
         .iter()
         .zip(limit_impulses(&converged))
@@ -582,9 +595,10 @@ fn on_a_stiff_limited_chain_gauss_seidel_crawls_towards_the_direct_solve() {
     let scene = limited_chain(10);
     let direct = one_limited_substep(&scene, true, 1);
     let twice = one_limited_substep(&scene, true, 2);
-    let root = |w: &World| limit_impulses(w)[0];
+    let root = |w: &World| limit_impulses(w)[0].abs();
+    assert_stops_push(&direct);
     let pushing = (limit_impulses(&direct).iter())
-        .filter(|&&x| x > 0.0)
+        .filter(|&&x| x != 0.0)
         .count();
     assert_eq!(pushing, 10);
     assert!((root(&direct) - 36.14).abs() < 0.2, "{}", root(&direct));

@@ -217,9 +217,16 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
              restore; record with keyframes (the default) to resume such a run"
                 .into()
         } else {
-            "the same engine build re-ran them differently, which should not happen; please \
-             report it with the log"
-                .into()
+            // The version is the package's, the same for every commit of a release: a log an
+            // earlier commit recorded (before a change of results, such as the curvature
+            // offsets of joints held on their stops, 2026-12-07) lands here too.
+            format!(
+                "this engine ({version} {features}, as recorded) re-ran them differently: \
+                 either the log was recorded by an earlier build of {version} whose results \
+                 differ (rerun the scene with this build: `lavender run SCENE --record` makes \
+                 a log it can resume, and `lavender diff` compares the two), or, if this very \
+                 build recorded it, please report it with the log"
+            )
         };
         return Err(ReplayError::Resume(format!(
             "re-running substeps {start_substep}..={from_substep} did not reproduce the \
