@@ -28,26 +28,17 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, Criterion};
-use lavender::engine::{ChainSpec, Scene, Vec3, World};
+use lavender::engine::{Scene, World};
 use lavender::replay::recorder::{RecordOptions, Recorder, DEFAULT_KEYFRAME_EVERY};
 use lavender::replay::{scrub, LogReader, WriterOptions};
 
-/// The 100 x 100 revolute chain scene: 100 horizontal chains of 100 links, 0.5 m apart in z.
+/// The 100 x 100 revolute chain scene: 100 horizontal chains of 100 links, 0.5 m apart in z
+/// (`data/benchmarks/chains-100x100.toml`).
 fn chains_scene() -> Scene {
-    let mut scene = Scene {
-        description: "100 x 100 revolute chain".into(),
-        ..Scene::default()
-    };
-    scene.chains = (0..100)
-        .map(|i| {
-            ChainSpec::new(
-                format!("chain{i}"),
-                100,
-                Vec3::new(0.0, 0.0, 0.5 * i as f32),
-            )
-        })
-        .collect();
-    scene
+    // The shipped file, so that `lavender run` records the same scene.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/benchmarks/chains-100x100.toml");
+    Scene::load(path).expect("data/benchmarks/chains-100x100.toml")
 }
 
 struct Overhead {

@@ -80,3 +80,14 @@ fn shipped_files_in_data_match_the_embedded_scenes() {
         assert_eq!(from_file, Scene::builtin(name).unwrap());
     }
 }
+
+/// The recording benchmark's scene, shipped as a file (`cargo bench --bench record` loads
+/// it; QA 2026-12-07: the README's 0.86 MB per substep could not be reproduced with `lavender
+/// run`): 100 chains of 100 links.
+#[test]
+fn the_benchmark_chain_scene_file_builds_100_chains_of_100_links() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/benchmarks/chains-100x100.toml");
+    let world = Scene::load(path).unwrap().build().unwrap();
+    assert_eq!((world.body_count(), world.joint_count()), (10_100, 10_000));
+}

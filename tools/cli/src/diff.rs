@@ -213,12 +213,13 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
     if let (Some(s), Some(w)) = (m.substep, &m.location) {
         let _ = writeln!(
             out,
-            "largest deviation {:.6e} at substep {s}: {} `{}`, {}",
+            "largest deviation {:.6e} at substep {s}: {} {} `{}`, {}",
             m.value,
             match w.kind {
                 lavender_replay::diff::LocationKind::Body => "body",
                 lavender_replay::diff::LocationKind::Joint => "joint",
             },
+            w.index,
             w.name,
             w.field
         );

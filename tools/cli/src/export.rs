@@ -43,7 +43,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         bail!("--to {to} is before --from {}", args.from);
     }
     let reader = crate::scrub::open_log(&args.log)?;
-    let bar = progress(reader.len() as u64, "exporting");
+    // The bar counts the log's frames in the range (QA 2026-12-07: it counted the whole log,
+    // and a range export ended at 2000/4800).
+    let index = reader.index();
+    let in_range = index.partition_point(|m| m.summary.substep <= to)
+        - index.partition_point(|m| m.summary.substep < args.from);
+    let bar = progress(in_range as u64, "exporting");
     let range = ExportRange {
         from: args.from,
         to,

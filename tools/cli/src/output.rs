@@ -151,12 +151,19 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
 /// Exits with 0 on success; prints the error chain and exits with 2 otherwise.
 pub fn finish(result: anyhow::Result<()>, json: JsonErrors) {
     if let Err(e) = result {
-        eprintln!("{}", error_report(&e));
         let interrupted = e.downcast_ref::<crate::interrupt::Interrupted>().is_some()
             || matches!(
                 e.downcast_ref::<lavender_replay::ReplayError>(),
                 Some(lavender_replay::ReplayError::Interrupted { .. })
             );
+        let report = error_report(&e);
+        if interrupted {
+            // A stop asked for is no error (QA 2026-12-07: a clean Ctrl-C of a recording read
+            // "error: interrupted ..."): its message says what stopped.
+            eprintln!("{}", report.trim_start_matches("error: "));
+        } else {
+            eprintln!("{report}");
+        }
         let code = if interrupted {
             crate::interrupt::EXIT_CODE
         } else {

@@ -91,8 +91,20 @@ pub struct Args {
 pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
     let reader = open_quietly(path)?;
     if let Some(rec) = reader.recovery() {
+        // Which of "still writing, or stopped" it is, where the writer's lock tells (QA
+        // 2026-12-07: a dead writer's log was said to be possibly still being written).
+        use lavender_replay::RecoveryReason;
+        let writer = match (&rec.reason, lavender_replay::files::no_writer(path)) {
+            (RecoveryReason::NoFooter | RecoveryReason::TornTail { .. }, Some(true)) => {
+                " (no writer holds it now: its writer was stopped before it finished)"
+            }
+            (RecoveryReason::NoFooter | RecoveryReason::TornTail { .. }, Some(false)) => {
+                " (a writer holds it now: it is still being written)"
+            }
+            _ => "",
+        };
         eprintln!(
-            "note: {}: {}; recovered {}, dropped {}",
+            "note: {}: {}{writer}; recovered {}, dropped {}",
             path.display(),
             rec.reason,
             count(reader.len() as u64, "complete frame"),
@@ -514,6 +526,8 @@ fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
                 "time": f.time(),
                 "total_energy": f.total_energy(),
                 "state_hash": f.state_hash(),
+                // Exact where JSON numbers are doubles (jq, JavaScript; QA 2026-12-07).
+                "state_hash_hex": format!("{:#018x}", f.state_hash()),
                 "joints": joints,
             }
         }));

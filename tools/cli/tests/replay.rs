@@ -123,6 +123,10 @@ fn record_then_diff_resume_and_scrub() {
         let frame: serde_json::Value =
             serde_json::from_str(&ok(&["scrub", s(&a), "--at", at, "--json"])).unwrap();
         assert_eq!(whole["energy"][key], frame["frame"]["total_energy"], "{at}");
+        // The hash as an exact hex string beside the number.
+        let hex = frame["frame"]["state_hash_hex"].as_str().unwrap();
+        let hash = frame["frame"]["state_hash"].as_u64().unwrap();
+        assert_eq!(hex, format!("{hash:#018x}"));
     }
     let rise = whole["energy"]["max_rise"].as_f64().unwrap();
     assert!(rise >= 0.0 && (rise > 0.0) == whole["energy"]["max_rise_substep"].is_u64());
@@ -780,6 +784,8 @@ fn an_interrupted_run_finishes_its_log() {
         stderr.contains("interrupted after") && stderr.contains("finished and readable"),
         "{stderr}"
     );
+    // A stop asked for, not an error.
+    assert!(!stderr.contains("error:"), "{stderr}");
     assert!(stdout.contains("recorded "), "{stdout}");
     // Finished: the spikes come from the footer's index, and it resumes.
     let spikes = ok(&["scrub", s(&log), "--spikes", "--json"]);
@@ -993,8 +999,16 @@ fn a_default_resume_of_a_killed_writers_log_ends_where_the_log_ends() {
     let bytes = std::fs::read(&run).unwrap();
     std::fs::write(&killed, &bytes[..bytes.len() * 6 / 10]).unwrap();
     let last = {
-        let j: serde_json::Value =
-            serde_json::from_str(&ok(&["scrub", s(&killed), "--json"])).unwrap();
+        let out = lavender(&["scrub", s(&killed), "--json"]);
+        assert!(out.status.success());
+        // No writer holds the file: the note says its writer stopped (QA 2026-12-07: it said
+        // "still writing, or stopped").
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("no writer holds it now: its writer was stopped before it finished"),
+            "{err}"
+        );
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         // Every substep from 0 is recorded.
         j["frames"].as_u64().expect("frames") - 1
     };
@@ -1198,7 +1212,10 @@ fn a_stop_at_once_under_json_ends_with_the_error_line() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("error: stopped at once"), "{err}");
+    assert!(
+        err.contains("stopped at once") && !err.contains("error:"),
+        "{err}"
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["error"]["exit_code"], 130, "{last}");
