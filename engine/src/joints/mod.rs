@@ -1510,6 +1510,61 @@ mod tests {
     /// (constant linear and angular velocities, rotations exact): checked against a central
     /// second difference of the rows' own errors, for every joint type at random poses,
     /// anchors, axes and velocities; the f32 instantiation gives the wide lanes' bits.
+    /// A random pose pair, joint and velocities `[v_A, w_A, v_B, w_B]` of one lane.
+    type MovingCase = (PosePair, JointParams, [Vec3; 4]);
+
+    /// Eight random lanes of `kind` in motion, and each lane's case.
+    fn moving_lanes(
+        r: &mut impl FnMut() -> f32,
+        kind: JointKind,
+    ) -> (
+        PoseLanes<Wide>,
+        ParamLanes<Wide>,
+        PairVelocities<Wide>,
+        Vec<MovingCase>,
+    ) {
+        let mut poses = PoseLanes::<Wide>::new();
+        let mut params = ParamLanes::<Wide>::new();
+        let mut velocities = PairVelocities::<Wide>::zero();
+        let mut cases = Vec::new();
+        for lane in 0..8 {
+            let pair = random_pair(r);
+            let j = random_params(r);
+            let v = [0; 4].map(|_| random_vec(r) * 2.0);
+            poses.set_lane(lane, &pair);
+            params.set_lane(lane, kind, &j);
+            velocities.set_lane(lane, (v[0], v[1]), (v[2], v[3]));
+            cases.push((pair, j, v));
+        }
+        (poses, params, velocities, cases)
+    }
+
+    /// `pair` moved for time `t` along the velocities `v` (free motion).
+    fn moved(pair: &PosePair, v: &[Vec3; 4], t: f32) -> PosePair {
+        PosePair {
+            position_a: pair.position_a + v[0] * t,
+            rotation_a: Quat::from_scaled_axis(v[1] * t) * pair.rotation_a,
+            position_b: pair.position_b + v[2] * t,
+            rotation_b: Quat::from_scaled_axis(v[3] * t) * pair.rotation_b,
+        }
+    }
+
+    /// One case as the scalar (`f32`) lanes.
+    fn one_lane(
+        pair: &PosePair,
+        j: &JointParams,
+        v: &[Vec3; 4],
+        kind: JointKind,
+    ) -> (PoseLanes<f32>, ParamLanes<f32>, PairVelocities<f32>) {
+        let mut p1 = PoseLanes::<f32>::new();
+        let mut j1 = ParamLanes::<f32>::new();
+        let mut v1 = PairVelocities::<f32>::zero();
+        p1.set_lane(0, pair);
+        j1.set_lane(0, kind, j);
+        v1.set_lane(0, (v[0], v[1]), (v[2], v[3]));
+        (p1, j1, v1)
+    }
+
     #[test]
     fn curvature_offsets_are_the_second_derivative_of_the_row_errors() {
         let mut r = stream(0x2545_f491_4f6c_dd1d);
@@ -1523,19 +1578,7 @@ mod tests {
                 JointKind::Prismatic => &[0, 1],
             };
             for _ in 0..25 {
-                let mut poses = PoseLanes::<Wide>::new();
-                let mut params = ParamLanes::<Wide>::new();
-                let mut velocities = PairVelocities::<Wide>::zero();
-                let mut cases = Vec::new();
-                for lane in 0..8 {
-                    let pair = random_pair(&mut r);
-                    let j = random_params(&mut r);
-                    let v = [0; 4].map(|_| random_vec(&mut r) * 2.0);
-                    poses.set_lane(lane, &pair);
-                    params.set_lane(lane, kind, &j);
-                    velocities.set_lane(lane, (v[0], v[1]), (v[2], v[3]));
-                    cases.push((pair, j, v));
-                }
+                let (poses, params, velocities, cases) = moving_lanes(&mut r, kind);
                 let mut wide = [RowGeometryLanes::<Wide>::zero(); MAX_ROWS_PER_JOINT];
                 curvature_lanes(
                     kind,
@@ -1548,16 +1591,7 @@ mod tests {
                 for (lane, (pair, j, v)) in cases.iter().enumerate() {
                     // C of every slot with the poses moved for time t along the velocities.
                     let errors = |t: f32| {
-                        let moved = PosePair {
-                            position_a: pair.position_a + v[0] * t,
-                            rotation_a: Quat::from_scaled_axis(v[1] * t) * pair.rotation_a,
-                            position_b: pair.position_b + v[2] * t,
-                            rotation_b: Quat::from_scaled_axis(v[3] * t) * pair.rotation_b,
-                        };
-                        let mut p1 = PoseLanes::<f32>::new();
-                        let mut j1 = ParamLanes::<f32>::new();
-                        p1.set_lane(0, &moved);
-                        j1.set_lane(0, kind, j);
+                        let (p1, j1, _) = one_lane(&moved(pair, v, t), j, v, kind);
                         let mut rows = [RowGeometryLanes::<f32>::zero(); MAX_ROWS_PER_JOINT];
                         rows_lanes(kind, false, &p1, &j1, &mut rows);
                         rows.map(|g| g.error)
@@ -1565,12 +1599,7 @@ mod tests {
                     let delta = 0.02;
                     let (before, now, after) = (errors(-delta), errors(0.0), errors(delta));
                     let mut one = [RowGeometryLanes::<f32>::zero(); MAX_ROWS_PER_JOINT];
-                    let mut p1 = PoseLanes::<f32>::new();
-                    let mut j1 = ParamLanes::<f32>::new();
-                    let mut v1 = PairVelocities::<f32>::zero();
-                    p1.set_lane(0, pair);
-                    j1.set_lane(0, kind, j);
-                    v1.set_lane(0, (v[0], v[1]), (v[2], v[3]));
+                    let (p1, j1, v1) = one_lane(pair, j, v, kind);
                     curvature_lanes(kind, &p1, &j1, &v1, half_h, &mut one);
                     for slot in 0..MAX_ROWS_PER_JOINT {
                         let got = wide[slot].curvature.lane(lane);
@@ -1607,44 +1636,15 @@ mod tests {
         let mut checked = 0;
         for kind in JointKind::ALL {
             for _ in 0..25 {
-                let mut poses = PoseLanes::<Wide>::new();
-                let mut params = ParamLanes::<Wide>::new();
-                let mut velocities = PairVelocities::<Wide>::zero();
-                let mut cases = Vec::new();
-                for lane in 0..8 {
-                    let pair = random_pair(&mut r);
-                    let j = random_params(&mut r);
-                    let v = [0; 4].map(|_| random_vec(&mut r) * 2.0);
-                    poses.set_lane(lane, &pair);
-                    params.set_lane(lane, kind, &j);
-                    velocities.set_lane(lane, (v[0], v[1]), (v[2], v[3]));
-                    cases.push((pair, j, v));
-                }
+                let (poses, params, velocities, cases) = moving_lanes(&mut r, kind);
                 let wide = limit_curvature_lanes(kind, &poses, &params, &velocities);
                 for (lane, (pair, j, v)) in cases.iter().enumerate() {
                     let rate = |t: f32| {
-                        let moved = PosePair {
-                            position_a: pair.position_a + v[0] * t,
-                            rotation_a: Quat::from_scaled_axis(v[1] * t) * pair.rotation_a,
-                            position_b: pair.position_b + v[2] * t,
-                            rotation_b: Quat::from_scaled_axis(v[3] * t) * pair.rotation_b,
-                        };
-                        let mut p1 = PoseLanes::<f32>::new();
-                        let mut j1 = ParamLanes::<f32>::new();
-                        p1.set_lane(0, &moved);
-                        j1.set_lane(0, kind, j);
+                        let (p1, j1, v1) = one_lane(&moved(pair, v, t), j, v, kind);
                         let mut rows = [RowGeometryLanes::<f32>::zero(); MAX_ROWS_PER_JOINT];
-                        let g = rows_lanes(kind, true, &p1, &j1, &mut rows);
-                        let mut v1 = PairVelocities::<f32>::zero();
-                        v1.set_lane(0, (v[0], v[1]), (v[2], v[3]));
-                        coordinate_rate(&g, &v1)
+                        coordinate_rate(&rows_lanes(kind, true, &p1, &j1, &mut rows), &v1)
                     };
-                    let mut p1 = PoseLanes::<f32>::new();
-                    let mut j1 = ParamLanes::<f32>::new();
-                    let mut v1 = PairVelocities::<f32>::zero();
-                    p1.set_lane(0, pair);
-                    j1.set_lane(0, kind, j);
-                    v1.set_lane(0, (v[0], v[1]), (v[2], v[3]));
+                    let (p1, j1, v1) = one_lane(pair, j, v, kind);
                     let got = wide.lane(lane);
                     let one = limit_curvature_lanes(kind, &p1, &j1, &v1);
                     assert_eq!(got.to_bits(), one.to_bits(), "{kind:?} lane {lane}");
