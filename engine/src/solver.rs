@@ -611,8 +611,13 @@ impl<L: Lane> JointBatch<L> {
             let locked = (params.lo + L::splat(2.0 * joints::LIMIT_SLOP)).gt(params.hi);
             if speculative {
                 // The stop's row already, with its speculative offset `C / h` (below).
-                geometry[LIMIT_SLOT] =
-                    joints::speculative_limit_row_lanes(&limit_coordinate, rate, params, h);
+                geometry[LIMIT_SLOT] = joints::speculative_limit_row_lanes(
+                    &limit_coordinate,
+                    rate,
+                    params,
+                    h,
+                    (carried.gt(zero), zero.gt(carried)),
+                );
             } else if limited {
                 // At both bounds (a locked joint), the stop it moves into; a joint held on
                 // its stop keeps that stop's row.

@@ -589,29 +589,44 @@ pub fn export_interruptible(
     crate::files::check_hdf5_extension(path)?;
     crate::files::refuse_to_overwrite_input(reader.path(), path)?;
     crate::files::check_output(path)?;
-    let index = reader.index();
-    let start = index.partition_point(|m| m.summary.substep < range.from);
-    let end = index.partition_point(|m| m.summary.substep <= range.to);
-    if start >= end {
-        let to = if range.to == u64::MAX {
-            "the end".to_string()
-        } else {
-            format!("substep {}", range.to)
-        };
-        return Err(ReplayError::InvalidArgument(
-            match (index.first(), index.last()) {
-                (Some(a), Some(b)) => format!(
-                    "no frame to export from substep {} to {to}: the log records substeps {} to {}",
-                    range.from, a.summary.substep, b.summary.substep
-                ),
-                _ => "the log holds no frames to export".into(),
-            },
-        ));
-    }
-    // A gap recovery passed over inside the range would be missing from the file unsaid.
-    reader.check_no_gap(start..end)?;
+    let frames = range.frames_of(reader)?;
     // The writer writes a temporary file and renames it when finished (see `create`).
-    write_frames(reader, path, start..end, range.every, progress, stop)
+    write_frames(reader, path, frames, range.every, progress, stop)
+}
+
+impl ExportRange {
+    /// The positions in `reader` of the frames from substep `from` to `to`: an error when
+    /// there are none, or when recovery passed over a damaged stretch inside them (its
+    /// frames would be missing from the output unsaid).
+    pub(crate) fn frames_of(&self, reader: &LogReader) -> Result<std::ops::Range<usize>> {
+        if self.every == 0 {
+            return Err(ReplayError::InvalidArgument(
+                "--every must be at least 1".into(),
+            ));
+        }
+        let index = reader.index();
+        let start = index.partition_point(|m| m.summary.substep < self.from);
+        let end = index.partition_point(|m| m.summary.substep <= self.to);
+        if start >= end {
+            let to = if self.to == u64::MAX {
+                "the end".to_string()
+            } else {
+                format!("substep {}", self.to)
+            };
+            return Err(ReplayError::InvalidArgument(
+                match (index.first(), index.last()) {
+                    (Some(a), Some(b)) => format!(
+                        "no frame to export from substep {} to {to}: the log records substeps \
+                         {} to {}",
+                        self.from, a.summary.substep, b.summary.substep
+                    ),
+                    _ => "the log holds no frames to export".into(),
+                },
+            ));
+        }
+        reader.check_no_gap(start..end)?;
+        Ok(start..end)
+    }
 }
 
 /// Writes frames `frames` (indices into the log), every `every`-th, to a new file at `path`.
@@ -726,7 +741,8 @@ mod tests {
             .rev()
             .find(|p| !Path::new(&format!("/proc/{p}")).exists())
             .unwrap();
-        let live = format!(".out.h5.{}-7.partial", std::process::id());
+        // (A writer number no export of this test binary reaches: `partial_path` counts them.)
+        let live = format!(".out.h5.{}-999999.partial", std::process::id());
         let killed = format!(".out.h5.{dead}-0.partial");
         let other = format!(".other.h5.{dead}-0.partial");
         for name in [&live, &killed, &other] {

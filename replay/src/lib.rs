@@ -42,6 +42,7 @@
 #![deny(missing_docs)]
 
 mod append;
+pub mod copy;
 pub mod diff;
 mod error;
 pub mod files;

@@ -1,24 +1,27 @@
-//! `lavender export`: copy a run log (or part of it) to HDF5.
+//! `lavender export`: copy a run log (or part of it) to HDF5, or to a finished `.lvlog`.
 
 use crate::output::{emit, emit_json, progress};
 use crate::run::human_bytes;
-use anyhow::bail;
+use anyhow::{bail, Context};
 use lavender_replay::h5::{export_interruptible, ExportRange};
 use std::path::PathBuf;
 
 /// Export a run log to HDF5 for h5py, MATLAB or pandas (through h5py): /time, /substep, /bodies/pose
 /// (N x B x 7), /bodies/velocity (N x B x 6), /joints/diagnostics (N x J x 8), /summary/*,
-/// with names, columns, units, settings, scene hash and engine version as attributes.
+/// with names, columns, units, settings, scene hash and engine version as attributes. To a
+/// `.lvlog`: a finished copy with its footer (a killed writer's log, which every command
+/// otherwise scans whole, then opens from its index), or a range of a long run; it diffs
+/// identical to the original over its frames and resumes from its keyframes.
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lavender export run.lvlog run.h5\n  lavender export run.lvlog part.h5 --from 1000 --to 2000 --every 4\n  h5dump -H run.h5                         lists the layout\n  python3 -c \"import h5py; f = h5py.File('run.h5'); print(f['joints/diagnostics'].shape)\""
+    after_help = "Examples:\n  lavender export run.lvlog run.h5\n  lavender export run.lvlog part.h5 --from 1000 --to 2000 --every 4\n  lavender export killed.lvlog fixed.lvlog     a killed writer's log, finished with its footer\n  lavender export run.lvlog spike.lvlog --from 4000 --to 4400\n                                           the stretch that matters, as a log of its own\n  h5dump -H run.h5                         lists the layout\n  python3 -c \"import h5py; f = h5py.File('run.h5'); print(f['joints/diagnostics'].shape)\""
 )]
 pub struct Args {
     /// The run log to read (written by `lavender run --record`).
     log: PathBuf,
-    /// The HDF5 file to write (`.h5` or `.hdf5`; replaced if it exists, and only once the
-    /// export has succeeded: a failed export leaves it as it was).
+    /// The file to write: HDF5 (`.h5` or `.hdf5`) or a Lavender log (`.lvlog`); replaced if
+    /// it exists, and only once the export has succeeded: a failed export leaves it as it was.
     output: PathBuf,
     /// First substep to export (inclusive).
     #[arg(long, default_value_t = 0, value_parser = crate::output::whole::<u64>)]
@@ -58,14 +61,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     crate::interrupt::stop_cleanly();
     crate::interrupt::writing(&args.output);
     let stop = crate::interrupt::flag();
-    let summary = export_interruptible(
-        &reader,
-        &args.output,
-        range,
-        |done| bar.set_position(done as u64),
-        stop,
-    )
-    .map_err(|e| {
+    let to_log = lavender_replay::files::extension(&args.output).as_deref() == Some("lvlog");
+    if !to_log {
+        lavender_replay::files::check_hdf5_extension(&args.output)
+            .context("or name it NAME.lvlog for a finished copy of the log")?;
+    }
+    let progress = |done: usize| bar.set_position(done as u64);
+    let exported = if to_log {
+        lavender_replay::copy::copy_interruptible(&reader, &args.output, range, progress, stop)
+    } else {
+        export_interruptible(&reader, &args.output, range, progress, stop)
+    };
+    let summary = exported.map_err(|e| {
         // A corrupt frame: the frames on either side of it can still be exported.
         let hint = match &e {
             lavender_replay::ReplayError::CorruptFrame { index, .. } => {

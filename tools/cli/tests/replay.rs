@@ -494,7 +494,7 @@ fn an_output_never_replaces_the_input() {
     let scene_link = dir.join("scene.lvlog");
     std::os::unix::fs::symlink(&scene, &scene_link).unwrap();
     for (args, says) in [
-        (vec!["export", s(&log), s(&log)], "NAME.h5"),
+        (vec!["export", s(&log), s(&log)], "is the file being read"),
         (vec!["export", s(&log), s(&link)], "is the file being read"),
         (
             vec!["resume", s(&log), "--from", "15", "--record", s(&log)],
@@ -1042,6 +1042,32 @@ fn a_default_resume_of_a_killed_writers_log_ends_where_the_log_ends() {
             String::from_utf8_lossy(&diff.stdout)
         );
     }
+    // `export` to a `.lvlog` finishes a copy with its footer: no recovery note, the same
+    // frames (diff exit 0), and it resumes from its keyframes.
+    let fixed = dir.join("fixed.lvlog");
+    let out = lavender(&["export", s(&killed), s(&fixed)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = lavender(&["scrub", s(&fixed), "--json"]);
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("note:"));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["frames"].as_u64(), Some(last + 1));
+    assert!(j["recovery"].is_null(), "{j}");
+    ok(&["diff", s(&killed), s(&fixed)]);
+    let resumed = dir.join("resumed.lvlog");
+    ok(&["resume", s(&fixed), "--from", "23", "--record", s(&resumed)]);
+    ok(&["diff", s(&fixed), s(&resumed)]);
+    // A stretch of it, and never over its own input.
+    let part = dir.join("part.lvlog");
+    ok(&["export", s(&fixed), s(&part), "--from", "8", "--to", "15"]);
+    let j: serde_json::Value = serde_json::from_str(&ok(&["scrub", s(&part), "--json"])).unwrap();
+    assert_eq!(j["frames"].as_u64(), Some(8));
+    let out = lavender(&["export", s(&fixed), s(&fixed)]);
+    assert_eq!(out.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
