@@ -6,7 +6,9 @@ use anyhow::{bail, Context};
 use lavender_replay::h5::{export_interruptible, ExportRange};
 use std::path::PathBuf;
 
-/// Export a run log to HDF5 for h5py, MATLAB or pandas (through h5py): /time, /substep, /bodies/pose
+/// Export a run log to HDF5, or copy it to a finished `.lvlog`
+///
+/// HDF5 for h5py, MATLAB or pandas (through h5py): /time, /substep, /bodies/pose
 /// (N x B x 7), /bodies/velocity (N x B x 6), /joints/diagnostics (N x J x 8), /summary/*,
 /// with names, columns, units, settings, scene hash and engine version as attributes. To a
 /// `.lvlog`: a finished copy with its footer (a killed writer's log, which every command

@@ -39,7 +39,7 @@ enum Command {
     Tutorial(tutorial::Args),
     /// Benchmark the solver (scenes, scaling, wide vs scalar, threads, optionally rapier3d).
     Bench(bench::Args),
-    /// Export a run log to HDF5.
+    /// Export a run log to HDF5, or copy it (or a stretch of it) to a finished .lvlog.
     Export(export::Args),
     /// Scrub a run log: residual timeline, worst joints, one frame, early spikes, live tail.
     Scrub(scrub::Args),
