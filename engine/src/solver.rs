@@ -605,9 +605,14 @@ impl<L: Lane> JointBatch<L> {
             };
             // The limit impulse of the substep before, signed by the stop that gave it
             // (`+` the lower, `-` the upper; see `store`), and which lanes are locked
-            // (`hi - lo` within twice the slop: both stops at once).
-            let carried = self.carried_limit_impulse(input.joints);
+            // (`hi - lo` within twice the slop: both stops at once). Read by limited batches
+            // only.
             let zero = L::splat(0.0);
+            let carried = if limited {
+                self.carried_limit_impulse(input.joints)
+            } else {
+                zero
+            };
             let locked = (params.lo + L::splat(2.0 * joints::LIMIT_SLOP)).gt(params.hi);
             if speculative {
                 // The stop's row already, with its speculative offset `C / h` (below).
