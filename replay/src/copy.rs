@@ -27,6 +27,15 @@ pub fn copy_interruptible(
     stop: &AtomicBool,
 ) -> Result<LogSummary> {
     let path = path.as_ref();
+    if range.every != 1 {
+        // A log holds consecutive substeps: diff pairs frames by substep and resume re-runs
+        // from keyframes (QA 2026-12-07: a thinned copy never diffed identical).
+        return Err(ReplayError::InvalidArgument(format!(
+            "--every {} thins HDF5 exports only: a copy as a log holds every substep of its \
+             range (diff and resume rely on it)",
+            range.every
+        )));
+    }
     crate::files::check_extension(
         path,
         &["lvlog"],
@@ -67,6 +76,13 @@ pub fn copy_interruptible(
         w.finish()
     })();
     let renamed = copied.and_then(|summary| {
+        // A stop asked for while the footer was written: the output stays as it was, as the
+        // message on the first signal promised (QA 2026-12-07).
+        if stop.load(Ordering::Relaxed) {
+            return Err(ReplayError::Interrupted {
+                path: path.to_path_buf(),
+            });
+        }
         std::fs::rename(&partial, &target)
             .map(|()| summary)
             .map_err(|source| ReplayError::Io {
@@ -146,17 +162,22 @@ mod tests {
             assert_eq!(a.solver_state(), b.solver_state());
             assert_eq!(whole.index()[i].summary, copied.index()[i].summary);
         }
-        // A range, every other frame.
+        // A range; thinned, refused (a log holds every substep of its range).
         let part = dir.path().join("part.lvlog");
-        let range = ExportRange {
+        let range = |every| ExportRange {
             from: 10,
             to: 19,
-            every: 2,
+            every,
         };
-        copy_interruptible(&whole, &part, range, |_| {}, &stop).unwrap();
-        let part = open(&part);
-        let substeps: Vec<u64> = part.index().iter().map(|m| m.summary.substep).collect();
-        assert_eq!(substeps, [10, 12, 14, 16, 18]);
+        copy_interruptible(&whole, &part, range(1), |_| {}, &stop).unwrap();
+        let substeps: Vec<u64> = open(&part)
+            .index()
+            .iter()
+            .map(|m| m.summary.substep)
+            .collect();
+        assert_eq!(substeps, (10..=19).collect::<Vec<_>>());
+        let thinned = copy_interruptible(&whole, &part, range(2), |_| {}, &stop);
+        assert!(matches!(thinned, Err(ReplayError::InvalidArgument(_))));
     }
 
     #[test]

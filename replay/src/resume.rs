@@ -186,12 +186,22 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
         }
         None if reader.index()[0].summary.substep == 0 => (0, None),
         None => {
+            // Where the log has a keyframe later on (a stretch cut from a longer log starts
+            // between two), say where resuming works (QA 2026-12-07: it advised recording
+            // with keyframes, which the log had).
+            let first = reader.index().iter().find(|m| m.has_solver_state);
+            let advice = match first {
+                Some(m) => format!(
+                    "resume from substep {} (the log's first keyframe) or later",
+                    m.summary.substep
+                ),
+                None => "record with keyframes (the default)".into(),
+            };
             return Err(ReplayError::Resume(format!(
                 "no readable frame at or before substep {from_substep} carries solver state \
-                 ({} corrupt), and the log does not start at substep 0; record with keyframes \
-                 (the default)",
+                 ({} corrupt), and the log does not start at substep 0; {advice}",
                 corrupt_keyframes.len()
-            )))
+            )));
         }
     };
     let mut replayed = 0;

@@ -2,7 +2,7 @@
 
 use crate::output::{emit, emit_json, progress};
 use crate::run::human_bytes;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use lavender_replay::h5::{export_interruptible, ExportRange};
 use std::path::PathBuf;
 
@@ -13,7 +13,9 @@ use std::path::PathBuf;
 /// with names, columns, units, settings, scene hash and engine version as attributes. To a
 /// `.lvlog`: a finished copy with its footer (a killed writer's log, which every command
 /// otherwise scans whole, then opens from its index), or a range of a long run; it diffs
-/// identical to the original over its frames and resumes from its keyframes.
+/// identical to the original over its frames (`diff --overlap` for a range) and resumes from
+/// its keyframes. A range's spike index is judged on the frames it holds: its baselines start
+/// afresh at `--from`, so scrub the original for spikes in the range's first window.
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
@@ -31,7 +33,8 @@ pub struct Args {
     /// Last substep to export (inclusive; default: the last one).
     #[arg(long, value_parser = crate::output::whole::<u64>)]
     to: Option<u64>,
-    /// Export every K-th frame of the range, starting with its first.
+    /// Export every K-th frame of the range, starting with its first (HDF5 only: a `.lvlog`
+    /// holds every substep of its range).
     #[arg(long, default_value_t = 1, value_name = "K", value_parser = crate::output::whole::<u64>)]
     every: u64,
     /// Print what was written as one JSON object.
@@ -65,8 +68,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let stop = crate::interrupt::flag();
     let to_log = lavender_replay::files::extension(&args.output).as_deref() == Some("lvlog");
     if !to_log {
-        lavender_replay::files::check_hdf5_extension(&args.output)
-            .context("or name it NAME.lvlog for a finished copy of the log")?;
+        if let Err(e) = lavender_replay::files::check_hdf5_extension(&args.output) {
+            bail!("{e}, or NAME.lvlog for a finished copy of the log");
+        }
     }
     let progress = |done: usize| bar.set_position(done as u64);
     let exported = if to_log {

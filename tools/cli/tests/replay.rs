@@ -1068,6 +1068,10 @@ fn a_default_resume_of_a_killed_writers_log_ends_where_the_log_ends() {
     assert_eq!(j["frames"].as_u64(), Some(8));
     let out = lavender(&["export", s(&fixed), s(&fixed)]);
     assert_eq!(out.status.code(), Some(2));
+    // A log holds every substep of its range: --every is for HDF5.
+    let out = lavender(&["export", s(&fixed), s(&part), "--every", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("thins HDF5 exports only"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
