@@ -98,7 +98,19 @@ pub fn copy_interruptible(
         }),
         Err(e) => {
             let _ = std::fs::remove_file(&partial);
-            Err(e)
+            // The output's name, not the temporary one's (QA 2026-12-07).
+            Err(match e {
+                ReplayError::Io {
+                    action,
+                    path: p,
+                    source,
+                } if p == partial => ReplayError::Io {
+                    action,
+                    path: path.to_path_buf(),
+                    source,
+                },
+                e => e,
+            })
         }
     }
 }

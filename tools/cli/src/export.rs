@@ -82,8 +82,13 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         // A corrupt frame: the frames on either side of it can still be exported.
         let hint = match &e {
             lavender_replay::ReplayError::CorruptFrame { index, .. } => {
-                let substep = |i: usize| reader.index().get(i).map(|m| m.summary.substep);
-                either_side(index.checked_sub(1).and_then(substep), substep(index + 1))
+                // The nearest readable frames, past any corrupt neighbours (QA 2026-12-07: with
+                // two corrupt frames in a row the hint named the other one).
+                let readable = |i: &usize| reader.frame(*i).is_ok();
+                let substep = |i: usize| reader.index()[i].summary.substep;
+                let before = (0..*index).rev().find(readable).map(substep);
+                let after = (index + 1..reader.len()).find(readable).map(substep);
+                either_side(before, after)
             }
             lavender_replay::ReplayError::SkippedRecord { record, .. } => {
                 either_side(record.after_substep, Some(record.before_substep))

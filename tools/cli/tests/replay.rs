@@ -555,6 +555,25 @@ fn a_failed_export_leaves_the_earlier_file_and_a_damaged_log_never_diffs_identic
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert!(!names.iter().any(|n| n.contains("partial")), "{names:?}");
+    // Two frames in a row damaged: the hint names readable frames on either side of both
+    // (QA 2026-12-07: it named the other corrupt frame), and those exports succeed.
+    let frames = {
+        let j: serde_json::Value =
+            serde_json::from_str(&ok(&["scrub", s(&log), "--json"])).unwrap();
+        j["frames"].as_u64().unwrap() as usize
+    };
+    bytes[at + std::fs::read(&log).unwrap().len() / frames] ^= 0x10;
+    let twice = dir.join("twice.lvlog");
+    std::fs::write(&twice, &bytes).unwrap();
+    let out = lavender(&["export", s(&twice), s(&h5)]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let number_after = |flag: &str| -> String {
+        let i = err.find(flag).unwrap_or_else(|| panic!("{flag} in {err}")) + flag.len();
+        err[i..].chars().take_while(char::is_ascii_digit).collect()
+    };
+    let (to, from) = (number_after("--to "), number_after("--from "));
+    ok(&["export", s(&twice), s(&h5), "--to", &to]);
+    ok(&["export", s(&twice), s(&h5), "--from", &from]);
     // The footer hashes of the damaged log still match the good one's; diff checks the
     // frames anyway and calls the input unusable.
     let out = lavender(&["diff", s(&log), s(&damaged)]);
