@@ -608,12 +608,12 @@ impl<L: Lane> JointBatch<L> {
             // (`hi - lo` within twice the slop: both stops at once). Read by limited batches
             // only.
             let zero = L::splat(0.0);
-            let carried = if limited {
-                self.carried_limit_impulse(input.joints)
+            let (carried, locked) = if limited {
+                let locked = (params.lo + L::splat(2.0 * joints::LIMIT_SLOP)).gt(params.hi);
+                (self.carried_limit_impulse(input.joints), locked)
             } else {
-                zero
+                (zero, zero.gt(zero))
             };
-            let locked = (params.lo + L::splat(2.0 * joints::LIMIT_SLOP)).gt(params.hi);
             if speculative {
                 // The stop's row already, with its speculative offset `C / h` (below).
                 geometry[LIMIT_SLOT] = joints::speculative_limit_row_lanes(

@@ -12,7 +12,6 @@ use crate::error::{ReplayError, Result};
 use crate::h5::ExportRange;
 use crate::reader::LogReader;
 use crate::writer::{LogSummary, LogWriter, WriterOptions};
-use crate::FrameInput;
 
 /// Copies the frames of `range` from `reader` to a new log at `path` (`.lvlog`), written under
 /// a temporary name and renamed to `path` once finished with its footer, so that a failed or
@@ -58,16 +57,7 @@ pub fn copy_interruptible(
                 });
             }
             let f = reader.frame(i)?;
-            w.append(&FrameInput {
-                substep: f.substep(),
-                time: f.time(),
-                poses: f.poses(),
-                velocities: f.velocities(),
-                diagnostics: f.diagnostics(),
-                solver_state: f.solver_state(),
-                total_energy: f.total_energy(),
-                state_hash: f.state_hash(),
-            })?;
+            w.append(&f.input())?;
             if (i - start).is_multiple_of(256) {
                 progress(i - start);
             }

@@ -598,7 +598,7 @@ impl ExportRange {
     /// The positions in `reader` of the frames from substep `from` to `to`: an error when
     /// there are none, or when recovery passed over a damaged stretch inside them (its
     /// frames would be missing from the output unsaid).
-    pub(crate) fn frames_of(&self, reader: &LogReader) -> Result<std::ops::Range<usize>> {
+    pub fn frames_of(&self, reader: &LogReader) -> Result<std::ops::Range<usize>> {
         if self.every == 0 {
             return Err(ReplayError::InvalidArgument(
                 "--every must be at least 1".into(),
@@ -648,14 +648,8 @@ fn write_frames(
         }
         let f = reader.frame(i)?;
         let input = FrameInput {
-            substep: f.substep(),
-            time: f.time(),
-            poses: f.poses(),
-            velocities: f.velocities(),
-            diagnostics: f.diagnostics(),
             solver_state: None,
-            total_energy: f.total_energy(),
-            state_hash: f.state_hash(),
+            ..f.input()
         };
         w.append_with_summary(&input, &f.summary())?;
         if (i - start).is_multiple_of(256) {

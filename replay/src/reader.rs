@@ -19,8 +19,8 @@ use rkyv::util::AlignedVec;
 use crate::error::{ReplayError, Result};
 use crate::format::{
     align16, check_magic, decode_record_head, record_crc, ArchivedFooterRecord,
-    ArchivedFrameRecord, FrameMeta, FrameSummary, Header, Prefix, FORMAT_MAJOR, KIND_FOOTER,
-    KIND_FRAME, PREFIX_SIZE, RECORD_HEAD_SIZE, TRAILER_MAGIC, TRAILER_SIZE,
+    ArchivedFrameRecord, FrameInput, FrameMeta, FrameSummary, Header, Prefix, FORMAT_MAJOR,
+    KIND_FOOTER, KIND_FRAME, PREFIX_SIZE, RECORD_HEAD_SIZE, TRAILER_MAGIC, TRAILER_SIZE,
 };
 use crate::scrub::{Spike, SpikeParams};
 
@@ -1258,12 +1258,26 @@ impl<'a> FrameView<'a> {
     pub fn solver_state(&self) -> Option<&'a [f32]> {
         self.rec.solver_state.as_ref().map(|b| native_flat(b.get()))
     }
+    /// The frame as a writer takes it, every array in place: what a copy or an export of
+    /// the log appends.
+    pub fn input(&self) -> FrameInput<'a> {
+        FrameInput {
+            substep: self.substep(),
+            time: self.time(),
+            poses: self.poses(),
+            velocities: self.velocities(),
+            diagnostics: self.diagnostics(),
+            solver_state: self.solver_state(),
+            total_energy: self.total_energy(),
+            state_hash: self.state_hash(),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::{FrameInput, PREFIX_SIZE};
+    use crate::format::PREFIX_SIZE;
     use crate::testutil::{self, OwnedFrame};
     use crate::LogWriter;
     use proptest::prelude::*;

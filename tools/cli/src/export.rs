@@ -51,17 +51,15 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         bail!("--to {to} is before --from {}", args.from);
     }
     let reader = crate::scrub::open_log(&args.log)?;
-    // The bar counts the log's frames in the range (QA 2026-12-07: it counted the whole log,
-    // and a range export ended at 2000/4800).
-    let index = reader.index();
-    let in_range = index.partition_point(|m| m.summary.substep <= to)
-        - index.partition_point(|m| m.summary.substep < args.from);
-    let bar = progress(in_range as u64, "exporting");
     let range = ExportRange {
         from: args.from,
         to,
         every: args.every,
     };
+    // The bar counts the log's frames in the range (QA 2026-12-07: it counted the whole log,
+    // and a range export ended at 2000/4800); an empty range is the export's error, below.
+    let in_range = range.frames_of(&reader).map_or(0, |r| r.len());
+    let bar = progress(in_range as u64, "exporting");
     // A Ctrl-C stops the export cleanly: its temporary file removed, the output untouched.
     crate::interrupt::stop_cleanly();
     crate::interrupt::writing(&args.output);
