@@ -22,6 +22,37 @@ fn limit_violation_column_is_the_distance_past_the_bound() {
     assert!((reached - lo).abs() < 1e-3, "lowest angle {reached}");
 }
 
+/// The substep a joint crosses its stop, the projection pushes it back onto the stop and takes
+/// its velocity into the stop out of the bodies' velocities (`solver::stop_approach`; the
+/// chapter's failure mode "project position without removing radial velocity"): the pendulum
+/// that swings into its -0.6 rad stop at 2.37 rad/s ends that substep on the stop at rest.
+/// Before (2026-12-07) it kept the 2.37 rad/s for a substep, until the stop's row took it
+/// out, and where the projection left a joint beyond the slop off its stop no row ever did.
+#[test]
+fn the_projection_ends_the_approach_of_a_joint_it_pushes_back_from_its_stop() {
+    let (scene, mut world) = builtin("limited-revolute");
+    let [lo, _] = world.joints().limit_of(0).unwrap();
+    let bob = world.body_id("bob").unwrap();
+    let mut before = None;
+    let mut at_stop = None;
+    run_observed(&mut world, scene.frame_dt(), scene.duration(), |w, info| {
+        let x = w.constraint_data()[0][7];
+        let (_, omega) = w.body_velocity(bob).unwrap();
+        if at_stop.is_none() {
+            if x <= lo + 1e-5 {
+                at_stop = Some((info.substep, omega.z));
+            } else {
+                before = Some(omega.z);
+            }
+        }
+    });
+    let (substep, omega) = at_stop.expect("the pendulum reaches its stop");
+    let before = before.unwrap();
+    println!("substep {substep}: {before} rad/s before, {omega} rad/s on the stop");
+    assert!(before < -2.0, "{before}");
+    assert!(omega.abs() < 1e-4, "{omega} rad/s at substep {substep}");
+}
+
 #[test]
 fn crossed_limit_lights_column_five_and_the_bias_brings_it_back() {
     // Without projection only the velocity solve and its error-reduction bias act, so the
@@ -209,27 +240,30 @@ fn assert_stops_exceeded(worst: &[f32], root: std::ops::Range<f32>, overall: std
 
 /// The chain solve takes the limited chain as one chain, its limit rows in or out of the
 /// direct system by an active-set solve, so the torque the root's stop must hold reaches
-/// it in one pass: the root's stop is exceeded by 0.24 rad (colours: 0.67) and the worst,
-/// in the whip, by 0.32 rad (colours: 1.22) at 8 velocity and 2 projection passes (0.20 and
-/// 0.57 before joints running into a stop lost their curvature offsets, 2026-12-06; 0.24
-/// and 0.50 before joints held on their stops kept them and their stops' rows, 2026-12-07).
-/// What is left comes from the substep: a stop is a row only once crossed (speculative
-/// limits, below, cut it further).
+/// it in one pass: the root's stop is exceeded by 0.25 rad (colours: 0.67) and the worst,
+/// in the whip, by 0.59 rad (colours: 1.13) at 8 velocity and 2 projection passes. The
+/// whip's figure is chaotic in any change of the step: since joints pushed back from a stop
+/// lose their velocity into it (2026-12-07, `solver::stop_approach`) chains of 60 to 120
+/// links give 0.35 to 0.59 rad, 0.32 to 0.61 before (0.32 at 100 links; 0.20 and 0.57
+/// before joints running into a stop lost their curvature offsets, 2026-12-06; 0.50 before
+/// joints held on their stops kept them). What is left comes from the substep: a stop is a
+/// row only once crossed (speculative limits, below, cut it further).
 #[test]
 fn the_chain_solve_holds_a_long_limited_chain_closer_to_its_stops() {
-    assert_stops_exceeded(&limited_chain_violations(true), 0.2..0.28, 0.28..0.36);
+    assert_stops_exceeded(&limited_chain_violations(true), 0.2..0.3, 0.5..0.65);
 }
 
 /// A known limit, measured (README, "Known limit: limits along long chains"): every hinge of
 /// the shipped chain limited to +-0.3 rad. The root's stop (which holds the whole chain) is
-/// exceeded by 0.67 rad and the stops near the free end (in the whip) by 1.22 rad at the
-/// default settings (row by row; the chain solve cuts both, above). (Without curvature
+/// exceeded by 0.67 rad and the stops near the free end (in the whip) by 1.13 rad at the
+/// default settings (1.22 before joints pushed back from a stop lost their velocity into it,
+/// 2026-12-07) (row by row; the chain solve cuts both, above). (Without curvature
 /// offsets the whip keeps less of its energy and the worst stop is exceeded by 0.69 rad.)
 /// The bounds bracket today's numbers: when the solver learns to hold them, this test says
 /// so; lower them and the README's.
 #[test]
 fn a_long_limited_chain_exceeds_its_stops_a_known_limit() {
-    assert_stops_exceeded(&limited_chain_violations(false), 0.6..0.75, 1.15..1.35);
+    assert_stops_exceeded(&limited_chain_violations(false), 0.6..0.75, 1.05..1.25);
 }
 
 /// A known limit, measured: the chain solve at one velocity pass and no projection (the
@@ -305,10 +339,11 @@ fn speculative_limits_stop_a_fast_hinge_at_its_stop_not_past_it() {
 /// Speculative limits where a solve can hold a stop exactly: the hub solve (twenty light
 /// limited hinges on one hub) and the chain solve (ten limited ropes) both stop joints at
 /// their stops instead of one substep past them. Measured (worst violation without and with):
-/// light hub 1.7e-2 and 8.4e-5 rad, forty hinges 1.4e-2 and 1.5e-5 rad, ropes 0.133 and 0.054
+/// light hub 1.7e-2 and 8.4e-5 rad, forty hinges 1.4e-2 and 1.5e-5 rad, ropes 0.123 and 0.052
 /// rad (3.8e-5, 6.6e-6 and 0.044 before joints held on their stops kept their curvature
-/// offsets, 2026-12-07; the ropes' figure is chaotic in small changes of the step: variants
-/// of that rule gave 0.039 to 0.054).
+/// offsets, 2026-12-07, the ropes 0.133 and 0.054 before joints pushed back from a stop lost
+/// their velocity into it, the same day; the ropes' figure is chaotic in small changes of
+/// the step: variants of that rule gave 0.039 to 0.054).
 #[test]
 fn speculative_limits_hold_hubs_and_directly_solved_ropes_at_their_stops() {
     for (file, chain_solve, plain_min, speculative_max) in [
@@ -346,11 +381,12 @@ fn a_stop_never_reached_changes_no_bit_with_speculative_limits() {
 }
 
 /// The limited chain with speculative limits: with the chain solve its worst stop is
-/// exceeded by less (0.23 rad, the root's; 0.32 without); row by row the
+/// exceeded by less (0.23 rad, the root's; 0.59 without); row by row the
 /// whip's overshoot comes from Gauss-Seidel over 100 links in eight passes, which
-/// speculation changes less (1.14 rad, 1.22 without; the root's 0.66 to 0.67 either way).
+/// speculation does not change (1.13 rad either way; the root's 0.66 to 0.67).
 /// (0.25 and 1.08 before joints held on their stops kept their curvature offsets,
-/// 2026-12-07: the whip is chaotic in such changes.)
+/// 2026-12-07, and 0.23 and 1.14 before joints pushed back from a stop lost their velocity
+/// into it, the same day: the whip is chaotic in such changes.)
 #[test]
 fn speculative_limits_cut_the_limited_chains_overshoot_with_the_chain_solve() {
     let run = |chain_solve: bool| {
@@ -594,29 +630,32 @@ fn a_pair_spun_fast_or_locked_keeps_most_of_its_energy() {
     assert!(locked_welded.abs() < 1e-4, "{locked_welded}");
 }
 
-/// A known limit, measured (QA 2026-12-07; `data/regressions/tumbling-slider-on-stop.toml`):
-/// a tumbling pair whose slider runs onto its upper stop gains energy without bound at the
-/// default projection (factor 1, two passes): 1.97 J to 58.9 J in 10 s, where the pair welded
-/// keeps it. A projection factor of 0.99, one projection pass or speculative limits leave the
-/// slide's two inelastic impacts' loss (-16 %). The bounds bracket today's numbers: when the
-/// solver stops pumping, this test says so; change them and the README's.
+/// QA 2026-12-07 (`data/regressions/tumbling-slider-on-stop.toml`): a tumbling pair whose
+/// slider runs onto its upper stop gained energy without bound at the default projection
+/// (factor 1, two passes), 1.97 J to 58.9 J in 10 s: the projection left the slider 2e-5 m
+/// off its stop, beyond the slop, so no substep had the stop's row, and the slider ran into
+/// the stop at 1.8 m/s for the rest of the run, pushed back by the projection every substep.
+/// The projection now takes a stop's approach out of the velocities where it pushes a joint
+/// back that the velocity solve did not stop (`solver::stop_approach`): every setting loses
+/// the slide's two inelastic impacts, 16 %.
 #[test]
-fn a_slider_on_its_stop_in_a_tumbling_pair_gains_energy_a_known_limit() {
+fn a_slider_on_its_stop_in_a_tumbling_pair_loses_only_its_impacts() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("data/regressions/tumbling-slider-on-stop.toml");
     let text = std::fs::read_to_string(path).unwrap();
     let with =
         |line: &str| text.replace("duration = 10.0\n", &format!("duration = 10.0\n{line}\n"));
-    let gain = -energy_lost(&text, None);
-    let factor = -energy_lost(&with("projection_factor = 0.99"), None);
-    let one_pass = -energy_lost(&with("position_iterations = 1"), None);
-    let speculative = -energy_lost(&with("speculative_limits = true"), None);
+    let lost = energy_lost(&text, None);
+    let factor = energy_lost(&with("projection_factor = 0.99"), None);
+    let one_pass = energy_lost(&with("position_iterations = 1"), None);
+    let speculative = energy_lost(&with("speculative_limits = true"), None);
     println!(
-        "energy gained in 10 s: {gain} (projection factor 0.99: {factor}, one pass: {one_pass}, \
+        "energy lost in 10 s: {lost} (projection factor 0.99: {factor}, one pass: {one_pass}, \
          speculative limits: {speculative})"
     );
-    assert!((25.0..35.0).contains(&gain), "{gain}");
-    for other in [factor, one_pass, speculative] {
-        assert!((-0.2..-0.1).contains(&other), "{other}");
+    // Measured: 0.1625 at the defaults, factor 0.99 and one pass, 0.158 with speculative
+    // limits (the welded pair keeps its energy to 1e-5).
+    for loss in [lost, factor, one_pass, speculative] {
+        assert!((0.15..0.17).contains(&loss), "{loss}");
     }
 }

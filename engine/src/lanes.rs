@@ -871,10 +871,12 @@ impl BodyAccess<'_> {
     }
 }
 
-/// Poses and mass properties shared by the tasks of one colour during projection.
+/// Poses, velocities and mass properties shared by the tasks of one colour during
+/// projection (the velocities for the stops it pushes a joint back from).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PoseAccess<'a> {
     pub poses: Shared<'a, SolverPose>,
+    pub velocities: BodyAccess<'a>,
     pub inv_inertia: &'a [Mat3],
 }
 

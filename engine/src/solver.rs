@@ -1023,11 +1023,12 @@ impl<L: Lane> RowScratch<L> {
 /// A joint's decoupled rows are independent at these poses, so their corrections are summed
 /// and applied once per body: one rotation update and renormalisation per body instead of one
 /// per row (the sequential form differs only at second order in the correction, and cost
-/// twice as much).
+/// twice as much). A limit row pushing a joint back from a stop the velocity solve did not
+/// push on also takes its approach out of the velocities ([`stop_approach`]).
 ///
 /// # Safety
-/// The lanes' bodies are touched by no other task during this call, unless static or
-/// kinematic (those are only read).
+/// The lanes' bodies (their poses and velocities) are touched by no other task during this
+/// call, unless static or kinematic (those are only read).
 unsafe fn project_step<L: Lane>(
     scratch: &mut RowScratch<L>,
     poses: &PoseAccess,
@@ -1060,6 +1061,12 @@ unsafe fn project_step<L: Lane>(
     let zero = L::splat(0.0);
     let (min_k, neg_factor) = (L::splat(MIN_K), L::splat(-factor));
     let (mut dp, mut dtheta_a, mut dtheta_b) = (V3::<L>::zero(), V3::zero(), V3::zero());
+    // Bits 0..lanes (`1 << lanes` would overflow for a full group of 16 lanes).
+    let real = u16::MAX >> (16 - lanes);
+    let write = WriteMask {
+        a: real & L::mask_bits(pose_a.inv_mass.gt(zero)) as u16,
+        b: real & L::mask_bits(pose_b.inv_mass.gt(zero)) as u16,
+    };
     for (slot, g) in geometry.iter().enumerate() {
         if slots & (1 << slot) == 0 {
             continue;
@@ -1069,6 +1076,22 @@ unsafe fn project_step<L: Lane>(
         if unilateral & (1 << slot) != 0 {
             // Unilateral rows move only when violated (`C < 0`).
             apply = L::and(apply, zero.gt(g.error));
+            // The velocity half where the velocity solve had no say on the stop: its limit
+            // impulse this substep is 0 and the joint is not locked (a joint the solve held
+            // on the stop moves along the chord its curvature offset aims for, which the
+            // projection must not take out).
+            let impulse = L::from_fn(|lane| joints.impulse[ids[lane] as usize][LIMIT_SLOT]);
+            let locked = (params.lo + L::splat(2.0 * joints::LIMIT_SLOP)).gt(params.hi);
+            let free = L::not(L::or(lanes::abs(impulse).gt(zero), locked));
+            let stopped = L::and(apply, free);
+            if L::mask_bits(stopped) != 0 {
+                let bodies = (&body_a, &body_b);
+                let inv_mass = (gathered.inv_mass_a, gathered.inv_mass_b);
+                // SAFETY: the caller's contract (the velocities are shared like the poses).
+                unsafe {
+                    stop_approach(&poses.velocities, g, (k, stopped), bodies, inv_mass, write)
+                };
+            }
         }
         // delta = -factor C / K along M^-1 J^T.
         let delta = L::select(apply, neg_factor * g.error / k, zero);
@@ -1084,14 +1107,10 @@ unsafe fn project_step<L: Lane>(
     let rotation_a = integrate_rotation_lanes(p.rotation_a, m.inv_inertia_a.mul_v3(dtheta_a));
     let rotation_b = integrate_rotation_lanes(p.rotation_b, m.inv_inertia_b.mul_v3(dtheta_b));
     // Written back: the real lanes' dynamic bodies (with their own inverse masses).
-    let zero_mass = L::splat(0.0);
-    // Bits 0..lanes (`1 << lanes` would overflow for a full group of 16 lanes).
-    let real = u16::MAX >> (16 - lanes);
-    for (pose, (position, rotation), bodies) in [
-        (pose_a, (position_a, rotation_a), &body_a),
-        (pose_b, (position_b, rotation_b), &body_b),
+    for (pose, (position, rotation), bodies, write) in [
+        (pose_a, (position_a, rotation_a), &body_a, write.a),
+        (pose_b, (position_b, rotation_b), &body_b, write.b),
     ] {
-        let write = real & L::mask_bits(pose.inv_mass.gt(zero_mass)) as u16;
         let new = lanes::PoseLanesOf {
             position,
             rotation,
@@ -1102,6 +1121,46 @@ unsafe fn project_step<L: Lane>(
             poses.poses.set(bodies.as_ref()[lane] as usize, p)
         });
     }
+}
+
+/// The velocity half of pushing a joint back from a stop it crossed: where `apply`, the
+/// decoupled stop row `g` (`K` = `k`) at the poses being projected gets the impulse that
+/// ends its approach, `lambda = max(-J v / K, 0)`, on the bodies' velocities: the joint stays
+/// on the stop instead of moving into it again (projecting the position without removing the
+/// velocity into the stop is a failure mode the tutorial chapter names). A joint reaches its
+/// stop within a substep before the limit's row exists (the chapter's rule: the row only once
+/// the bound is crossed); the next substep's velocity solve used to take the approach out,
+/// but where the projection left the joint more than the slop off the stop it had no row
+/// there, and a slider in a tumbling pair kept running into its stop at 1.8 m/s, pushed back by
+/// the projection every substep, which pumped the pair from 2 J to 59 J in 10 s (QA
+/// 2026-12-07, `data/regressions/tumbling-slider-on-stop.toml`). Along the decoupled row, the
+/// impulse leaves the joint's other rows' velocities as they are.
+///
+/// # Safety
+/// As `project_step`'s, for the velocities.
+#[inline(always)]
+unsafe fn stop_approach<L: Lane>(
+    velocities: &BodyAccess,
+    g: &RowGeometryLanes<L>,
+    (k, apply): (L, L::Mask),
+    (a, b): (&L::Indices, &L::Indices),
+    (inv_mass_a, inv_mass_b): (L, L),
+    write: WriteMask,
+) {
+    // SAFETY: the caller's contract.
+    let mut v = unsafe { velocities.gather_velocities::<L>(a, b) };
+    let rate = g.linear.dot(v.linear_b - v.linear_a)
+        + g.angular_a.dot(v.angular_a)
+        + g.angular_b.dot(v.angular_b);
+    let zero = L::splat(0.0);
+    let lambda = L::select(apply, lanes::max(-rate / k, zero), zero);
+    let p = g.linear.scale(lambda);
+    v.linear_a = v.linear_a - p.scale(inv_mass_a);
+    v.angular_a = v.angular_a + g.inv_i_angular_a.scale(lambda);
+    v.linear_b = v.linear_b + p.scale(inv_mass_b);
+    v.angular_b = v.angular_b + g.inv_i_angular_b.scale(lambda);
+    // SAFETY: as above; `write` holds dynamic bodies of real lanes only.
+    unsafe { velocities.scatter_velocities(&v, a, b, write) };
 }
 
 /// The rows of a whole world on one path: colour batches of `L::WIDTH` lanes and the

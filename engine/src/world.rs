@@ -19,7 +19,9 @@
 //!    where `u` are the bias velocities, then discarded;
 //! 7. `project_positions`: `position_iterations` passes that move the poses back onto the
 //!    joint manifold, joint by joint (non-linear Gauss-Seidel; a joint's decoupled rows are
-//!    applied together);
+//!    applied together); a joint pushed back from a stop its velocity solve did not push on
+//!    also loses its velocity into the stop (`solver::stop_approach`); then the solver's
+//!    velocities and the poses go to the bodies;
 //! 8. `update_sleep` (only with [`Settings::sleeping`]): rest timers, and islands falling
 //!    asleep or waking (see [`crate::schedule::islands`]); a change rebuilds the schedule
 //!    before the next substep;
@@ -1547,13 +1549,6 @@ impl World {
                 }
             }
         }
-        let v = &self.velocities;
-        let b = &mut self.bodies;
-        exec.for_each_pair(
-            &mut b.linear_velocity,
-            &mut b.angular_velocity,
-            &|i, linear, angular| (*linear, *angular) = (v[i].linear(), v[i].angular()),
-        );
     }
 
     /// `passes.0` velocity passes, the first `passes.1` of them with a bias pass, then the
@@ -1576,21 +1571,22 @@ impl World {
         let _s = trace_span!("integrate_positions").entered();
         let exec = self.exec();
         let b = &self.bodies;
-        let (u, asleep) = (&self.bias, &self.sleep.asleep);
-        let (kind, linear, angular) = (&b.kind, &b.linear_velocity, &b.angular_velocity);
+        let (v, u, asleep) = (&self.velocities, &self.bias, &self.sleep.asleep);
+        let kind = &b.kind;
         let (position, rotation, inv_mass) = (&b.position, &b.rotation, &b.inv_mass);
         // Into the pose blocks the projection works on; the bodies get them after it.
         exec.for_each_indexed(&mut self.poses, &|i, p| {
+            let (linear, angular) = (v[i].linear(), v[i].angular());
             let (mut x, mut q) = (position[i], rotation[i]);
             if kind[i] == BodyKind::Kinematic {
                 // A prescribed motion is followed exactly: the rotation by the angle itself,
                 // where the first-order update below turns by 2 atan(w h / 2) (1.4 % short at
                 // 100 rad/s in 1/240 s substeps; QA).
-                x += linear[i] * h;
-                q = (Quat::from_scaled_axis(angular[i] * h) * q).normalize();
+                x += linear * h;
+                q = (Quat::from_scaled_axis(angular * h) * q).normalize();
             } else if kind[i] != BodyKind::Static && !asleep[i] {
-                x += (linear[i] + u[i].linear()) * h;
-                q = integrate_rotation(q, (angular[i] + u[i].angular()) * h);
+                x += (linear + u[i].linear()) * h;
+                q = integrate_rotation(q, (angular + u[i].angular()) * h);
             }
             *p = SolverPose::new(x, q, inv_mass[i]);
         });
@@ -1604,6 +1600,9 @@ impl World {
         let b = &mut self.bodies;
         let poses = PoseAccess {
             poses: Shared::new(&mut self.poses),
+            velocities: BodyAccess {
+                velocities: Shared::new(&mut self.velocities),
+            },
             inv_inertia: &b.inv_inertia_world,
         };
         let joints = &self.joints;
@@ -1612,6 +1611,14 @@ impl World {
         exec.for_each_pair(&mut b.position, &mut b.rotation, &|i, x, q| {
             (*x, *q) = (projected[i].position(), projected[i].rotation());
         });
+        // The velocities, with the approach taken out of the stops the projection pushed
+        // joints back from (`solver::stop_approach`).
+        let v = &self.velocities;
+        exec.for_each_pair(
+            &mut b.linear_velocity,
+            &mut b.angular_velocity,
+            &|i, linear, angular| (*linear, *angular) = (v[i].linear(), v[i].angular()),
+        );
     }
 
     fn update_sleep(&mut self, h: f32) {
