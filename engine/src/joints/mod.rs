@@ -581,6 +581,17 @@ pub(crate) fn limit_row_lanes<L: Lane>(
     bound_row_lanes((lo + slop).gt(x), x.gt(hi - slop), x, lo, hi, g)
 }
 
+/// The row of the coordinate `x` (Jacobian and value `coordinate`) against the lower bound,
+/// `C = x - lo` with `J`, in every lane: a locked joint's (`hi - lo` within twice the slop),
+/// which prepare solves as an equality.
+pub(crate) fn lower_limit_row_lanes<L: Lane>(
+    coordinate: &RowGeometryLanes<L>,
+    j: &ParamLanes<L>,
+) -> RowGeometryLanes<L> {
+    let g = coordinate;
+    RowGeometryLanes::new(g.linear, g.angular_a, g.angular_b, g.error - j.lo)
+}
+
 /// The row of coordinate `x` (Jacobian `g`) against the lower bound where `below`, else
 /// against the upper bound where `above`, else a zero row: `C = x - lo` with `J`, or
 /// `C = hi - x` with `-J` (`C >= 0` inside).

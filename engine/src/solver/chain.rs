@@ -454,7 +454,9 @@ impl<L: Lane> ChainLanes<L> {
                 let row = &rows[LIMIT_SLOT];
                 let active = L::mask_bits(row.effective_mass.gt(zero));
                 let on = self.limit_on[k];
-                let pulling = L::mask_bits(zero.gt(row.impulse)) & on;
+                // A locked joint's row is an equality (`limit_floor`): it may pull.
+                let locked = L::mask_bits(zero.gt(b.limit_floor));
+                let pulling = L::mask_bits(zero.gt(row.impulse)) & on & !locked;
                 // SAFETY: the caller's contract.
                 let vel = unsafe { v.gather_velocities::<L>(&b.body_a, &b.body_b) };
                 let error = JointBatch::<L>::velocity_error(&vel, row)
@@ -552,7 +554,7 @@ unsafe fn bias_sweep<L: Lane>(b: &JointBatch<L>, rows: &mut [RowLanes<L>], u: &B
             row,
             |r| r.bias,
             |r| &mut r.bias_impulse,
-            b.unilateral & (1 << slot) != 0,
+            (b.unilateral & (1 << slot) != 0).then_some(b.limit_floor),
             masses,
         );
     }

@@ -614,7 +614,8 @@ impl HubSolve {
                     continue;
                 }
                 let out_of_place = if on {
-                    *impulse(row) < 0.0
+                    // A locked joint's row is an equality (`limit_floor`): it may pull.
+                    *impulse(row) < 0.0 && b.limit_floor == 0.0
                 } else {
                     // SAFETY: the caller's contract.
                     let vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
