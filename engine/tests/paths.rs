@@ -161,6 +161,66 @@ fn chain_and_grid() -> Scene {
     scene
 }
 
+/// Twenty limited chains of six links released horizontally, ten limited to +-0.3 rad
+/// (running into their stops: the projection ends their approach, `solver::stop_approach`)
+/// and ten locked at 0.1 rad (an equality row, which pulls): whole projection groups and colour batches of
+/// limited lanes, with and without the chain solve and speculative limits.
+fn limited_and_locked_chains() -> Scene {
+    let mut text = String::from("[world]\ndt = 0.016666667\n");
+    for i in 0..20 {
+        // The locked chains' hinge axes point the other way: their sag raises the coordinate
+        // past the lock, which the lower stop's row then pulls back.
+        let (limit, axis) = if i % 2 == 0 {
+            ("[-0.3, 0.3]", "1.0")
+        } else {
+            ("[0.1, 0.1]", "-1.0")
+        };
+        text += &format!(
+            "\n[[chain]]\nname = \"c{i}\"\nlinks = 6\norigin = [0.0, 0.0, {}]\n\
+             direction = [1.0, 0.0, 0.0]\naxis = [0.0, 0.0, {axis}]\nlimit = {limit}\n",
+            i as f32
+        );
+    }
+    Scene::from_toml_str(&text, "limited and locked chains").unwrap()
+}
+
+#[test]
+fn limited_and_locked_joints_agree_on_both_paths_and_any_thread_count() {
+    let scene = limited_and_locked_chains();
+    for (chain_solve, speculative_limits) in [(false, false), (true, false), (false, true)] {
+        let worlds: Vec<World> = [(SolverPath::Wide, 1), (SolverPath::Wide, 2)]
+            .into_iter()
+            .chain([(SolverPath::Wide, 4), (SolverPath::Scalar, 1)])
+            .map(|(solver_path, threads)| {
+                let settings = Settings {
+                    solver_path,
+                    threads,
+                    chain_solve,
+                    speculative_limits,
+                    ..scene.settings()
+                };
+                run(&scene, settings, 40)
+            })
+            .collect();
+        let case = format!("chain solve {chain_solve}, speculative limits {speculative_limits}");
+        for w in &worlds[1..] {
+            assert!(bits(w) == bits(&worlds[0]), "{case}");
+        }
+        // The free chains ran into their stops (coordinate, column 7, at -0.3 rad) and the
+        // locked ones pull (a negative limit impulse: their rows are equalities).
+        let data = worlds[0].constraint_data();
+        let reached = (0..20)
+            .filter(|c| c % 2 == 0)
+            .any(|c| data[c * 6..c * 6 + 6].iter().any(|r| r[7] < -0.29));
+        assert!(reached, "{case}: no stop reached");
+        let state = worlds[0].solver_state();
+        let pulls = (0..120)
+            .filter(|j| (j / 6) % 2 == 1)
+            .any(|j| state[j * 6 + 5] < 0.0);
+        assert!(pulls, "{case}: no lock pulls");
+    }
+}
+
 #[test]
 fn one_two_and_four_threads_give_identical_bits() {
     let scene = chain_and_grid();
