@@ -621,7 +621,7 @@ impl<L: Lane> JointBatch<L> {
             // only.
             let zero = L::splat(0.0);
             let (carried, locked) = if limited {
-                let locked = (params.lo + L::splat(2.0 * joints::LIMIT_SLOP)).gt(params.hi);
+                let locked = joints::locked_lanes(params);
                 (self.carried_limit_impulse(input.joints), locked)
             } else {
                 (zero, zero.gt(zero))
@@ -1099,7 +1099,7 @@ unsafe fn project_step<L: Lane>(
         let mut apply = k.gt(min_k);
         if unilateral & (1 << slot) != 0 {
             // Unilateral rows move only when violated (`C < 0`); a locked joint's, either way.
-            let locked = (params.lo + L::splat(2.0 * joints::LIMIT_SLOP)).gt(params.hi);
+            let locked = joints::locked_lanes(params);
             apply = L::and(apply, L::or(zero.gt(g.error), locked));
             // The velocity half where the velocity solve had no say on the stop: its limit
             // impulse this substep is 0 and the joint is not locked (a joint the solve held

@@ -581,6 +581,13 @@ pub(crate) fn limit_row_lanes<L: Lane>(
     bound_row_lanes((lo + slop).gt(x), x.gt(hi - slop), x, lo, hi, g)
 }
 
+/// The lanes whose joint is locked: a stop range narrower than twice [`LIMIT_SLOP`]
+/// (`lo == hi` locks a joint), so that the coordinate is within the slop of both bounds at
+/// once. Their limit row is an equality ([`lower_limit_row_lanes`]).
+pub(crate) fn locked_lanes<L: Lane>(j: &ParamLanes<L>) -> L::Mask {
+    (j.lo + L::splat(2.0 * LIMIT_SLOP)).gt(j.hi)
+}
+
 /// The row of the coordinate `x` (Jacobian and value `coordinate`) against the lower bound,
 /// `C = x - lo` with `J`, in every lane: a locked joint's (`hi - lo` within twice the slop),
 /// which prepare solves as an equality.
