@@ -871,13 +871,14 @@ impl BodyAccess<'_> {
     }
 }
 
-/// Poses, velocities and mass properties shared by the tasks of one colour during
-/// projection (the velocities for the stops it pushes a joint back from).
+/// Poses and mass properties shared by the tasks of one colour during projection, and the
+/// joints' carried impulses (where the projection marks the stops it pushed joints back
+/// from: `solver::PROJECTED_STOP`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PoseAccess<'a> {
     pub poses: Shared<'a, SolverPose>,
-    pub velocities: BodyAccess<'a>,
     pub inv_inertia: &'a [Mat3],
+    pub impulses: Shared<'a, [f32; crate::rows::MAX_ROWS_PER_JOINT]>,
 }
 
 /// Lane-wise `max(a, b)`, written with [`Lane::select`] so that every lane type gives the

@@ -506,6 +506,27 @@ const CURVATURE_FADE_ANGLE: f32 = 0.3;
 /// 0.17 % on its lower (QA 2026-12-07).
 pub(crate) const LOCKED_FLOOR: f32 = f32::MIN;
 
+/// The carried limit impulse (signed by its stop) of a joint that the projection pushed back
+/// from that stop in a substep whose velocity solve gave the stop no impulse: the smallest
+/// normal `f32`, so that the next substep has that stop's row (prepare reads it as held for
+/// the row's choice) without counting as held for the curvature offsets, and warm-starts it
+/// from 0.
+///
+/// Why: the chapter's rule gives a limit its row only once the bound is crossed, so a joint
+/// reaching its stop within a substep crosses it, the projection puts it back, and the next
+/// substep's row (the joint then within the slop of its stop) takes the approach out of the
+/// velocity. Where the projection left the joint more than the slop off the stop (the
+/// non-linear correction overshoots), that row did not exist, and a slider in a tumbling pair
+/// kept running into its stop at 1.8 m/s, pushed back by the projection every substep: the
+/// pair went from 2 J to 59 J in 10 s (QA 2026-12-07,
+/// `data/regressions/tumbling-slider-on-stop.toml`). Carried in the impulses, the mark is part
+/// of the solver state that logs keep and `World::state_hash` covers, so a resumed run marks
+/// and reads the same stops. (Taking the approach out of the velocities in the projection
+/// itself also fixed the tumbling pair, but removed a joint's tangential motion where the
+/// path's curvature alone carried it past a stop: a pair spinning at 10 rad/s in a range of
+/// 2.1e-5 rad lost 77 % of its energy in 10 s.)
+pub(crate) const PROJECTED_STOP: f32 = f32::MIN_POSITIVE;
+
 /// What prepare needs besides the batch.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PrepareInput<'a> {
@@ -680,7 +701,9 @@ impl<L: Lane> JointBatch<L> {
                     // freely along its coordinate, so it never runs into a stop: it is held
                     // (engine/DESIGN.md, *Curvature offsets*).
                     let impact = joints::limit_impact_lanes(&limit_coordinate, rate, params, h);
-                    let held = L::or((carried * self.limit_sign).gt(zero), locked);
+                    // (A stop the projection marked, `PROJECTED_STOP`, is no hold.)
+                    let pushed = (carried * self.limit_sign).gt(L::splat(PROJECTED_STOP));
+                    let held = L::or(pushed, locked);
                     scale = L::select(L::and(impact, L::not(held)), zero, scale);
                     let jdot_v =
                         joints::limit_curvature_lanes(self.kind, &gathered.poses, params, &v);
@@ -772,6 +795,8 @@ impl<L: Lane> JointBatch<L> {
                 L::select(
                     effective,
                     if unilateral {
+                        // A projection's mark (`PROJECTED_STOP`) starts from 0.
+                        let w = L::select(lanes::abs(w).gt(L::splat(PROJECTED_STOP)), w, zero);
                         lanes::max(w * self.limit_sign, self.limit_floor)
                     } else {
                         w
@@ -1047,12 +1072,11 @@ impl<L: Lane> RowScratch<L> {
 /// A joint's decoupled rows are independent at these poses, so their corrections are summed
 /// and applied once per body: one rotation update and renormalisation per body instead of one
 /// per row (the sequential form differs only at second order in the correction, and cost
-/// twice as much). A limit row pushing a joint back from a stop the velocity solve did not
-/// push on also takes its approach out of the velocities ([`stop_approach`]).
+/// twice as much).
 ///
 /// # Safety
-/// The lanes' bodies (their poses and velocities) are touched by no other task during this
-/// call, unless static or kinematic (those are only read).
+/// The lanes' bodies are touched by no other task during this call, unless static or
+/// kinematic (those are only read).
 unsafe fn project_step<L: Lane>(
     scratch: &mut RowScratch<L>,
     poses: &PoseAccess,
@@ -1080,7 +1104,16 @@ unsafe fn project_step<L: Lane>(
         (&body_a, &body_b),
         lanes,
     );
-    let (mass, _) = gathered.rows(kind, limited, params, geometry);
+    let (mass, coordinate) = gathered.rows(kind, limited, params, geometry);
+    // The limit row's stop (before the decoupling): `+1` the lower, `-1` the upper.
+    let stop = if limited {
+        let row = &geometry[LIMIT_SLOT];
+        row.linear.dot(coordinate.linear)
+            + row.angular_a.dot(coordinate.angular_a)
+            + row.angular_b.dot(coordinate.angular_b)
+    } else {
+        L::splat(0.0)
+    };
     decouple_lanes(geometry, slots, &mass);
     let zero = L::splat(0.0);
     let (min_k, neg_factor) = (L::splat(MIN_K), L::splat(-factor));
@@ -1101,20 +1134,19 @@ unsafe fn project_step<L: Lane>(
             // Unilateral rows move only when violated (`C < 0`); a locked joint's, either way.
             let locked = joints::locked_lanes(params);
             apply = L::and(apply, L::or(zero.gt(g.error), locked));
-            // The velocity half where the velocity solve had no say on the stop: its limit
-            // impulse this substep is 0 and the joint is not locked (a joint the solve held
-            // on the stop moves along the chord its curvature offset aims for, which the
-            // projection must not take out).
-            let impulse = L::from_fn(|lane| joints.impulse[ids[lane] as usize][LIMIT_SLOT]);
-            let free = L::not(L::or(lanes::abs(impulse).gt(zero), locked));
-            let stopped = L::and(apply, free);
-            if L::mask_bits(stopped) != 0 {
-                let bodies = (&body_a, &body_b);
-                let inv_mass = (gathered.inv_mass_a, gathered.inv_mass_b);
-                // SAFETY: the caller's contract (the velocities are shared like the poses).
-                unsafe {
-                    stop_approach(&poses.velocities, g, (k, stopped), bodies, inv_mass, write)
-                };
+            // A stop pushed back from where the velocity solve gave it no impulse: marked
+            // in the carried impulse for the next substep's row (`PROJECTED_STOP`).
+            let marks = L::mask_bits(L::and(apply, L::not(locked))) & u32::from(real);
+            for lane in (0..lanes).filter(|&lane| marks >> lane & 1 != 0) {
+                let j = ids[lane] as usize;
+                // SAFETY: the caller's contract: this task alone projects joint `j`.
+                let mut carried = unsafe { poses.impulses.get(j) };
+                if carried[LIMIT_SLOT] == 0.0 {
+                    let sign = if stop.lane(lane) > 0.0 { 1.0 } else { -1.0 };
+                    carried[LIMIT_SLOT] = sign * PROJECTED_STOP;
+                    // SAFETY: as above.
+                    unsafe { poses.impulses.set(j, carried) };
+                }
             }
         }
         // delta = -factor C / K along M^-1 J^T.
@@ -1145,46 +1177,6 @@ unsafe fn project_step<L: Lane>(
             poses.poses.set(bodies.as_ref()[lane] as usize, p)
         });
     }
-}
-
-/// The velocity half of pushing a joint back from a stop it crossed: where `apply`, the
-/// decoupled stop row `g` (`K` = `k`) at the poses being projected gets the impulse that
-/// ends its approach, `lambda = max(-J v / K, 0)`, on the bodies' velocities: the joint stays
-/// on the stop instead of moving into it again (projecting the position without removing the
-/// velocity into the stop is a failure mode the tutorial chapter names). A joint reaches its
-/// stop within a substep before the limit's row exists (the chapter's rule: the row only once
-/// the bound is crossed); the next substep's velocity solve used to take the approach out,
-/// but where the projection left the joint more than the slop off the stop it had no row
-/// there, and a slider in a tumbling pair kept running into its stop at 1.8 m/s, pushed back by
-/// the projection every substep, which pumped the pair from 2 J to 59 J in 10 s (QA
-/// 2026-12-07, `data/regressions/tumbling-slider-on-stop.toml`). Along the decoupled row, the
-/// impulse leaves the joint's other rows' velocities as they are.
-///
-/// # Safety
-/// As `project_step`'s, for the velocities.
-#[inline(always)]
-unsafe fn stop_approach<L: Lane>(
-    velocities: &BodyAccess,
-    g: &RowGeometryLanes<L>,
-    (k, apply): (L, L::Mask),
-    (a, b): (&L::Indices, &L::Indices),
-    (inv_mass_a, inv_mass_b): (L, L),
-    write: WriteMask,
-) {
-    // SAFETY: the caller's contract.
-    let mut v = unsafe { velocities.gather_velocities::<L>(a, b) };
-    let rate = g.linear.dot(v.linear_b - v.linear_a)
-        + g.angular_a.dot(v.angular_a)
-        + g.angular_b.dot(v.angular_b);
-    let zero = L::splat(0.0);
-    let lambda = L::select(apply, lanes::max(-rate / k, zero), zero);
-    let p = g.linear.scale(lambda);
-    v.linear_a = v.linear_a - p.scale(inv_mass_a);
-    v.angular_a = v.angular_a + g.inv_i_angular_a.scale(lambda);
-    v.linear_b = v.linear_b + p.scale(inv_mass_b);
-    v.angular_b = v.angular_b + g.inv_i_angular_b.scale(lambda);
-    // SAFETY: as above; `write` holds dynamic bodies of real lanes only.
-    unsafe { velocities.scatter_velocities(&v, a, b, write) };
 }
 
 /// The rows of a whole world on one path: colour batches of `L::WIDTH` lanes and the

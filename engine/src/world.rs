@@ -19,9 +19,7 @@
 //!    where `u` are the bias velocities, then discarded;
 //! 7. `project_positions`: `position_iterations` passes that move the poses back onto the
 //!    joint manifold, joint by joint (non-linear Gauss-Seidel; a joint's decoupled rows are
-//!    applied together); a joint pushed back from a stop its velocity solve did not push on
-//!    also loses its velocity into the stop (`solver::stop_approach`); then the solver's
-//!    velocities and the poses go to the bodies;
+//!    applied together);
 //! 8. `update_sleep` (only with [`Settings::sleeping`]): rest timers, and islands falling
 //!    asleep or waking (see [`crate::schedule::islands`]); a change rebuilds the schedule
 //!    before the next substep;
@@ -1042,7 +1040,9 @@ impl World {
 
     /// The solver state that, with the poses and velocities, determines the next step: the
     /// warm-start impulses of every joint, 6 per joint (the sixth, a limit's, signed by the stop
-    /// that gave it: `+` the lower, `-` the upper); with [`Settings::sleeping`] on, followed
+    /// that gave it: `+` the lower, `-` the upper; `+-f32::MIN_POSITIVE` where the projection
+    /// pushed the joint back from that stop and the velocity solve gave it no impulse, which
+    /// gives the next substep that stop's row); with [`Settings::sleeping`] on, followed
     /// by every body's rest timer in seconds ([`World::sleep_timers`]), which also determine
     /// who sleeps. With sleeping off it is exactly the impulses, as before sleeping existed.
     /// The recorder stores it at keyframes and [`World::state_hash`] covers it.
@@ -1549,6 +1549,13 @@ impl World {
                 }
             }
         }
+        let v = &self.velocities;
+        let b = &mut self.bodies;
+        exec.for_each_pair(
+            &mut b.linear_velocity,
+            &mut b.angular_velocity,
+            &|i, linear, angular| (*linear, *angular) = (v[i].linear(), v[i].angular()),
+        );
     }
 
     /// `passes.0` velocity passes, the first `passes.1` of them with a bias pass, then the
@@ -1571,22 +1578,21 @@ impl World {
         let _s = trace_span!("integrate_positions").entered();
         let exec = self.exec();
         let b = &self.bodies;
-        let (v, u, asleep) = (&self.velocities, &self.bias, &self.sleep.asleep);
-        let kind = &b.kind;
+        let (u, asleep) = (&self.bias, &self.sleep.asleep);
+        let (kind, linear, angular) = (&b.kind, &b.linear_velocity, &b.angular_velocity);
         let (position, rotation, inv_mass) = (&b.position, &b.rotation, &b.inv_mass);
         // Into the pose blocks the projection works on; the bodies get them after it.
         exec.for_each_indexed(&mut self.poses, &|i, p| {
-            let (linear, angular) = (v[i].linear(), v[i].angular());
             let (mut x, mut q) = (position[i], rotation[i]);
             if kind[i] == BodyKind::Kinematic {
                 // A prescribed motion is followed exactly: the rotation by the angle itself,
                 // where the first-order update below turns by 2 atan(w h / 2) (1.4 % short at
                 // 100 rad/s in 1/240 s substeps; QA).
-                x += linear * h;
-                q = (Quat::from_scaled_axis(angular * h) * q).normalize();
+                x += linear[i] * h;
+                q = (Quat::from_scaled_axis(angular[i] * h) * q).normalize();
             } else if kind[i] != BodyKind::Static && !asleep[i] {
-                x += (linear + u[i].linear()) * h;
-                q = integrate_rotation(q, (angular + u[i].angular()) * h);
+                x += (linear[i] + u[i].linear()) * h;
+                q = integrate_rotation(q, (angular[i] + u[i].angular()) * h);
             }
             *p = SolverPose::new(x, q, inv_mass[i]);
         });
@@ -1598,27 +1604,22 @@ impl World {
         let factor = self.settings.projection_factor;
         let passes = self.settings.position_iterations as usize;
         let b = &mut self.bodies;
+        // The carried impulses apart from the rest of the joints for the projection, which
+        // marks in them the stops it pushes joints back from (`solver::PROJECTED_STOP`);
+        // moved out and back, no copy.
+        let mut impulses = std::mem::take(&mut self.joints.impulse);
         let poses = PoseAccess {
             poses: Shared::new(&mut self.poses),
-            velocities: BodyAccess {
-                velocities: Shared::new(&mut self.velocities),
-            },
             inv_inertia: &b.inv_inertia_world,
+            impulses: Shared::new(&mut impulses),
         };
         let joints = &self.joints;
         on_path!(&mut self.solver, s => s.project(exec, passes, poses, joints, factor));
+        self.joints.impulse = impulses;
         let projected = &self.poses;
         exec.for_each_pair(&mut b.position, &mut b.rotation, &|i, x, q| {
             (*x, *q) = (projected[i].position(), projected[i].rotation());
         });
-        // The velocities, with the approach taken out of the stops the projection pushed
-        // joints back from (`solver::stop_approach`).
-        let v = &self.velocities;
-        exec.for_each_pair(
-            &mut b.linear_velocity,
-            &mut b.angular_velocity,
-            &|i, linear, angular| (*linear, *angular) = (v[i].linear(), v[i].angular()),
-        );
     }
 
     fn update_sleep(&mut self, h: f32) {

@@ -162,7 +162,7 @@ fn chain_and_grid() -> Scene {
 }
 
 /// Twenty limited chains of six links released horizontally, ten limited to +-0.3 rad
-/// (running into their stops: the projection ends their approach, `solver::stop_approach`)
+/// (running into their stops: the projection marks them, `solver::PROJECTED_STOP`)
 /// and ten locked at 0.1 rad (an equality row, which pulls): whole projection groups and colour batches of
 /// limited lanes, with and without the chain solve and speculative limits.
 fn limited_and_locked_chains() -> Scene {
