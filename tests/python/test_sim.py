@@ -629,3 +629,26 @@ def test_a_sim_is_not_copied_or_pickled_and_says_what_to_do():
     # The advice works: the same world, bit for bit in its poses.
     again = lavender.Sim.from_toml(sim.scene_toml(current=True))
     np.testing.assert_array_equal(again.poses(), sim.poses())
+
+
+def test_solver_state_holds_the_impulses_a_keyframe_stores_and_the_projections_mark(tmp_path):
+    # The limited pendulum reaches its -0.6 rad stop at substep 179: the projection pushes it
+    # back and marks the lower stop (the velocity solve gave it no impulse that substep), the
+    # next substep's row then stops it with a real impulse.
+    sim = lavender.Sim("limited-revolute")
+    path = tmp_path / "l.lvlog"
+    sim.record(path, keyframe_every=1)
+    states = []
+    for _ in range(182):
+        sim.step(1 / 240)
+        states.append(sim.solver_state())
+    sim.stop_recording()
+    assert all(s.dtype == np.float32 and s.shape == (6,) for s in states)
+    limit = [float(s[5]) for s in states]
+    tiny = float(np.finfo(np.float32).tiny)
+    assert limit[178] == 0.0 and limit[179] == tiny, limit[176:182]
+    assert limit[180] > 1.0, limit[176:182]
+    log = lavender.Log(path)
+    for i in (0, 179, 180, 181):
+        assert np.array_equal(log[i].solver_state, states[i]), i
+    assert log[181].state_hash == sim.state_hash()

@@ -1328,6 +1328,17 @@ impl Sim {
         lavender_replay::recorder::total_energy(&self.world)
     }
 
+    /// The solver state that, with the poses and velocities, determines the next substep: a
+    /// float32 array (copy) of the warm-start impulses, 6 per joint in row-slot order (N s or
+    /// N m s; the sixth a limit's, signed by its stop: ``+`` the lower, ``-`` the upper,
+    /// and +-``numpy.finfo(numpy.float32).tiny`` where the projection pushed the joint back
+    /// from that stop without an impulse of the velocity solve, which gives the next substep
+    /// that stop's row), then, with ``sleeping`` on, each body's rest timer. What a log's
+    /// keyframes store (``Frame.solver_state``) and ``state_hash`` covers.
+    fn solver_state<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f32>> {
+        PyArray1::from_slice(py, self.world.solver_state())
+    }
+
     /// A 64-bit hash of the full state (poses, velocities, warm-start impulses), the one a
     /// log frame stores as ``state_hash``: equal states hash equal on every build.
     fn state_hash(&self) -> u64 {

@@ -271,6 +271,9 @@ class Sim:
         """Wakes every island and resets every rest timer."""
     def total_energy(self) -> float:
         """Kinetic plus gravitational potential energy, J."""
+    def solver_state(self) -> _F32Array:
+        """Warm-start impulses (6 per joint; a limit's signed by its stop), then with
+        sleeping on the rest timers (copy)."""
     def state_hash(self) -> int:
         """Hash of the full state (as stored in log frames)."""
     def scene_toml(self, current: bool = False) -> str:
