@@ -58,6 +58,64 @@ fn the_projection_marks_the_stop_it_pushes_a_joint_back_from() {
     assert!(carried > 1e-3, "{carried}");
 }
 
+/// The mark's effect alone: a 1 m arm 2e-5 rad inside its upper stop (beyond the 1e-5 slop)
+/// turning into it at 1 rad/s, no gravity. Unmarked, its substep has no limit row: it passes
+/// the stop, the projection puts it back, and it still turns into the stop at 1 rad/s. With
+/// the upper stop marked in its carried impulse (`-f32::MIN_POSITIVE`, as the projection
+/// leaves it), the row exists with its speculative offset `C / h`: the arm ends the substep
+/// on the stop turning at most `C / h` = 4.8e-3 rad/s, and the row's impulse is real.
+#[test]
+fn a_marked_stop_has_its_row_beyond_the_slop() {
+    use lavender::engine::{BodyDesc, JointDesc, Quat, Settings, Vec3, World};
+    let hi = 0.5f32;
+    let start = hi - 2e-5;
+    let substep = |mark: bool| {
+        let settings = Settings {
+            gravity: Vec3::ZERO,
+            ..Settings::default()
+        };
+        let mut w = World::new(settings).unwrap();
+        let ground = w.add_body(BodyDesc::fixed("ground")).unwrap();
+        let turn = Quat::from_rotation_z(start);
+        let arm = w
+            .add_body(
+                BodyDesc::dynamic("arm")
+                    .solid_box(1.0, Vec3::new(0.5, 0.05, 0.05))
+                    .position(turn * Vec3::new(0.5, 0.0, 0.0))
+                    .rotation(turn)
+                    .velocity(turn * Vec3::new(0.0, 0.5, 0.0), Vec3::new(0.0, 0.0, 1.0)),
+            )
+            .unwrap();
+        w.add_joint(
+            JointDesc::revolute("hinge", ground, arm)
+                .anchors(Vec3::ZERO, Vec3::new(-0.5, 0.0, 0.0))
+                .reference_rotation(Quat::IDENTITY)
+                .limit(-1.0, hi),
+        )
+        .unwrap();
+        assert!((w.constraint_data()[0][7] - start).abs() < 1e-6);
+        if mark {
+            let mut state = w.solver_state().to_vec();
+            state[5] = -f32::MIN_POSITIVE;
+            w.set_solver_state(&state).unwrap();
+        }
+        w.step(1.0 / 240.0).unwrap();
+        let (_, omega) = w.body_velocity(arm).unwrap();
+        (w.constraint_data()[0][7], omega.z, w.solver_state()[5])
+    };
+    let (x, omega, carried) = substep(false);
+    println!("unmarked: coordinate {x}, {omega} rad/s, carried {carried:e}");
+    assert!((x - hi).abs() < 1e-5 && omega > 0.99, "{x} {omega}");
+    // The projection pushed it back from the upper stop: now marked.
+    assert_eq!(carried, -f32::MIN_POSITIVE);
+    let (x, omega, carried) = substep(true);
+    println!("marked: coordinate {x}, {omega} rad/s, carried {carried:e}");
+    assert!((x - hi).abs() < 1e-5, "{x}");
+    assert!((0.0..5e-3).contains(&omega), "{omega} rad/s");
+    // The upper stop's real impulse (stored negative: the upper's sign).
+    assert!(carried < -1e-3, "{carried}");
+}
+
 #[test]
 fn crossed_limit_lights_column_five_and_the_bias_brings_it_back() {
     // Without projection only the velocity solve and its error-reduction bias act, so the
