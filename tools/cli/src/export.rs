@@ -58,7 +58,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     };
     // The bar counts the log's frames in the range (QA 2026-12-07: it counted the whole log,
     // and a range export ended at 2000/4800); an empty range is the export's error, below.
-    let in_range = range.frames_of(&reader).map_or(0, |r| r.len());
+    let frames = range.frames_of(&reader).ok();
+    let in_range = frames.as_ref().map_or(0, |r| r.len());
     let bar = progress(in_range as u64, "exporting");
     // A Ctrl-C stops the export cleanly: its temporary file removed, the output untouched.
     crate::interrupt::stop_cleanly();
@@ -107,15 +108,35 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             eprintln!("note: --to {to} is past the log's last substep, {last}; exported up to it");
         }
     }
+    // The substeps exported: the range's first frame, then every K-th (QA 2026-12-07: the
+    // JSON said how many frames, not which).
+    let substeps = frames.filter(|r| !r.is_empty()).map(|r| {
+        let last = r.start + (r.len() - 1) / args.every as usize * args.every as usize;
+        let substep = |i: usize| reader.index()[i].summary.substep;
+        (substep(r.start), substep(last))
+    });
+    let format = if to_log { "lvlog" } else { "hdf5" };
     if args.json {
         emit_json(&serde_json::json!({
             "path": summary.path,
+            "format": format,
             "frames": summary.frames,
             "bytes": summary.bytes,
+            "first_substep": substeps.map(|s| s.0),
+            "last_substep": substeps.map(|s| s.1),
+            "every": args.every,
         }))
     } else {
+        let span = substeps.map_or(String::new(), |(a, b)| {
+            let every = if args.every > 1 {
+                format!(", every {}", args.every)
+            } else {
+                String::new()
+            };
+            format!(" (substeps {a} to {b}{every})")
+        });
         emit(&format!(
-            "exported {} frame{} to {}: {}\n",
+            "exported {} frame{}{span} to {}: {}\n",
             summary.frames,
             if summary.frames == 1 { "" } else { "s" },
             summary.path.display(),

@@ -186,6 +186,11 @@ fn record_then_diff_resume_and_scrub() {
     ]))
     .unwrap();
     assert_eq!(v["frames"], 20);
+    // Which substeps: 10, 12, ..., 48.
+    assert_eq!(v["first_substep"], 10);
+    assert_eq!(v["last_substep"], 48);
+    assert_eq!(v["every"], 2);
+    assert_eq!(v["format"], "hdf5");
     assert!(std::fs::read(&h5).unwrap().starts_with(b"\x89HDF"));
     // --to past the end exports to the end and says so.
     let out = lavender(&["export", s(&a), s(&h5), "--from", "10", "--to", "999999"]);
