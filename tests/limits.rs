@@ -726,9 +726,10 @@ fn a_hinge_with_less_play_than_a_substeps_motion_rattles_a_known_limit() {
 
 /// Locked joints solved directly (`data/regressions/locked-hub-spinning.toml`, the hub solve):
 /// six spokes on hinges locked at 0.2 rad on a spinning hub. With the lock one stop's row at
-/// a time, pushing only (before 2026-12-07), the spokes wobbled up to 0.16 rad off it and the
-/// energy drifted 0.18 % in 5 s; as a bilateral row: 7e-6 rad and 0.006 % (the welded hub
-/// 0.006 %), with or without speculative limits.
+/// a time, pushing only (before 2026-12-07), the spokes wobbled up to 9.2e-4 rad off it and
+/// the energy drifted 0.014 % in 5 s (0.16 rad and 0.18 % before that morning's held-joint
+/// changes); as a bilateral row: 7e-6 rad and 0.006 % (the welded hub 0.006 %), with or
+/// without speculative limits.
 #[test]
 fn locked_spokes_on_a_spinning_hub_hold_their_lock() {
     for speculative in [false, true] {
