@@ -1118,7 +1118,7 @@ unsafe fn project_step<L: Lane>(
         lanes,
     );
     let (mass, coordinate) = gathered.rows(kind, limited, params, geometry);
-    // A hinge held on its stop: projected onto it from either side (see `project_step`).
+    // A hinge held on its stop: projected onto it from either side (above).
     let (held_lo, held_hi) = if limited && kind == JointKind::Revolute {
         let mark = L::splat(PROJECTED_STOP);
         let carried = L::from_fn(|lane| {
@@ -1133,7 +1133,9 @@ unsafe fn project_step<L: Lane>(
     };
     let held = L::or(held_lo, held_hi);
     if L::mask_bits(held) != 0 {
-        let rate = L::splat(0.0);
+        // The held stop's row, also where a narrow range puts the joint within the slop of
+        // both stops (the rate's sign picks the stop there: `+` the upper).
+        let rate = L::select(held_hi, L::splat(1.0), L::splat(-1.0));
         geometry[LIMIT_SLOT] =
             joints::held_limit_row_lanes(&coordinate, rate, params, (held_lo, held_hi));
     }
