@@ -881,6 +881,13 @@ pub(crate) struct PoseAccess<'a> {
     pub impulses: Shared<'a, [f32; crate::rows::MAX_ROWS_PER_JOINT]>,
 }
 
+/// The mask with no lane set.
+#[inline(always)]
+pub(crate) fn no_lanes<L: Lane>() -> L::Mask {
+    let zero = L::splat(0.0);
+    zero.gt(zero)
+}
+
 /// Lane-wise `max(a, b)`, written with [`Lane::select`] so that every lane type gives the
 /// same bits (for a NaN in either, the result is `b`).
 #[inline(always)]

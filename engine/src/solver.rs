@@ -645,7 +645,7 @@ impl<L: Lane> JointBatch<L> {
                 let locked = joints::locked_lanes(params);
                 (self.carried_limit_impulse(input.joints), locked)
             } else {
-                (zero, zero.gt(zero))
+                (zero, lanes::no_lanes::<L>())
             };
             if speculative {
                 // The stop's row already, with its speculative offset `C / h` (below).
@@ -672,15 +672,7 @@ impl<L: Lane> JointBatch<L> {
                 geometry[LIMIT_SLOT] =
                     RowGeometryLanes::select(locked, &lower, &geometry[LIMIT_SLOT]);
                 self.limit_floor = L::select(locked, L::splat(LOCKED_FLOOR), zero);
-                // The row is the coordinate's (lower stop: `+1`), its negative (upper: `-1`)
-                // or zero.
-                let row = &geometry[LIMIT_SLOT];
-                let along = row.linear.dot(limit_coordinate.linear)
-                    + row.angular_a.dot(limit_coordinate.angular_a)
-                    + row.angular_b.dot(limit_coordinate.angular_b);
-                let one = L::splat(1.0);
-                self.limit_sign =
-                    L::select(along.gt(zero), one, L::select(zero.gt(along), -one, zero));
+                self.limit_sign = joints::stop_sign_lanes(&geometry[LIMIT_SLOT], &limit_coordinate);
             }
             if let Some(half_h) = input.half_h {
                 // Faded out where a body turns by more than about CURVATURE_FADE_ANGLE per
@@ -1118,18 +1110,23 @@ unsafe fn project_step<L: Lane>(
         lanes,
     );
     let (mass, coordinate) = gathered.rows(kind, limited, params, geometry);
-    // A hinge held on its stop: projected onto it from either side (above).
-    let (held_lo, held_hi) = if limited && kind == JointKind::Revolute {
-        let mark = L::splat(PROJECTED_STOP);
-        let carried = L::from_fn(|lane| {
+    // The limit impulse each joint carries out of this substep's velocity solve (signed by its
+    // stop; or a mark of an earlier pass, `PROJECTED_STOP`), read where it has a limit.
+    let carried = if limited {
+        L::from_fn(|lane| {
             // SAFETY: the caller's contract: this task alone projects these joints.
             let carried = unsafe { poses.impulses.get(ids[lane] as usize) };
             carried[LIMIT_SLOT]
-        });
+        })
+    } else {
+        L::splat(0.0)
+    };
+    // A hinge held on its stop: projected onto it from either side (above).
+    let (held_lo, held_hi) = if kind == JointKind::Revolute {
+        let mark = L::splat(PROJECTED_STOP);
         (carried.gt(mark), (-mark).gt(carried))
     } else {
-        let none = L::splat(0.0).gt(L::splat(0.0));
-        (none, none)
+        (lanes::no_lanes::<L>(), lanes::no_lanes::<L>())
     };
     let held = L::or(held_lo, held_hi);
     if L::mask_bits(held) != 0 {
@@ -1140,14 +1137,7 @@ unsafe fn project_step<L: Lane>(
             joints::held_limit_row_lanes(&coordinate, rate, params, (held_lo, held_hi));
     }
     // The limit row's stop (before the decoupling): `+1` the lower, `-1` the upper.
-    let stop = if limited {
-        let row = &geometry[LIMIT_SLOT];
-        row.linear.dot(coordinate.linear)
-            + row.angular_a.dot(coordinate.angular_a)
-            + row.angular_b.dot(coordinate.angular_b)
-    } else {
-        L::splat(0.0)
-    };
+    let stop = joints::stop_sign_lanes(&geometry[LIMIT_SLOT], &coordinate);
     decouple_lanes(geometry, slots, &mass);
     let zero = L::splat(0.0);
     let (min_k, neg_factor) = (L::splat(MIN_K), L::splat(-factor));
@@ -1169,19 +1159,19 @@ unsafe fn project_step<L: Lane>(
             // hinge's, either way.
             let locked = joints::locked_lanes(params);
             apply = L::and(apply, L::or(L::or(zero.gt(g.error), locked), held));
-            // A stop pushed back from where the velocity solve gave it no impulse: marked
-            // in the carried impulse for the next substep's row (`PROJECTED_STOP`).
-            let marks = L::mask_bits(L::and(apply, L::not(locked))) & u32::from(real);
+            // A stop pushed back from where the velocity solve gave it no impulse (nor an
+            // earlier pass a mark): marked in the carried impulse for the next substep's row
+            // (`PROJECTED_STOP`, signed by the stop).
+            let unmarked = L::not(lanes::abs(carried).gt(zero));
+            let marks =
+                L::mask_bits(L::and(L::and(apply, L::not(locked)), unmarked)) & u32::from(real);
             for lane in (0..lanes).filter(|&lane| marks >> lane & 1 != 0) {
                 let j = ids[lane] as usize;
                 // SAFETY: the caller's contract: this task alone projects joint `j`.
-                let mut carried = unsafe { poses.impulses.get(j) };
-                if carried[LIMIT_SLOT] == 0.0 {
-                    let sign = if stop.lane(lane) > 0.0 { 1.0 } else { -1.0 };
-                    carried[LIMIT_SLOT] = sign * PROJECTED_STOP;
-                    // SAFETY: as above.
-                    unsafe { poses.impulses.set(j, carried) };
-                }
+                let mut impulses = unsafe { poses.impulses.get(j) };
+                impulses[LIMIT_SLOT] = stop.lane(lane) * PROJECTED_STOP;
+                // SAFETY: as above.
+                unsafe { poses.impulses.set(j, impulses) };
             }
         }
         // delta = -factor C / K along M^-1 J^T.

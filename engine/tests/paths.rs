@@ -188,20 +188,24 @@ fn limited_and_locked_chains() -> Scene {
 fn limited_and_locked_joints_agree_on_both_paths_and_any_thread_count() {
     let scene = limited_and_locked_chains();
     for (chain_solve, speculative_limits) in [(false, false), (true, false), (false, true)] {
-        let worlds: Vec<World> = [(SolverPath::Wide, 1), (SolverPath::Wide, 2)]
-            .into_iter()
-            .chain([(SolverPath::Wide, 4), (SolverPath::Scalar, 1)])
-            .map(|(solver_path, threads)| {
-                let settings = Settings {
-                    solver_path,
-                    threads,
-                    chain_solve,
-                    speculative_limits,
-                    ..scene.settings()
-                };
-                run(&scene, settings, 40)
-            })
-            .collect();
+        let worlds: Vec<World> = [
+            (SolverPath::Wide, 1),
+            (SolverPath::Wide, 2),
+            (SolverPath::Wide, 4),
+            (SolverPath::Scalar, 1),
+        ]
+        .into_iter()
+        .map(|(solver_path, threads)| {
+            let settings = Settings {
+                solver_path,
+                threads,
+                chain_solve,
+                speculative_limits,
+                ..scene.settings()
+            };
+            run(&scene, settings, 40)
+        })
+        .collect();
         let case = format!("chain solve {chain_solve}, speculative limits {speculative_limits}");
         for w in &worlds[1..] {
             assert!(bits(w) == bits(&worlds[0]), "{case}");

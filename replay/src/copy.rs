@@ -50,7 +50,8 @@ pub fn copy_interruptible(
     let copied = (|| {
         let mut w = LogWriter::create_with(&partial, reader.header(), WriterOptions::default())?;
         let start = frames.start;
-        for i in frames.clone().step_by(range.every as usize) {
+        // Every frame of the range (`every` is 1, above).
+        for i in frames.clone() {
             if stop.load(Ordering::Relaxed) {
                 return Err(ReplayError::Interrupted {
                     path: path.to_path_buf(),

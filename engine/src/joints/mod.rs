@@ -588,6 +588,20 @@ pub(crate) fn locked_lanes<L: Lane>(j: &ParamLanes<L>) -> L::Mask {
     (j.lo + L::splat(2.0 * LIMIT_SLOP)).gt(j.hi)
 }
 
+/// Which stop a limit row `row` is against, from its Jacobian and the coordinate's
+/// (`coordinate`, [`rows_lanes`]' returned row): `+1` the lower (the row is the coordinate's),
+/// `-1` the upper (its negative), `0` a zero row.
+pub(crate) fn stop_sign_lanes<L: Lane>(
+    row: &RowGeometryLanes<L>,
+    coordinate: &RowGeometryLanes<L>,
+) -> L {
+    let along = row.linear.dot(coordinate.linear)
+        + row.angular_a.dot(coordinate.angular_a)
+        + row.angular_b.dot(coordinate.angular_b);
+    let (zero, one) = (L::splat(0.0), L::splat(1.0));
+    L::select(along.gt(zero), one, L::select(zero.gt(along), -one, zero))
+}
+
 /// The row of the coordinate `x` (Jacobian and value `coordinate`) against the lower bound,
 /// `C = x - lo` with `J`, in every lane: a locked joint's (`hi - lo` within twice the slop),
 /// which prepare solves as an equality.
@@ -629,16 +643,16 @@ pub(crate) fn reached_limit_row_lanes<L: Lane>(
     rate: L,
     j: &ParamLanes<L>,
 ) -> RowGeometryLanes<L> {
-    let none = L::splat(1.0).gt(L::splat(2.0));
+    let none = crate::lanes::no_lanes::<L>();
     held_limit_row_lanes(coordinate, rate, j, (none, none))
 }
 
 /// [`reached_limit_row_lanes`], where lanes held on a stop (`held`: on the lower, on the
 /// upper; that stop pushed in the substep before) keep its row also when the coordinate has
 /// drifted more than [`LIMIT_SLOP`] off it: separated (`C > 0`), the row gets the speculative
-/// offset `C / h` and pushes only if the joint would pass the stop. Without this a joint held on its stop by a growing load
-/// drifted out of the slop band, lost its row for a substep, then counted as running into
-/// the stop (QA 2026-12-07: a pair spinning at 10 rad/s on a hinge's stop lost 25 % of its
+/// offset `C / h` and pushes only if the joint would pass the stop. Without this a joint held
+/// on its stop by a growing load drifted out of the slop band, lost its row for a substep,
+/// then counted as running into the stop (QA 2026-12-07: a pair spinning at 10 rad/s on a hinge's stop lost 25 % of its
 /// energy in 10 s through that cycle).
 pub(crate) fn held_limit_row_lanes<L: Lane>(
     coordinate: &RowGeometryLanes<L>,
@@ -1516,7 +1530,7 @@ mod tests {
             }
             let (coordinate, _) = wide.rows(kind);
             let (v, j) = (&wide.velocities, &wide.params);
-            let none = Wide::splat(1.0).gt(Wide::splat(2.0));
+            let none = crate::lanes::no_lanes::<Wide>();
             let rows = speculative_limit_row_lanes(
                 &coordinate,
                 coordinate_rate(&coordinate, v),
@@ -1538,10 +1552,6 @@ mod tests {
         }
     }
 
-    /// The curvature offsets are `h/2 Cddot` of each row's `C` along the bodies' free motion
-    /// (constant linear and angular velocities, rotations exact): checked against a central
-    /// second difference of the rows' own errors, for every joint type at random poses,
-    /// anchors, axes and velocities; the f32 instantiation gives the wide lanes' bits.
     /// A random pose pair, joint and velocities `[v_A, w_A, v_B, w_B]` of one lane.
     type MovingCase = (PosePair, JointParams, [Vec3; 4]);
 
@@ -1597,6 +1607,10 @@ mod tests {
         (p1, j1, v1)
     }
 
+    /// The curvature offsets are `h/2 Cddot` of each row's `C` along the bodies' free motion
+    /// (constant linear and angular velocities, rotations exact): checked against a central
+    /// second difference of the rows' own errors, for every joint type at random poses,
+    /// anchors, axes and velocities; the f32 instantiation gives the wide lanes' bits.
     #[test]
     fn curvature_offsets_are_the_second_derivative_of_the_row_errors() {
         let mut r = stream(0x2545_f491_4f6c_dd1d);

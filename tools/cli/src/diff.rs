@@ -67,10 +67,10 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
     let (ha, hb) = (a.header(), b.header());
     if ha.scene_hash != hb.scene_hash && !args.force {
         bail!(
-            "the logs come from different scenes (scene hash {:#018x} vs {:#018x}); pass --force \
-             to compare them anyway",
-            ha.scene_hash,
-            hb.scene_hash
+            "the logs come from different scenes (scene hash {} vs {}); pass --force to compare \
+             them anyway",
+            crate::output::hex64(ha.scene_hash),
+            crate::output::hex64(hb.scene_hash)
         );
     }
     let tol = Tolerance {

@@ -124,6 +124,12 @@ pub fn interrupted_log(log: Option<&lavender_replay::LogSummary>) -> String {
     }
 }
 
+/// A 64-bit hash as JSON and messages show it: `0x` and sixteen hex digits (exact where a
+/// JSON reader holds numbers as doubles: jq, JavaScript).
+pub fn hex64(hash: u64) -> String {
+    format!("{hash:#018x}")
+}
+
 /// `n` and the noun, plural unless `n` is 1: "1 frame", "4 frames", "2 velocity passes".
 pub fn count(n: impl Into<u64>, noun: &str) -> String {
     match n.into() {

@@ -154,7 +154,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         "state_hash": world.state_hash(),
         // JSON readers that hold numbers as doubles (jq, JavaScript) round a 64-bit hash; the
         // hex string is exact (QA 2026-12-07).
-        "state_hash_hex": format!("{:#018x}", world.state_hash()),
+        "state_hash_hex": crate::output::hex64(world.state_hash()),
         "wall_seconds": wall,
         "record": log.as_ref().map(|l| serde_json::json!({"path": l.path, "frames": l.frames, "bytes": l.bytes})),
         "departed_at_substep": departed,

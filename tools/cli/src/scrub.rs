@@ -527,7 +527,7 @@ fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
                 "total_energy": f.total_energy(),
                 "state_hash": f.state_hash(),
                 // Exact where JSON numbers are doubles (jq, JavaScript; QA 2026-12-07).
-                "state_hash_hex": format!("{:#018x}", f.state_hash()),
+                "state_hash_hex": crate::output::hex64(f.state_hash()),
                 "joints": joints,
             }
         }));

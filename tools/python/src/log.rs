@@ -374,17 +374,14 @@ fn frame_index(index: &Bound<'_, PyAny>, log: &Log) -> PyResult<i64> {
 /// A substep bound from Python: an int beyond 64 bits is beyond every log (u64::MAX, not
 /// an OverflowError: QA 2026-12-06), a negative one a ValueError naming it.
 fn substep_bound(name: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
-    match v.extract::<i64>() {
-        Ok(s) => non_negative(name, s),
-        Err(_) if python_int(v).is_some() => {
-            let v = python_int(v).expect("an int");
-            if v.lt(0)? {
-                Err(errors::value(format!("{name} = {v}: must be >= 0")))
-            } else {
-                Ok(v.extract::<u64>().unwrap_or(u64::MAX))
-            }
-        }
-        Err(e) => Err(e),
+    let e = match v.extract::<i64>() {
+        Ok(s) => return non_negative(name, s),
+        Err(e) => e,
+    };
+    match python_int(v) {
+        Some(v) if v.lt(0)? => Err(errors::value(format!("{name} = {v}: must be >= 0"))),
+        Some(v) => Ok(v.extract::<u64>().unwrap_or(u64::MAX)),
+        None => Err(e),
     }
 }
 
