@@ -24,6 +24,15 @@ fn bits(w: &World) -> Vec<u32> {
         .collect()
 }
 
+/// `base` on each solver path and thread count of `paths`.
+fn on_paths(base: Settings, paths: &[(SolverPath, u32)]) -> impl Iterator<Item = Settings> + '_ {
+    paths.iter().map(move |&(solver_path, threads)| Settings {
+        solver_path,
+        threads,
+        ..base
+    })
+}
+
 /// Whether `scene` with `settings` gives the same bits on the wide and the scalar path after
 /// `frames` frames.
 fn paths_agree(scene: &Scene, settings: Settings, frames: usize) -> bool {
@@ -188,24 +197,20 @@ fn limited_and_locked_chains() -> Scene {
 fn limited_and_locked_joints_agree_on_both_paths_and_any_thread_count() {
     let scene = limited_and_locked_chains();
     for (chain_solve, speculative_limits) in [(false, false), (true, false), (false, true)] {
-        let worlds: Vec<World> = [
+        let base = Settings {
+            chain_solve,
+            speculative_limits,
+            ..scene.settings()
+        };
+        let paths = [
             (SolverPath::Wide, 1),
             (SolverPath::Wide, 2),
             (SolverPath::Wide, 4),
             (SolverPath::Scalar, 1),
-        ]
-        .into_iter()
-        .map(|(solver_path, threads)| {
-            let settings = Settings {
-                solver_path,
-                threads,
-                chain_solve,
-                speculative_limits,
-                ..scene.settings()
-            };
-            run(&scene, settings, 40)
-        })
-        .collect();
+        ];
+        let worlds: Vec<World> = on_paths(base, &paths)
+            .map(|settings| run(&scene, settings, 40))
+            .collect();
         let case = format!("chain solve {chain_solve}, speculative limits {speculative_limits}");
         for w in &worlds[1..] {
             assert!(bits(w) == bits(&worlds[0]), "{case}");
@@ -486,28 +491,26 @@ fn the_hub_solve_gives_the_same_bits_on_both_paths_and_any_thread_count() {
         (Spokes::Limited, false, false, true),
     ];
     for (spokes, chain_solve, sleeping, speculative_limits) in cases {
-        let worlds: Vec<World> = [
+        let base = Settings {
+            chain_solve,
+            sleeping,
+            speculative_limits,
+            ..Settings::default()
+        };
+        let paths = [
             (SolverPath::Wide, 1),
             (SolverPath::Scalar, 1),
             (SolverPath::Wide, 2),
-        ]
-        .into_iter()
-        .map(|(solver_path, threads)| {
-            let settings = Settings {
-                solver_path,
-                threads,
-                chain_solve,
-                sleeping,
-                speculative_limits,
-                ..Settings::default()
-            };
-            let mut w = hubs(settings, spokes);
-            for _ in 0..60 {
-                w.step(1.0 / 60.0).unwrap();
-            }
-            w
-        })
-        .collect();
+        ];
+        let worlds: Vec<World> = on_paths(base, &paths)
+            .map(|settings| {
+                let mut w = hubs(settings, spokes);
+                for _ in 0..60 {
+                    w.step(1.0 / 60.0).unwrap();
+                }
+                w
+            })
+            .collect();
         // Both hubs at the start (with sleeping on, the hanging one may sleep later).
         let mut fresh = hubs(*worlds[0].settings(), spokes);
         let found: Vec<(u32, usize)> = (fresh.schedule().hubs.iter())
