@@ -261,6 +261,14 @@ impl Header {
         Ok(scene)
     }
 
+    /// Each joint's type, from the world the header's scene builds (`None` where it cannot
+    /// be built or its joints are not the log's).
+    pub fn joint_kinds(&self) -> Option<Vec<lavender_engine::JointKind>> {
+        let world = self.recorded_scene().ok()?.build().ok()?;
+        let kinds = world.joints().kinds();
+        (kinds.len() == self.joint_count).then(|| kinds.to_vec())
+    }
+
     /// Every setting of the recorded run that shapes its results: the header's scene
     /// `[world]` over the defaults, with the header's own dt-related fields (max substep,
     /// iterations, gravity) on top. `threads` and `solver_path` are left at their defaults:
@@ -335,6 +343,40 @@ impl Header {
             .cloned()
             .unwrap_or_else(|| format!("joint{j}"))
     }
+
+    /// The joint `selector` names: a name as [`Header::joint_name`] gives it, else an index
+    /// `0..joint_count` written as a whole number (a joint named `"3"` is found by its name).
+    pub fn find_joint(&self, selector: &str) -> Option<usize> {
+        let by_name = if self.joint_names.is_empty() {
+            (selector
+                .strip_prefix("joint")
+                .and_then(|j| index_below(j, self.joint_count)))
+            .filter(|&j| self.joint_name(j) == selector)
+        } else {
+            self.joint_names.iter().position(|n| n == selector)
+        };
+        by_name.or_else(|| index_below(selector, self.joint_count))
+    }
+
+    /// Up to `n` joint names containing `text`, ignoring case (for an error's "did you
+    /// mean"), in joint order.
+    pub fn joints_like(&self, text: &str, n: usize) -> Vec<String> {
+        let text = text.to_lowercase();
+        (0..self.joint_count)
+            .map(|j| self.joint_name(j))
+            .filter(|name| name.to_lowercase().contains(&text))
+            .take(n)
+            .collect()
+    }
+}
+
+/// `text` as a whole number below `len` (digits only: no sign, no spaces).
+fn index_below(text: &str, len: usize) -> Option<usize> {
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    digits
+        .then(|| text.parse::<usize>().ok())
+        .flatten()
+        .filter(|&j| j < len)
 }
 
 /// The largest value of one diagnostic column in a frame and the joint that holds it.
@@ -680,6 +722,26 @@ pub(crate) fn record_crc(len_field: &[u8], payload: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joints_are_found_by_name_or_index() {
+        let mut h = crate::testutil::header(1, 12);
+        assert_eq!(h.find_joint("hinge3"), Some(3));
+        assert_eq!(h.find_joint("11"), Some(11));
+        assert_eq!(h.find_joint("12"), None, "12 joints: 0 to 11");
+        assert_eq!(h.find_joint("-1"), None);
+        assert_eq!(h.find_joint(" 3"), None);
+        assert_eq!(h.find_joint("hinge"), None);
+        assert_eq!(h.joints_like("HINGE1", 3), ["hinge1", "hinge10", "hinge11"]);
+        // A joint named as a number is found by its name first.
+        h.joint_names[5] = "3".into();
+        assert_eq!(h.find_joint("3"), Some(5));
+        // Without recorded names, joints are `joint{j}`.
+        h.joint_names.clear();
+        assert_eq!(h.find_joint("joint7"), Some(7));
+        assert_eq!(h.find_joint("joint07"), None);
+        assert_eq!(h.find_joint("7"), Some(7));
+    }
     use proptest::prelude::*;
 
     /// A finite diagnostic value: mostly from a few values (ties, signed zeros), some

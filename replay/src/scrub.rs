@@ -801,6 +801,53 @@ pub struct WorstJoint {
     pub first_non_finite_substep: Option<u64>,
 }
 
+impl WorstJoint {
+    /// A joint with no frame seen yet.
+    fn new(joint: u32, name: String) -> WorstJoint {
+        WorstJoint {
+            joint,
+            name,
+            peak_anchor_error: f32::NEG_INFINITY,
+            anchor_error_substep: None,
+            peak_angular_error: f32::NEG_INFINITY,
+            angular_error_substep: None,
+            peak_limit_violation: f32::NEG_INFINITY,
+            limit_violation_substep: None,
+            first_non_finite_substep: None,
+        }
+    }
+
+    /// Takes in the joint's diagnostics `row` at `substep` (frames in log order).
+    fn observe(&mut self, substep: u64, row: &[f32; 8]) {
+        if self.first_non_finite_substep.is_none() && !row.iter().all(|v| v.is_finite()) {
+            self.first_non_finite_substep = Some(substep);
+        }
+        // A peak is a value above 0 (and above the earlier ones); a column that stays at 0
+        // has a peak of 0 and no substep.
+        let upd = |peak: &mut f32, at: &mut Option<u64>, v: f32| {
+            if v > *peak {
+                *peak = v;
+                *at = (v > 0.0).then_some(substep);
+            }
+        };
+        upd(
+            &mut self.peak_anchor_error,
+            &mut self.anchor_error_substep,
+            row[COL_ANCHOR_ERROR],
+        );
+        upd(
+            &mut self.peak_angular_error,
+            &mut self.angular_error_substep,
+            row[COL_ANGULAR_ERROR],
+        );
+        upd(
+            &mut self.peak_limit_violation,
+            &mut self.limit_violation_substep,
+            row[COL_LIMIT_VIOLATION],
+        );
+    }
+}
+
 /// The `n` joints with the largest peak anchor error (joints that went non-finite first,
 /// earliest first), with their other peaks. Reads every frame once; a corrupt frame is an
 /// error ([`worst_joints_skipping`] passes over it).
@@ -825,17 +872,7 @@ fn worst_joints_from(
     let mut skipped = Vec::new();
     let joints = reader.header().joint_count;
     let mut peaks: Vec<WorstJoint> = (0..joints)
-        .map(|j| WorstJoint {
-            joint: j as u32,
-            name: reader.header().joint_name(j),
-            peak_anchor_error: f32::NEG_INFINITY,
-            anchor_error_substep: None,
-            peak_angular_error: f32::NEG_INFINITY,
-            angular_error_substep: None,
-            peak_limit_violation: f32::NEG_INFINITY,
-            limit_violation_substep: None,
-            first_non_finite_substep: None,
-        })
+        .map(|j| WorstJoint::new(j as u32, reader.header().joint_name(j)))
         .collect();
     for i in 0..reader.len() {
         let Some(frame) = frame_or_skip(reader, i, skip, &mut skipped)? else {
@@ -843,32 +880,7 @@ fn worst_joints_from(
         };
         let s = frame.substep();
         for (p, row) in peaks.iter_mut().zip(frame.diagnostic_rows()) {
-            if p.first_non_finite_substep.is_none() && !row.iter().all(|v| v.is_finite()) {
-                p.first_non_finite_substep = Some(s);
-            }
-            // A peak is a value above 0 (and above the earlier ones); a column that stays at
-            // 0 has a peak of 0 and no substep.
-            let upd = |peak: &mut f32, at: &mut Option<u64>, v: f32| {
-                if v > *peak {
-                    *peak = v;
-                    *at = (v > 0.0).then_some(s);
-                }
-            };
-            upd(
-                &mut p.peak_anchor_error,
-                &mut p.anchor_error_substep,
-                row[COL_ANCHOR_ERROR],
-            );
-            upd(
-                &mut p.peak_angular_error,
-                &mut p.angular_error_substep,
-                row[COL_ANGULAR_ERROR],
-            );
-            upd(
-                &mut p.peak_limit_violation,
-                &mut p.limit_violation_substep,
-                row[COL_LIMIT_VIOLATION],
-            );
+            p.observe(s, &row);
         }
     }
     peaks.sort_by(|a, b| {
@@ -880,6 +892,79 @@ fn worst_joints_from(
     });
     peaks.truncate(n);
     Ok((peaks, skipped))
+}
+
+/// One joint's eight diagnostic columns over a run (`lavender scrub --joint`), read frame by
+/// frame ([`JointHistory::read`]); frames that failed their checksums are left out (and
+/// listed in `skipped`), so `substeps` may have gaps there.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JointHistory {
+    /// The joint's peaks, by the rule of [`worst_joints`].
+    pub peaks: WorstJoint,
+    /// Substep of every frame read, in log order.
+    pub substeps: Vec<u64>,
+    /// Simulation time of every frame read, s.
+    pub times: Vec<f64>,
+    /// `columns[c][i]`: column `c` (`format::DIAGNOSTIC_COLUMNS`) at frame `i` of `substeps`.
+    pub columns: [Vec<f32>; 8],
+    /// Frames passed over because they failed their checksums (with `skip_corrupt`).
+    pub skipped: Vec<SkippedFrame>,
+}
+
+impl JointHistory {
+    /// An empty history of joint `joint` of the log `reader` reads (an error when the log
+    /// has no such joint).
+    pub fn new(reader: &LogReader, joint: usize) -> Result<JointHistory> {
+        reader.check_joint_column(joint, 0)?;
+        Ok(JointHistory {
+            peaks: WorstJoint::new(joint as u32, reader.header().joint_name(joint)),
+            substeps: Vec::new(),
+            times: Vec::new(),
+            columns: Default::default(),
+            skipped: Vec::new(),
+        })
+    }
+
+    /// Appends the frames `frames` (indices into the log, read in order); a corrupt frame is
+    /// an error, or with `skip_corrupt` passed over and listed in `skipped`.
+    pub fn read(
+        &mut self,
+        reader: &LogReader,
+        frames: std::ops::Range<usize>,
+        skip_corrupt: bool,
+    ) -> Result<()> {
+        let joint = self.peaks.joint as usize;
+        for i in frames {
+            let Some(frame) = frame_or_skip(reader, i, skip_corrupt, &mut self.skipped)? else {
+                continue;
+            };
+            let row = frame
+                .diagnostic(joint)
+                .expect("the joint was checked in `new`");
+            self.peaks.observe(frame.substep(), &row);
+            self.substeps.push(frame.substep());
+            self.times.push(frame.time());
+            for (column, v) in self.columns.iter_mut().zip(row) {
+                column.push(v);
+            }
+        }
+        Ok(())
+    }
+
+    /// The smallest and largest finite value of column `column` and the first substeps that
+    /// hold them (`None` where the column has no finite value).
+    pub fn range(&self, column: usize) -> Option<((f32, u64), (f32, u64))> {
+        let values = self.columns[column].iter().zip(&self.substeps);
+        values
+            .filter(|(v, _)| v.is_finite())
+            .fold(None, |range, (&v, &s)| match range {
+                None => Some(((v, s), (v, s))),
+                Some((lo, hi)) => Some((
+                    if v < lo.0 { (v, s) } else { lo },
+                    if v > hi.0 { (v, s) } else { hi },
+                )),
+            })
+    }
 }
 
 #[cfg(test)]
@@ -1331,6 +1416,69 @@ mod tests {
             (j5.peak_limit_violation, j5.limit_violation_substep),
             (0.0, None)
         );
+    }
+
+    #[test]
+    fn a_joint_history_holds_its_columns_and_the_peaks_of_the_worst_joints() {
+        let mut frames = smooth();
+        frames[40].diagnostics[3][3] = 0.3;
+        frames[41].diagnostics[3][7] = -2.5;
+        frames[90].diagnostics[3][7] = 5.0;
+        let r = reader(&frames);
+        assert!(JointHistory::new(&r, 6).is_err(), "6 joints: 0 to 5");
+        let mut whole = JointHistory::new(&r, 3).unwrap();
+        whole.read(&r, 0..r.len(), false).unwrap();
+        assert_eq!(whole.substeps, (0..400).collect::<Vec<u64>>());
+        for (c, column) in whole.columns.iter().enumerate() {
+            let expected: Vec<f32> = frames.iter().map(|f| f.diagnostics[3][c]).collect();
+            assert_eq!(column, &expected, "column {c}");
+        }
+        assert_eq!(whole.times[7], r.frame(7).unwrap().time());
+        // The peaks are the worst joints' for this joint.
+        let worst = worst_joints(&r, 6).unwrap();
+        assert_eq!(&whole.peaks, worst.iter().find(|w| w.joint == 3).unwrap());
+        assert_eq!(
+            (
+                whole.peaks.peak_anchor_error,
+                whole.peaks.anchor_error_substep
+            ),
+            (0.3, Some(40))
+        );
+        assert_eq!(whole.range(7), Some(((-2.5, 41), (5.0, 90))));
+        // Read in pieces: the same history.
+        let mut pieces = JointHistory::new(&r, 3).unwrap();
+        for range in [0..100, 100..101, 101..400] {
+            pieces.read(&r, range, false).unwrap();
+        }
+        assert_eq!(pieces, whole);
+    }
+
+    #[test]
+    fn a_joint_history_passes_over_a_corrupt_frame_only_when_asked() {
+        let frames = smooth();
+        let mut bytes = testutil::log_bytes(&testutil::header(1, 6), &frames, true);
+        let clean = LogReader::from_bytes(&bytes).unwrap();
+        let meta = clean.index()[10];
+        bytes[(meta.offset + meta.len - 1) as usize] ^= 0x40;
+        let r = LogReader::from_bytes(&bytes).unwrap();
+        let mut strict = JointHistory::new(&r, 2).unwrap();
+        let err = strict.read(&r, 0..r.len(), false).unwrap_err();
+        assert!(
+            matches!(err, ReplayError::CorruptFrame { index: 10, .. }),
+            "{err}"
+        );
+        let mut lenient = JointHistory::new(&r, 2).unwrap();
+        lenient.read(&r, 0..r.len(), true).unwrap();
+        assert_eq!(
+            lenient.skipped,
+            vec![SkippedFrame {
+                index: 10,
+                substep: 10
+            }]
+        );
+        assert_eq!(lenient.substeps.len(), 399);
+        assert!(!lenient.substeps.contains(&10));
+        assert_eq!(lenient.columns[3][10], frames[11].diagnostics[2][3]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod resume;
 mod run;
 mod scenes;
 mod scrub;
+mod scrub_joint;
 mod tutorial;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

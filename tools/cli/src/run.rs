@@ -72,8 +72,8 @@ pub struct Args {
     /// where the hub solve does not reach (engine/DESIGN.md: Hubs); not for a light body
     /// carrying a heavy one, which it makes come apart (smaller substeps help there:
     /// data/regressions/light-arm-weld.toml). Nothing else should use it: without warm
-    /// starting long chains and stacks come apart (the shipped 100-link chain reaches 9 m of
-    /// anchor error in 5 s, 7.8 m even with 32 velocity passes). A recorded run keeps the
+    /// starting long chains and stacks come apart (the shipped 100-link chain reaches 9.9 m of
+    /// anchor error in 5 s, 6.5 m even with 32 velocity passes). A recorded run keeps the
     /// setting.
     #[arg(long)]
     no_warm_start: bool,

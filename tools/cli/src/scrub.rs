@@ -23,7 +23,7 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\", \"joint_name\", \"column_name\"}], ...}\n  lavender scrub run.lvlog --at 1000           substep 1000's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow\n                                               tail a run being recorded (waits for the file)"
+    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\", \"joint_name\", \"column_name\"}], ...}\n  lavender scrub run.lvlog --at 1000           substep 1000's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --joint chain0.joint6   one joint over the run (a name or an index)\n  lavender scrub run.lvlog --joint 306 --plot joint.png --json\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow\n                                               tail a run being recorded (waits for the file)"
 )]
 pub struct Args {
     /// The run log (written by `lavender run --record`; may still be being written).
@@ -81,8 +81,13 @@ pub struct Args {
     /// first frame's, to this PNG (or .svg) file.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+    /// Show one joint (a name, or an index) over the run: the extremes of its eight
+    /// columns, sparklines, its own spikes (as --spikes finds them), with --plot a plot of
+    /// its residuals, relative speed and coordinate, with --json every frame's values.
+    #[arg(long, value_name = "JOINT", conflicts_with_all = ["at", "time", "spikes", "follow"])]
+    joint: Option<String>,
     /// Print JSON: `{"frames", "spikes": [...]}` (plus the worst joints, or the frame with
-    /// `--at`/`--time`).
+    /// `--at`/`--time`, or the joint's columns with `--joint`).
     #[arg(long)]
     json: bool,
 }
@@ -177,6 +182,17 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             (spikes, scrub::SpikeSource::Scan, skipped)
         }
     };
+    if let Some(selector) = &args.joint {
+        let request = crate::scrub_joint::Request {
+            log: &args.log,
+            selector,
+            json: args.json,
+            plot: args.plot.as_deref(),
+            top: args.top,
+        };
+        note_skipped(&args.log, &skipped, "judging spikes");
+        return crate::scrub_joint::main(&reader, &request, &spikes, source);
+    }
     let timeline = scrub::timeline(&reader);
     if let Some(plot) = &args.plot {
         // A new file, never the old one truncated in place (another process may read it).
@@ -380,7 +396,7 @@ pub fn sparkline(values: &[f32], width: usize) -> String {
 }
 
 /// Says on stderr which corrupt frames `what` passed over (nothing when none).
-fn note_skipped(log: &std::path::Path, skipped: &[scrub::SkippedFrame], what: &str) {
+pub(crate) fn note_skipped(log: &std::path::Path, skipped: &[scrub::SkippedFrame], what: &str) {
     if skipped.is_empty() {
         return;
     }
@@ -426,7 +442,7 @@ fn scan_with_progress(
 
 /// A spike as JSON: the library's fields plus the joint's and the column's names (as
 /// Python's `Log.spikes` gives them).
-fn spike_json(reader: &LogReader, s: &Spike) -> serde_json::Value {
+pub(crate) fn spike_json(reader: &LogReader, s: &Spike) -> serde_json::Value {
     let mut v = serde_json::to_value(s).expect("a spike serialises");
     v["joint_name"] = reader.header().joint_name(s.joint as usize).into();
     v["column_name"] = DIAGNOSTIC_COLUMNS[s.column as usize].into();
@@ -848,7 +864,7 @@ type Series = (
 /// log10 of a residual, floored at 1e-9 (zeros cannot be shown on a log axis); a non-finite
 /// residual goes to the top edge `top` (QA 2026-12-07: `max` took NaN for the floor, so a run
 /// that blew up ended its curves at the bottom edge, as if its errors had vanished).
-fn lg(v: f32, top: f64) -> f64 {
+pub(crate) fn lg(v: f32, top: f64) -> f64 {
     if v.is_finite() {
         f64::from(v).max(1e-9).log10()
     } else {

@@ -763,6 +763,112 @@ fn scrub_passes_over_a_corrupt_frame_and_says_which() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn scrub_shows_one_joint_over_the_run() {
+    let dir = scratch("scrub-joint");
+    let log = dir.join("run.lvlog");
+    // The chain whips at the end of its first swing: spikes in the log's index.
+    record("chain", "2", &log);
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["scrub", s(&log), "--json"];
+        all.extend_from_slice(args);
+        serde_json::from_str(&ok(&all)).unwrap()
+    };
+    // The joint of the first spike.
+    let all = json(&["--spikes"]);
+    let first = &all["spikes"][0];
+    let (index, name) = (
+        first["joint"].as_u64().unwrap(),
+        first["joint_name"].clone(),
+    );
+    let (index_text, name_text) = (index.to_string(), name.as_str().unwrap().to_string());
+    let joint = json(&["--joint", &name_text]);
+    assert_eq!(joint["frames"], 480);
+    assert_eq!(
+        joint["joint"],
+        serde_json::json!({"index": index, "name": name, "kind": "revolute"})
+    );
+    assert_eq!(joint["units"]["joint_coordinate"], "rad");
+    assert_eq!(joint["substeps"][479], 479);
+    for column in ["anchor_error_x", "anchor_error_norm", "joint_coordinate"] {
+        assert_eq!(joint["columns"][column].as_array().unwrap().len(), 480);
+    }
+    // By index: the same.
+    assert_eq!(json(&["--joint", &index_text]), joint);
+    // Frame 120's values are the frame table's for this joint.
+    let frame = json(&["--at", "120", "--top", "1000"]);
+    let row = (frame["frame"]["joints"].as_array().unwrap().iter())
+        .find(|j| j["joint"] == index)
+        .unwrap();
+    for column in [
+        "anchor_error_y",
+        "anchor_relative_speed",
+        "joint_coordinate",
+    ] {
+        assert_eq!(joint["columns"][column][120], row[column], "{column}");
+    }
+    // The peaks are the worst joints' for this joint, and the spikes the log's for it.
+    let whole = json(&["--top", "1000"]);
+    let worst = (whole["worst_joints"].as_array().unwrap().iter())
+        .find(|w| w["joint"] == index)
+        .unwrap();
+    assert_eq!(&joint["peaks"], worst);
+    let stats = &joint["stats"]["anchor_error_norm"];
+    assert_eq!(stats["max"], worst["peak_anchor_error"]);
+    assert_eq!(stats["max_substep"], worst["anchor_error_substep"]);
+    let own: Vec<&serde_json::Value> = (all["spikes"].as_array().unwrap().iter())
+        .filter(|p| p["joint"] == index)
+        .collect();
+    let listed: Vec<&serde_json::Value> = joint["spikes"].as_array().unwrap().iter().collect();
+    assert!(!listed.is_empty());
+    assert_eq!(listed, own);
+
+    let text = ok(&["scrub", s(&log), "--joint", &name_text]);
+    assert!(
+        text.contains(&format!(
+            "joint {name_text} (index {index}, revolute), 480 frames"
+        )) && text.contains("joint_coordinate (rad, linear")
+            && text.contains(&format!("{} of this joint", spikes(listed.len()))),
+        "{text}"
+    );
+    let png = dir.join("joint.png");
+    ok(&["scrub", s(&log), "--joint", &index_text, "--plot", s(&png)]);
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+
+    // A joint the log does not have: what it has, and names like the one given.
+    let out = lavender(&["scrub", s(&log), "--joint", "chain.joint"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no joint \"chain.joint\"")
+            && err.contains("an index from 0 to 99")
+            && err.contains("names containing it: chain.joint0, chain.joint1"),
+        "{err}"
+    );
+    let out = lavender(&["scrub", s(&log), "--joint", "3", "--at", "5"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    // A damaged frame is passed over and said.
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x10;
+    let damaged = dir.join("damaged.lvlog");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let out = lavender(&["scrub", s(&damaged), "--joint", "3", "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["frames"], 479);
+    assert_eq!(v["skipped_frames"].as_array().unwrap().len(), 1);
+    let warning = String::from_utf8_lossy(&out.stderr);
+    assert!(warning.contains("the joint's history"), "{warning}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// "1 spike", "2 spikes".
+fn spikes(n: usize) -> String {
+    format!("{n} spike{}", if n == 1 { "" } else { "s" })
+}
+
 /// Runs `lavender args`, sends it SIGINT once `log` holds 200 kB, and returns its output.
 #[cfg(unix)]
 fn interrupted(args: &[&str], log: &Path) -> Output {

@@ -1,0 +1,510 @@
+//! `lavender scrub LOG --joint NAME`: one joint's eight diagnostic columns over the run, as a
+//! table of extremes, sparklines, its own spikes, JSON arrays and a plot.
+
+use crate::chart;
+use crate::output::{count, emit, emit_json, progress};
+use crate::scrub::{lg, note_skipped, sparkline};
+use anyhow::bail;
+use lavender_engine::{JointKind, COLUMN_UNITS};
+use lavender_replay::format::{
+    COL_ANCHOR_ERROR, COL_ANGULAR_ERROR, COL_LIMIT_VIOLATION, DIAGNOSTIC_COLUMNS,
+};
+use lavender_replay::scrub::{JointHistory, Spike, SpikeSource};
+use lavender_replay::LogReader;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Column of the anchor's relative speed (m/s).
+const COL_SPEED: usize = 6;
+/// Column of the joint coordinate (rad or m).
+const COL_COORDINATE: usize = 7;
+
+/// What `scrub --joint` was asked for.
+pub struct Request<'a> {
+    pub log: &'a Path,
+    /// The joint: a name, or an index.
+    pub selector: &'a str,
+    pub json: bool,
+    pub plot: Option<&'a Path>,
+    /// Spikes listed in the text.
+    pub top: usize,
+}
+
+/// Reads the joint's history (a progress bar on a terminal) and prints it; `spikes` are the
+/// log's (all joints), from `source`.
+pub fn main(
+    reader: &LogReader,
+    request: &Request,
+    spikes: &[Spike],
+    source: SpikeSource,
+) -> anyhow::Result<()> {
+    let h = reader.header();
+    let Some(joint) = h.find_joint(request.selector) else {
+        let like = h.joints_like(request.selector, 5);
+        bail!(
+            "the log has no joint {:?} ({}; give a name as `lavender scrub {}` lists them, or \
+             an index from 0 to {}){}",
+            request.selector,
+            count(h.joint_count as u64, "joint"),
+            request.log.display(),
+            h.joint_count.saturating_sub(1),
+            if like.is_empty() {
+                String::new()
+            } else {
+                format!("; names containing it: {}", like.join(", "))
+            }
+        );
+    };
+    let mut history = JointHistory::new(reader, joint)?;
+    let bar = progress(reader.len() as u64, "reading frames");
+    for start in (0..reader.len()).step_by(1024) {
+        let end = (start + 1024).min(reader.len());
+        history.read(reader, start..end, true)?;
+        bar.set_position(end as u64);
+    }
+    bar.finish_and_clear();
+    note_skipped(request.log, &history.skipped, "the joint's history");
+    if history.substeps.is_empty() {
+        bail!(
+            "every frame of {} failed its checksum: nothing to show",
+            request.log.display()
+        );
+    }
+    let kind = h.joint_kinds().map(|kinds| kinds[joint]);
+    let units = units(kind);
+    let own: Vec<Spike> = spikes
+        .iter()
+        .filter(|s| s.joint as usize == joint)
+        .cloned()
+        .collect();
+    if let Some(plot) = request.plot {
+        lavender_replay::files::prepare_output(plot)?;
+        let title = format!(
+            "{}: joint {}, {} marked",
+            chart::short_name(request.log, 50),
+            history.peaks.name,
+            count(own.len() as u64, "spike")
+        );
+        let chart = JointChart {
+            title,
+            history: &history,
+            spikes: &own,
+            units,
+        };
+        chart::save_sized(plot, &chart, (1200, 900))?;
+        eprintln!("plot written to {}", plot.display());
+    }
+    if request.json {
+        return emit_json(&json(reader, &history, kind, &own, source));
+    }
+    emit(&text(request, &history, kind, (&own, spikes.len(), source)))
+}
+
+/// The eight columns' units for a joint of `kind` (both where it is not known).
+fn units(kind: Option<JointKind>) -> [&'static str; 8] {
+    let mut units = COLUMN_UNITS;
+    let coordinate = match kind {
+        Some(JointKind::Revolute) => "rad",
+        Some(JointKind::Prismatic) => "m",
+        Some(JointKind::Spherical | JointKind::Fixed) => "-",
+        None => COLUMN_UNITS[COL_COORDINATE],
+    };
+    units[COL_LIMIT_VIOLATION] = coordinate;
+    units[COL_COORDINATE] = coordinate;
+    units
+}
+
+fn json(
+    reader: &LogReader,
+    history: &JointHistory,
+    kind: Option<JointKind>,
+    spikes: &[Spike],
+    source: SpikeSource,
+) -> serde_json::Value {
+    let units = units(kind);
+    let mut columns = serde_json::Map::new();
+    let mut stats = serde_json::Map::new();
+    let mut unit_map = serde_json::Map::new();
+    for (c, name) in DIAGNOSTIC_COLUMNS.iter().enumerate() {
+        // Non-finite values are JSON nulls.
+        columns.insert((*name).into(), serde_json::json!(history.columns[c]));
+        unit_map.insert((*name).into(), units[c].into());
+        let range = history.range(c);
+        stats.insert(
+            (*name).into(),
+            serde_json::json!({
+                "min": range.map(|r| r.0 .0),
+                "min_substep": range.map(|r| r.0 .1),
+                "max": range.map(|r| r.1 .0),
+                "max_substep": range.map(|r| r.1 .1),
+                "last": history.columns[c].last(),
+            }),
+        );
+    }
+    serde_json::json!({
+        "frames": history.substeps.len(),
+        "joint": {
+            "index": history.peaks.joint,
+            "name": history.peaks.name,
+            "kind": kind.map(JointKind::name),
+        },
+        "units": unit_map,
+        "substeps": history.substeps,
+        "times": history.times,
+        "columns": columns,
+        "stats": stats,
+        "peaks": history.peaks,
+        "first_non_finite_substep": history.peaks.first_non_finite_substep,
+        "spikes": spikes.iter().map(|s| crate::scrub::spike_json(reader, s)).collect::<Vec<_>>(),
+        "source": source,
+        "skipped_frames": history.skipped,
+        "recovery": reader.recovery(),
+    })
+}
+
+fn text(
+    request: &Request,
+    history: &JointHistory,
+    kind: Option<JointKind>,
+    (spikes, all_spikes, source): (&[Spike], usize, SpikeSource),
+) -> String {
+    let units = units(kind);
+    let (first, last) = (0, history.substeps.len() - 1);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: joint {} (index {}{}), {} (substeps {}..={}, t = {:.4}..{:.4} s)",
+        request.log.display(),
+        history.peaks.name,
+        history.peaks.joint,
+        kind.map(|k| format!(", {}", k.name())).unwrap_or_default(),
+        count(history.substeps.len() as u64, "frame"),
+        history.substeps[first],
+        history.substeps[last],
+        history.times[first],
+        history.times[last],
+    );
+    let _ = writeln!(
+        out,
+        "\n  {:<22} {:<5} {:>11} {:>9} {:>11} {:>9} {:>11}",
+        "column", "unit", "min", "@substep", "max", "@substep", "last"
+    );
+    for (c, name) in DIAGNOSTIC_COLUMNS.iter().enumerate() {
+        let last = history.columns[c][last];
+        match history.range(c) {
+            Some(((lo, lo_at), (hi, hi_at))) => {
+                let _ = writeln!(
+                    out,
+                    "  {name:<22} {:<5} {lo:>11.3e} {lo_at:>9} {hi:>11.3e} {hi_at:>9} {last:>11.3e}",
+                    units[c]
+                );
+            }
+            None => {
+                let _ = writeln!(out, "  {name:<22} {:<5} (no finite value)", units[c]);
+            }
+        }
+    }
+    if let Some(s) = history.peaks.first_non_finite_substep {
+        let _ = writeln!(out, "  non-finite from substep {s}");
+    }
+    let width = 72;
+    for c in [
+        COL_ANCHOR_ERROR,
+        COL_ANGULAR_ERROR,
+        COL_LIMIT_VIOLATION,
+        COL_SPEED,
+    ] {
+        let values = &history.columns[c];
+        let _ = writeln!(out, "\n{} ({}, log scale)", DIAGNOSTIC_COLUMNS[c], units[c]);
+        if values.iter().all(|&v| v == 0.0) {
+            let _ = writeln!(out, "  (zero at every substep)");
+        } else {
+            let _ = writeln!(out, "  {}", sparkline(values, width));
+        }
+    }
+    let coordinate = &history.columns[COL_COORDINATE];
+    match history.range(COL_COORDINATE) {
+        Some(((lo, _), (hi, _))) if lo != hi => {
+            let _ = writeln!(
+                out,
+                "\n{} ({}, linear, {lo:.4} to {hi:.4})",
+                DIAGNOSTIC_COLUMNS[COL_COORDINATE], units[COL_COORDINATE]
+            );
+            let _ = writeln!(out, "  {}", linear_sparkline(coordinate, width));
+        }
+        Some(((v, _), _)) => {
+            let _ = writeln!(
+                out,
+                "\n{} ({}): {v:.4} at every substep",
+                DIAGNOSTIC_COLUMNS[COL_COORDINATE], units[COL_COORDINATE]
+            );
+        }
+        None => {}
+    }
+    let _ = writeln!(
+        out,
+        "  {:<w$}{:>10.4} s",
+        format!("{:.4} s", history.times[first]),
+        history.times[last],
+        w = width - 10
+    );
+    let _ = writeln!(
+        out,
+        "\n{} of this joint ({} in the log, {}){}",
+        count(spikes.len() as u64, "spike"),
+        all_spikes,
+        match source {
+            SpikeSource::Index => "from the log's spike index",
+            SpikeSource::Scan => "every frame judged",
+        },
+        if spikes.is_empty() { "" } else { ":" }
+    );
+    if !spikes.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {:>9} {:>11}  {:<21} {:>12} {:>12}",
+            "substep", "time s", "column", "value", "baseline"
+        );
+    }
+    for s in spikes.iter().take(request.top) {
+        let _ = writeln!(
+            out,
+            "  {:>9} {:>11.5}  {:<21} {:>12.4e} {:>12.4e}",
+            s.substep, s.time, DIAGNOSTIC_COLUMNS[s.column as usize], s.value, s.baseline
+        );
+    }
+    if spikes.len() > request.top {
+        let _ = writeln!(
+            out,
+            "  ... {} more (`--top N` lists more; `--json` lists all)",
+            spikes.len() - request.top
+        );
+    }
+    out
+}
+
+/// A one-line chart of a signed `values` on a linear scale between their finite extremes,
+/// `width` cells, each the mean of its bucket (`!` for a bucket holding a non-finite value).
+pub fn linear_sparkline(values: &[f32], width: usize) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    if values.is_empty() {
+        return String::new();
+    }
+    let width = width.min(values.len()).max(1);
+    let buckets: Vec<f64> = (0..width)
+        .map(|b| {
+            let (lo, hi) = (b * values.len() / width, (b + 1) * values.len() / width);
+            let bucket = &values[lo..hi.max(lo + 1)];
+            if bucket.iter().any(|v| !v.is_finite()) {
+                f64::NAN
+            } else {
+                bucket.iter().map(|&v| f64::from(v)).sum::<f64>() / bucket.len() as f64
+            }
+        })
+        .collect();
+    let finite = buckets.iter().filter(|v| v.is_finite());
+    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+        (a.min(v), b.max(v))
+    });
+    buckets
+        .iter()
+        .map(|&v| {
+            if v.is_nan() {
+                '!'
+            } else if hi - lo <= 0.0 {
+                BARS[3]
+            } else {
+                BARS[(((v - lo) / (hi - lo) * 7.0).round() as usize).min(7)]
+            }
+        })
+        .collect()
+}
+
+/// A linear axis' tick value `v` on an axis spanning `span`: zero where it is zero to the
+/// axis' resolution, plain decimals for spans from 1e-2 to 1e4, else scientific.
+fn tick(v: f64, span: f64) -> String {
+    if v.abs() < span * 1e-6 {
+        "0".into()
+    } else if (1e-2..1e4).contains(&span) {
+        let decimals = (2.0 - span.log10().floor()).clamp(0.0, 4.0) as usize;
+        format!("{v:.decimals$}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+/// The plot: the residual columns on a log axis with the joint's spikes marked, then the
+/// anchor's relative speed and the joint coordinate, on one time axis.
+struct JointChart<'a> {
+    title: String,
+    history: &'a JointHistory,
+    spikes: &'a [Spike],
+    units: [&'static str; 8],
+}
+
+impl JointChart<'_> {
+    fn x(&self) -> (f64, f64) {
+        let t = &self.history.times;
+        (t[0], t[t.len() - 1].max(t[0] + 1e-9))
+    }
+
+    /// One column on a linear axis (non-finite values left out).
+    fn draw_linear<DB: plotters::prelude::DrawingBackend>(
+        &self,
+        area: &plotters::drawing::DrawingArea<DB, plotters::coord::Shift>,
+        column: usize,
+        color: plotters::style::RGBColor,
+    ) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        use chart::err;
+        use plotters::prelude::*;
+        let h = self.history;
+        let (lo, hi) = h.range(column).map_or((0.0, 1.0), |((lo, _), (hi, _))| {
+            (f64::from(lo), f64::from(hi))
+        });
+        let pad = ((hi - lo) * 0.05).max(1e-9 * hi.abs().max(1.0));
+        let x = self.x();
+        let mut c = ChartBuilder::on(area)
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x.0..x.1, (lo - pad)..(hi + pad))
+            .map_err(|e| err(&e))?;
+        // Tick values rounded to the axis' span (a tick at 0 read -2.776e-17).
+        let span = (hi - lo + 2.0 * pad).max(f64::MIN_POSITIVE);
+        c.configure_mesh()
+            .x_desc("time (s)")
+            .y_desc(format!(
+                "{} ({})",
+                DIAGNOSTIC_COLUMNS[column], self.units[column]
+            ))
+            .y_labels(5)
+            .y_label_formatter(&|v| tick(*v, span))
+            .draw()
+            .map_err(|e| err(&e))?;
+        let points = (h.times.iter().zip(&h.columns[column]))
+            .filter(|(_, v)| v.is_finite())
+            .map(|(&t, &v)| (t, f64::from(v)));
+        c.draw_series(LineSeries::new(points, color.stroke_width(1)))
+            .map_err(|e| err(&e))?;
+        Ok(())
+    }
+}
+
+impl chart::Chart for JointChart<'_> {
+    fn render<DB: plotters::prelude::DrawingBackend>(
+        &self,
+        root: plotters::drawing::DrawingArea<DB, plotters::coord::Shift>,
+    ) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        use chart::err;
+        use plotters::prelude::*;
+        let h = self.history;
+        let residuals = [COL_ANCHOR_ERROR, COL_ANGULAR_ERROR, COL_LIMIT_VIOLATION];
+        let color = |k: usize| lavender_tutorial::plot::color(k);
+        let (plot_area, legend_area) = chart::panels(&root, 270)?;
+        let (top, rest) = plot_area.split_vertically(450);
+        let (speed_area, coordinate_area) = rest.split_vertically(225);
+        let values = residuals
+            .iter()
+            .flat_map(|&c| h.columns[c].iter().map(|&v| f64::from(v)));
+        let y = chart::log_range(values, -9.0);
+        let mut c = chart::time_log_axes(
+            &top,
+            &self.title,
+            (self.x(), y),
+            "residual (log scale; zeros at the bottom edge, non-finite at the top)",
+        )?;
+        let mut entries: Vec<(String, RGBColor, chart::Mark)> = Vec::new();
+        for (k, &column) in residuals.iter().enumerate() {
+            let label = format!("{} ({})", DIAGNOSTIC_COLUMNS[column], self.units[column]);
+            if h.columns[column].iter().all(|&v| v == 0.0) {
+                entries.push((label, color(k), chart::Mark::Line));
+                entries.push((
+                    "zero throughout (not drawn)".into(),
+                    WHITE,
+                    chart::Mark::Text,
+                ));
+                continue;
+            }
+            let points = (h.times.iter().zip(&h.columns[column])).map(|(&t, &v)| (t, lg(v, y.1)));
+            c.draw_series(LineSeries::new(points, color(k).stroke_width(1)))
+                .map_err(|e| err(&e))?;
+            entries.push((label, color(k), chart::Mark::Line));
+            let marks = self.spikes.iter().filter(|s| s.column as usize == column);
+            c.draw_series(marks.map(|s| {
+                Circle::new(
+                    (s.time, lg(s.value, y.1 - 0.25)),
+                    5,
+                    color(k).stroke_width(2),
+                )
+            }))
+            .map_err(|e| err(&e))?;
+        }
+        if !self.spikes.is_empty() {
+            entries.push((
+                "spike onset, in its column's colour".into(),
+                color(0),
+                chart::Mark::Circle,
+            ));
+        }
+        self.draw_linear(&speed_area, COL_SPEED, color(3))?;
+        self.draw_linear(&coordinate_area, COL_COORDINATE, color(4))?;
+        entries.push((
+            format!(
+                "middle: {} ({})",
+                DIAGNOSTIC_COLUMNS[COL_SPEED], self.units[COL_SPEED]
+            ),
+            color(3),
+            chart::Mark::Line,
+        ));
+        entries.push((
+            format!(
+                "lower: {} ({})",
+                DIAGNOSTIC_COLUMNS[COL_COORDINATE], self.units[COL_COORDINATE]
+            ),
+            color(4),
+            chart::Mark::Line,
+        ));
+        chart::legend(&legend_area, &entries)?;
+        root.present().map_err(|e| err(&e))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_linear_sparkline_spans_the_finite_extremes_and_marks_non_finite_buckets() {
+        let ramp: Vec<f32> = (0..8).map(|i| i as f32 - 3.0).collect();
+        assert_eq!(linear_sparkline(&ramp, 8), "▁▂▃▄▅▆▇█");
+        assert_eq!(linear_sparkline(&[2.0; 5], 5), "▄▄▄▄▄");
+        assert_eq!(linear_sparkline(&[0.0, f32::NAN, 1.0], 3), "▁!█");
+        // Buckets are means: 0,0 | 1,1 | 2,2.
+        assert_eq!(linear_sparkline(&[0.0, 0.0, 1.0, 1.0, 2.0, 2.0], 3), "▁▅█");
+        assert_eq!(linear_sparkline(&[], 3), "");
+    }
+
+    #[test]
+    fn ticks_are_rounded_to_the_axis_span() {
+        assert_eq!(tick(-2.776e-17, 0.7), "0");
+        assert_eq!(tick(0.25, 0.7), "0.250");
+        assert_eq!(tick(0.35, 0.37), "0.350");
+        assert_eq!(tick(120.0, 300.0), "120");
+        assert_eq!(tick(3e-5, 1e-4), "3.00e-5");
+    }
+
+    #[test]
+    fn units_follow_the_joint_type() {
+        assert_eq!(units(Some(JointKind::Revolute))[COL_COORDINATE], "rad");
+        assert_eq!(units(Some(JointKind::Prismatic))[COL_LIMIT_VIOLATION], "m");
+        assert_eq!(units(None)[COL_COORDINATE], "rad|m");
+        assert_eq!(units(Some(JointKind::Fixed))[COL_ANCHOR_ERROR], "m");
+    }
+}
