@@ -62,6 +62,10 @@ def test_recorded_run_equals_what_the_sim_reported_at_each_substep(tmp_path):
     )
     # A negative column counts from the end, as bodies, joints and frames do.
     np.testing.assert_array_equal(log.column(5, -1), log.column(5, 7))
+    np.testing.assert_array_equal(
+        log.joint_diagnostics("chain.joint7"), [s["diagnostics"][7] for s in seen]
+    )
+    np.testing.assert_array_equal(log.joint_diagnostics(-1), [s["diagnostics"][-1] for s in seen])
     np.testing.assert_array_equal(log.body_poses("chain.link3"), [s["poses"][4] for s in seen])
     np.testing.assert_array_equal(log.body_velocities(-1), [s["velocities"][-1] for s in seen])
     summaries = log.summaries()
@@ -727,6 +731,12 @@ def test_one_corrupt_frame_is_passed_over_with_a_warning_where_asked(tmp_path):
     np.testing.assert_array_equal(poses[ok], want_poses[ok])
     with pytest.warns(RuntimeWarning, match="reading the velocities"):
         log.body_velocities("bob", skip_corrupt=True)
+    with pytest.raises(OSError, match="skip_corrupt=True"):
+        log.joint_diagnostics(0)
+    with pytest.warns(RuntimeWarning, match="reading the joint's diagnostics"):
+        rows = log.joint_diagnostics(0, skip_corrupt=True)
+    assert rows.shape == (len(column), 8) and np.isnan(rows[bad[0]]).all()
+    np.testing.assert_array_equal(rows[ok, 3], want_column[ok])
     # Spikes and worst joints pass over it as scrub does.
     with pytest.warns(RuntimeWarning, match="judging spikes"):
         spikes = log.spikes(k=0.5, abs_threshold=0.0)

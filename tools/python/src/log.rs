@@ -639,6 +639,29 @@ impl Log {
         Ok(PyArray1::from_vec(py, values))
     }
 
+    /// One joint's eight diagnostic columns over the whole log, a ``(frames, 8)`` float32
+    /// array (``lavender scrub --joint``'s data; one pass over the log where eight
+    /// ``column`` calls make eight); ``joint`` is a name or index. ``skip_corrupt`` as for
+    /// ``column``.
+    #[pyo3(signature = (joint, *, skip_corrupt = false))]
+    fn joint_diagnostics<'py>(
+        &self,
+        py: Python<'py>,
+        joint: &Bound<'py, PyAny>,
+        skip_corrupt: bool,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let j = self.joint(joint)?;
+        let reader = self.reader()?;
+        let mut skipped = Vec::new();
+        let rows = py
+            .detach(|| {
+                Log::rows_over_time(&reader, skip_corrupt, &mut skipped, |f| f.diagnostic(j))
+            })
+            .map_err(|e| whole_log_error(py, e))?;
+        warn_skipped(py, &reader, &skipped, "reading the joint's diagnostics")?;
+        Ok(convert::copy2(py, &rows))
+    }
+
     /// One body's poses over the whole log, a ``(frames, 7)`` float32 array of
     /// ``[x, y, z, qx, qy, qz, qw]``; ``body`` is a name or index. The GIL is released while
     /// reading. ``skip_corrupt`` as for ``column``.

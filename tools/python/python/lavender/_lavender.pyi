@@ -412,6 +412,8 @@ class Log:
         """``(joints, 8)`` diagnostics of a frame, read-only, in place."""
     def column(self, joint: _Selector, column: _Selector, *, skip_corrupt: bool = False) -> _F32Array:
         """One joint's diagnostic column over the run, one float32 per frame (NaN for corrupt frames with ``skip_corrupt``)."""
+    def joint_diagnostics(self, joint: _Selector, *, skip_corrupt: bool = False) -> _F32Array:
+        """One joint's ``(frames, 8)`` diagnostic columns over the run (one pass over the log)."""
     def body_poses(self, body: _Selector, *, skip_corrupt: bool = False) -> _F32Array:
         """One body's ``(frames, 7)`` poses over the run."""
     def body_velocities(self, body: _Selector, *, skip_corrupt: bool = False) -> _F32Array:
