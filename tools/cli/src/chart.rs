@@ -78,6 +78,48 @@ where
     Ok(chart)
 }
 
+/// Axes of time (s) against a linear value over `y`, drawn with their mesh; five ticks,
+/// their values rounded to the axis' span ([`tick`]).
+pub fn time_linear_axes<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    (x, y): ((f64, f64), (f64, f64)),
+    y_desc: &str,
+) -> anyhow::Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>>
+where
+    DB::ErrorType: 'static,
+{
+    let mut chart = ChartBuilder::on(area)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x.0..x.1, y.0..y.1)
+        .map_err(|e| err(&e))?;
+    let span = (y.1 - y.0).max(f64::MIN_POSITIVE);
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc(y_desc)
+        .y_labels(5)
+        .y_label_formatter(&|v| tick(*v, span))
+        .draw()
+        .map_err(|e| err(&e))?;
+    Ok(chart)
+}
+
+/// A linear axis' tick value `v` on an axis spanning `span`: zero where it is zero to the
+/// axis' resolution (a tick at 0 read -2.776e-17), plain decimals for spans from 1e-2 to 1e4,
+/// else scientific.
+pub fn tick(v: f64, span: f64) -> String {
+    if v.abs() < span * 1e-6 {
+        "0".into()
+    } else if (1e-2..1e4).contains(&span) {
+        let decimals = (2.0 - span.log10().floor()).clamp(0.0, 4.0) as usize;
+        format!("{v:.decimals$}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
 /// A plotters error as an `anyhow` one.
 pub fn err(e: &dyn std::fmt::Display) -> anyhow::Error {
     anyhow::anyhow!("{e}")
@@ -159,6 +201,15 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_are_rounded_to_the_axis_span() {
+        assert_eq!(tick(-2.776e-17, 0.7), "0");
+        assert_eq!(tick(0.25, 0.7), "0.250");
+        assert_eq!(tick(0.35, 0.37), "0.350");
+        assert_eq!(tick(120.0, 300.0), "120");
+        assert_eq!(tick(3e-5, 1e-4), "3.00e-5");
+    }
 
     #[test]
     fn log_range_floors_zeros_and_spans_the_values() {

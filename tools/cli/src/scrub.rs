@@ -890,19 +890,11 @@ impl Timeline<'_> {
         let finite = self.timeline.iter().map(change).filter(|d| d.is_finite());
         let (lo, hi) = finite.fold((0.0f64, 0.0f64), |(lo, hi), d| (lo.min(d), hi.max(d)));
         let pad = ((hi - lo) * 0.05).max(1e-12);
-        let mut chart = ChartBuilder::on(area)
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(self.x.0..self.x.1, (lo - pad)..(hi + pad))
-            .map_err(|e| err(&e))?;
-        chart
-            .configure_mesh()
-            .x_desc("time (s)")
-            .y_desc("total energy minus the first frame's (J)")
-            .y_label_formatter(&|v| format!("{v:.2e}"))
-            .draw()
-            .map_err(|e| err(&e))?;
+        let mut chart = chart::time_linear_axes(
+            area,
+            (self.x, (lo - pad, hi + pad)),
+            "total energy minus the first frame's (J)",
+        )?;
         let points = self
             .timeline
             .iter()

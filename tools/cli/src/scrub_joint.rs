@@ -320,19 +320,6 @@ pub fn linear_sparkline(values: &[f32], width: usize) -> String {
         .collect()
 }
 
-/// A linear axis' tick value `v` on an axis spanning `span`: zero where it is zero to the
-/// axis' resolution, plain decimals for spans from 1e-2 to 1e4, else scientific.
-fn tick(v: f64, span: f64) -> String {
-    if v.abs() < span * 1e-6 {
-        "0".into()
-    } else if (1e-2..1e4).contains(&span) {
-        let decimals = (2.0 - span.log10().floor()).clamp(0.0, 4.0) as usize;
-        format!("{v:.decimals$}")
-    } else {
-        format!("{v:.2e}")
-    }
-}
-
 /// The plot: the residual columns on a log axis with the joint's spikes marked, then the
 /// anchor's relative speed and the joint coordinate, on one time axis.
 struct JointChart<'a> {
@@ -365,25 +352,8 @@ impl JointChart<'_> {
             (f64::from(lo), f64::from(hi))
         });
         let pad = ((hi - lo) * 0.05).max(1e-9 * hi.abs().max(1.0));
-        let x = self.x();
-        let mut c = ChartBuilder::on(area)
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(80)
-            .build_cartesian_2d(x.0..x.1, (lo - pad)..(hi + pad))
-            .map_err(|e| err(&e))?;
-        // Tick values rounded to the axis' span (a tick at 0 read -2.776e-17).
-        let span = (hi - lo + 2.0 * pad).max(f64::MIN_POSITIVE);
-        c.configure_mesh()
-            .x_desc("time (s)")
-            .y_desc(format!(
-                "{} ({})",
-                DIAGNOSTIC_COLUMNS[column], self.units[column]
-            ))
-            .y_labels(5)
-            .y_label_formatter(&|v| tick(*v, span))
-            .draw()
-            .map_err(|e| err(&e))?;
+        let y_desc = format!("{} ({})", DIAGNOSTIC_COLUMNS[column], self.units[column]);
+        let mut c = chart::time_linear_axes(area, (self.x(), (lo - pad, hi + pad)), &y_desc)?;
         let points = (h.times.iter().zip(&h.columns[column]))
             .filter(|(_, v)| v.is_finite())
             .map(|(&t, &v)| (t, f64::from(v)));
@@ -489,15 +459,6 @@ mod tests {
         // Buckets are means: 0,0 | 1,1 | 2,2.
         assert_eq!(linear_sparkline(&[0.0, 0.0, 1.0, 1.0, 2.0, 2.0], 3), "▁▅█");
         assert_eq!(linear_sparkline(&[], 3), "");
-    }
-
-    #[test]
-    fn ticks_are_rounded_to_the_axis_span() {
-        assert_eq!(tick(-2.776e-17, 0.7), "0");
-        assert_eq!(tick(0.25, 0.7), "0.250");
-        assert_eq!(tick(0.35, 0.37), "0.350");
-        assert_eq!(tick(120.0, 300.0), "120");
-        assert_eq!(tick(3e-5, 1e-4), "3.00e-5");
     }
 
     #[test]
