@@ -345,17 +345,25 @@ impl Header {
     }
 
     /// The joint `selector` names: a name as [`Header::joint_name`] gives it, else an index
-    /// `0..joint_count` written as a whole number (a joint named `"3"` is found by its name).
+    /// `0..joint_count` written as a whole number, or `-1` to `-joint_count` counting from
+    /// the end as Python does (a joint named `"3"` is found by its name).
     pub fn find_joint(&self, selector: &str) -> Option<usize> {
+        let n = self.joint_count;
         let by_name = if self.joint_names.is_empty() {
             (selector
                 .strip_prefix("joint")
-                .and_then(|j| index_below(j, self.joint_count)))
+                .and_then(|j| index_below(j, n)))
             .filter(|&j| self.joint_name(j) == selector)
         } else {
-            self.joint_names.iter().position(|n| n == selector)
+            self.joint_names.iter().position(|name| name == selector)
         };
-        by_name.or_else(|| index_below(selector, self.joint_count))
+        let from_end = || {
+            let k = index_below(selector.strip_prefix('-')?, n + 1)?;
+            (k > 0).then(|| n - k)
+        };
+        by_name
+            .or_else(|| index_below(selector, n))
+            .or_else(from_end)
     }
 
     /// Up to `n` joint names containing `text`, ignoring case (for an error's "did you
@@ -729,7 +737,11 @@ mod tests {
         assert_eq!(h.find_joint("hinge3"), Some(3));
         assert_eq!(h.find_joint("11"), Some(11));
         assert_eq!(h.find_joint("12"), None, "12 joints: 0 to 11");
-        assert_eq!(h.find_joint("-1"), None);
+        assert_eq!(h.find_joint("-1"), Some(11));
+        assert_eq!(h.find_joint("-12"), Some(0));
+        assert_eq!(h.find_joint("-13"), None);
+        assert_eq!(h.find_joint("-0"), None);
+        assert_eq!(h.find_joint("--1"), None);
         assert_eq!(h.find_joint(" 3"), None);
         assert_eq!(h.find_joint("hinge"), None);
         assert_eq!(h.joints_like("HINGE1", 3), ["hinge1", "hinge10", "hinge11"]);

@@ -51,7 +51,7 @@ where
 }
 
 /// Axes of time (s) against a log10 value, drawn with their mesh; the y labels give the
-/// value itself (ticks fall between powers of ten).
+/// value itself (ticks fall between powers of ten). An empty `title` draws no caption.
 pub fn time_log_axes<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     title: &str,
@@ -61,11 +61,14 @@ pub fn time_log_axes<'a, DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let mut chart = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 20))
+    let mut builder = ChartBuilder::on(area);
+    if !title.is_empty() {
+        builder.caption(title, ("sans-serif", 20));
+    }
+    let mut chart = builder
         .margin(12)
         .x_label_area_size(40)
-        .y_label_area_size(60)
+        .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(x.0..x.1, y.0..y.1)
         .map_err(|e| err(&e))?;
     chart
@@ -76,6 +79,20 @@ where
         .draw()
         .map_err(|e| err(&e))?;
     Ok(chart)
+}
+
+/// Width of every panel's y label area, px: panels stacked on one page share their time
+/// axis only when their plot areas start at the same x (QA 2026-12-07).
+const Y_LABEL_AREA: u32 = 80;
+
+/// The time axis of a plot from `t0` to `t1`, s: a single frame (or frames at one time) gets
+/// a millisecond either side, so that its ticks are distinct (they read one value ten times).
+pub fn time_range(t0: f64, t1: f64) -> (f64, f64) {
+    if t1 - t0 > 1e-9 {
+        (t0, t1)
+    } else {
+        (t0 - 1e-3, t0 + 1e-3)
+    }
 }
 
 /// Axes of time (s) against a linear value over `y`, drawn with their mesh; five ticks,
@@ -91,7 +108,7 @@ where
     let mut chart = ChartBuilder::on(area)
         .margin(12)
         .x_label_area_size(40)
-        .y_label_area_size(80)
+        .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(x.0..x.1, y.0..y.1)
         .map_err(|e| err(&e))?;
     let span = (y.1 - y.0).max(f64::MIN_POSITIVE);
@@ -201,6 +218,13 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_single_time_gets_a_time_axis_around_it() {
+        assert_eq!(time_range(1.0, 2.0), (1.0, 2.0));
+        let (lo, hi) = time_range(0.025, 0.025);
+        assert!((lo - 0.024).abs() < 1e-15 && (hi - 0.026).abs() < 1e-15, "{lo} {hi}");
+    }
 
     #[test]
     fn ticks_are_rounded_to_the_axis_span() {

@@ -263,7 +263,7 @@ fn draw(
         .chain((tol.atol > 0.0).then_some(tol.atol));
     let y = chart::log_range(values, -12.0);
     let x = match (series.first(), series.last()) {
-        (Some(f), Some(l)) => (f.time, l.time.max(f.time + 1e-9)),
+        (Some(f), Some(l)) => chart::time_range(f.time, l.time),
         _ => (0.0, 1.0),
     };
     let first = report

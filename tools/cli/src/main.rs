@@ -42,7 +42,7 @@ enum Command {
     Bench(bench::Args),
     /// Export a run log to HDF5, or copy it (or a stretch of it) to a finished .lvlog.
     Export(export::Args),
-    /// Scrub a run log: residual timeline, worst joints, one frame, early spikes, live tail.
+    /// Scrub a run log: residual timeline, worst joints, one frame, one joint, early spikes, live tail.
     Scrub(scrub::Args),
     /// Compare two run logs: first divergent substep and largest deviation (exit 0/1/2).
     Diff(diff::Args),

@@ -17,13 +17,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Scrub a run log: a timeline of the per-substep largest residuals, the worst joints, one
-/// frame's diagnostics (`--at`, `--time`), the early residual spikes (`--spikes`: the earliest
+/// frame's diagnostics (`--at`, `--time`), one joint over the run (`--joint`), the early residual spikes (`--spikes`: the earliest
 /// substeps where a joint's residual jumps above its own rolling median + MAD baseline and an
 /// absolute threshold, or turns non-finite), a live tail (`--follow`) and a plot (`--plot`).
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\", \"joint_name\", \"column_name\"}], ...}\n  lavender scrub run.lvlog --at 1000           substep 1000's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --joint chain0.joint6   one joint over the run (a name or an index)\n  lavender scrub run.lvlog --joint 306 --plot joint.png --json\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow\n                                               tail a run being recorded (waits for the file)"
+    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\", \"joint_name\", \"column_name\"}], ...}\n  lavender scrub run.lvlog --at 1000           substep 1000's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --joint chain.joint6\n                                               one joint over the run (a name, or an index)\n  lavender scrub run.lvlog --joint -1 --json   the last joint, every frame's values\n  lavender scrub run.lvlog --joint 6 --plot j.png\n                                               its residuals, relative speed and coordinate\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow\n                                               tail a run being recorded (waits for the file)"
 )]
 pub struct Args {
     /// The run log (written by `lavender run --record`; may still be being written).
@@ -45,7 +45,7 @@ pub struct Args {
         allow_negative_numbers = true
     , value_parser = finite_seconds)]
     time: Option<f64>,
-    /// Rows of the frame table and of the worst-joints list.
+    /// Rows of the frame table, of the worst-joints list, and of the spikes `--joint` lists.
     #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::output::whole::<usize>)]
     top: usize,
     /// List the early residual spikes, earliest first. A finished log recorded by Lavender
@@ -78,12 +78,13 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["at", "time", "plot"])]
     follow: bool,
     /// Draw the timeline with the spikes marked, and below it the total energy against the
-    /// first frame's, to this PNG (or .svg) file.
+    /// first frame's, to this PNG (or .svg) file; with --joint, that joint's residuals with
+    /// its spikes marked, its relative speed and its coordinate.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
-    /// Show one joint (a name, or an index) over the run: the extremes of its eight
-    /// columns, sparklines, its own spikes (as --spikes finds them), with --plot a plot of
-    /// its residuals, relative speed and coordinate, with --json every frame's values.
+    /// Show one joint over the run: the extremes of its eight columns, sparklines, its own
+    /// spikes (as --spikes finds them); with --json every frame's values. JOINT is a name,
+    /// else an index (negative counts from the end).
     #[arg(long, value_name = "JOINT", conflicts_with_all = ["at", "time", "spikes", "follow"])]
     joint: Option<String>,
     /// Print JSON: `{"frames", "spikes": [...]}` (plus the worst joints, or the frame with
@@ -278,13 +279,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             let _ = writeln!(out, "  {}", sparkline(&values, width));
         }
     }
-    let _ = writeln!(
-        out,
-        "  {:<w$}{:>10.4} s",
-        format!("{:.4} s", timeline[0].time),
+    out.push_str(&time_row(
+        timeline[0].time,
         last.time,
-        w = width - 10
-    );
+        width.min(timeline.len()),
+    ));
     if let Some(e) = scrub::EnergySummary::of(&timeline) {
         let _ = writeln!(
             out,
@@ -340,6 +339,17 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         }
     );
     emit(&out)
+}
+
+/// The line under sparklines of `cells` cells: the first time at its left end, the last at its
+/// right (for fewer than 24 cells, where both do not fit under it, the two side by side).
+pub(crate) fn time_row(first: f64, last: f64, cells: usize) -> String {
+    let first = format!("{first:.4} s");
+    if cells < 24 {
+        format!("  {first} to {last:.4} s\n")
+    } else {
+        format!("  {first:<w$}{last:>10.4} s\n", w = cells - 10)
+    }
 }
 
 /// A one-line chart of `values` on a log scale, `width` cells, the maximum of each bucket
@@ -824,12 +834,7 @@ fn draw(
         ]
         .map(f64::from)
     });
-    let (t0, t1) = (
-        timeline[0].time,
-        timeline[timeline.len() - 1]
-            .time
-            .max(timeline[0].time + 1e-9),
-    );
+    let (t0, t1) = chart::time_range(timeline[0].time, timeline[timeline.len() - 1].time);
     let title = format!(
         "{}: per-substep max residuals, {} marked",
         chart::short_name(reader.path(), 60),

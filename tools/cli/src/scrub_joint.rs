@@ -3,7 +3,7 @@
 
 use crate::chart;
 use crate::output::{count, emit, emit_json, progress};
-use crate::scrub::{lg, note_skipped, sparkline};
+use crate::scrub::{lg, note_skipped, sparkline, time_row};
 use anyhow::bail;
 use lavender_engine::{JointKind, COLUMN_UNITS};
 use lavender_replay::format::{
@@ -39,15 +39,22 @@ pub fn main(
     source: SpikeSource,
 ) -> anyhow::Result<()> {
     let h = reader.header();
+    if h.joint_count == 0 {
+        bail!(
+            "{} has no joints (its scene has none)",
+            request.log.display()
+        );
+    }
     let Some(joint) = h.find_joint(request.selector) else {
         let like = h.joints_like(request.selector, 5);
+        let n = h.joint_count;
         bail!(
-            "the log has no joint {:?} ({}; give a name as `lavender scrub {}` lists them, or \
-             an index from 0 to {}){}",
+            "the log has no joint {:?} ({}: give a name as recorded, such as {:?}, or an index \
+             from 0 to {}, or from -{n} to -1 counting from the end){}",
             request.selector,
-            count(h.joint_count as u64, "joint"),
-            request.log.display(),
-            h.joint_count.saturating_sub(1),
+            count(n as u64, "joint"),
+            h.joint_name(0),
+            n - 1,
             if like.is_empty() {
                 String::new()
             } else {
@@ -142,7 +149,12 @@ fn json(
         );
     }
     serde_json::json!({
-        "frames": history.substeps.len(),
+        // Frames in the log, as every `scrub --json` says; the arrays hold the frames read
+        // (corrupt ones left out and listed in `skipped_frames`).
+        "frames": reader.len(),
+        "frames_read": history.substeps.len(),
+        // The columns in their order (JSON objects have none).
+        "column_names": DIAGNOSTIC_COLUMNS,
         "joint": {
             "index": history.peaks.joint,
             "name": history.peaks.name,
@@ -207,7 +219,7 @@ fn text(
     if let Some(s) = history.peaks.first_non_finite_substep {
         let _ = writeln!(out, "  non-finite from substep {s}");
     }
-    let width = 72;
+    let width = 72.min(history.substeps.len());
     for c in [
         COL_ANCHOR_ERROR,
         COL_ANGULAR_ERROR,
@@ -223,6 +235,7 @@ fn text(
         }
     }
     let coordinate = &history.columns[COL_COORDINATE];
+    let times = time_row(history.times[first], history.times[last], width);
     match history.range(COL_COORDINATE) {
         Some(((lo, _), (hi, _))) if lo != hi => {
             let _ = writeln!(
@@ -231,23 +244,19 @@ fn text(
                 DIAGNOSTIC_COLUMNS[COL_COORDINATE], units[COL_COORDINATE]
             );
             let _ = writeln!(out, "  {}", linear_sparkline(coordinate, width));
+            out.push_str(&times);
         }
-        Some(((v, _), _)) => {
-            let _ = writeln!(
-                out,
-                "\n{} ({}): {v:.4} at every substep",
-                DIAGNOSTIC_COLUMNS[COL_COORDINATE], units[COL_COORDINATE]
-            );
+        constant => {
+            out.push_str(&times);
+            if let Some(((v, _), _)) = constant {
+                let _ = writeln!(
+                    out,
+                    "\n{} ({}): {v:.4} at every substep",
+                    DIAGNOSTIC_COLUMNS[COL_COORDINATE], units[COL_COORDINATE]
+                );
+            }
         }
-        None => {}
     }
-    let _ = writeln!(
-        out,
-        "  {:<w$}{:>10.4} s",
-        format!("{:.4} s", history.times[first]),
-        history.times[last],
-        w = width - 10
-    );
     let _ = writeln!(
         out,
         "\n{} of this joint ({} in the log, {}){}",
@@ -257,9 +266,13 @@ fn text(
             SpikeSource::Index => "from the log's spike index",
             SpikeSource::Scan => "every frame judged",
         },
-        if spikes.is_empty() { "" } else { ":" }
+        if spikes.is_empty() || request.top == 0 {
+            ""
+        } else {
+            ":"
+        }
     );
-    if !spikes.is_empty() {
+    if !spikes.is_empty() && request.top > 0 {
         let _ = writeln!(
             out,
             "  {:>9} {:>11}  {:<21} {:>12} {:>12}",
@@ -273,7 +286,7 @@ fn text(
             s.substep, s.time, DIAGNOSTIC_COLUMNS[s.column as usize], s.value, s.baseline
         );
     }
-    if spikes.len() > request.top {
+    if spikes.len() > request.top && request.top > 0 {
         let _ = writeln!(
             out,
             "  ... {} more (`--top N` lists more; `--json` lists all)",
@@ -283,8 +296,9 @@ fn text(
     out
 }
 
-/// A one-line chart of a signed `values` on a linear scale between their finite extremes,
-/// `width` cells, each the mean of its bucket (`!` for a bucket holding a non-finite value).
+/// A one-line chart of a signed `values` on a linear scale between their finite extremes
+/// (the range the text states), `width` cells, each the mean of its bucket (`!` for a bucket
+/// holding a non-finite value).
 pub fn linear_sparkline(values: &[f32], width: usize) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
     if values.is_empty() {
@@ -302,8 +316,13 @@ pub fn linear_sparkline(values: &[f32], width: usize) -> String {
             }
         })
         .collect();
-    let finite = buckets.iter().filter(|v| v.is_finite());
-    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+    // The values' extremes, not the means': a bucket's mean can sit far inside them (QA
+    // 2026-12-07: a slider at rest drew near the top of a range its means did not reach).
+    let finite = values
+        .iter()
+        .filter(|v| v.is_finite())
+        .map(|&v| f64::from(v));
+    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
         (a.min(v), b.max(v))
     });
     buckets
@@ -320,6 +339,34 @@ pub fn linear_sparkline(values: &[f32], width: usize) -> String {
         .collect()
 }
 
+/// A curve through `points`; a lone point (a log of one frame) as a dot, which a line
+/// through one point does not draw.
+fn draw_curve<DB: plotters::prelude::DrawingBackend>(
+    c: &mut plotters::chart::ChartContext<
+        '_,
+        DB,
+        plotters::coord::cartesian::Cartesian2d<
+            plotters::coord::types::RangedCoordf64,
+            plotters::coord::types::RangedCoordf64,
+        >,
+    >,
+    points: impl Iterator<Item = (f64, f64)>,
+    color: plotters::style::RGBColor,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    use plotters::prelude::*;
+    let points: Vec<(f64, f64)> = points.collect();
+    if let [point] = points[..] {
+        c.draw_series([Circle::new(point, 3, color.filled())])
+            .map_err(|e| chart::err(&e))?;
+    }
+    c.draw_series(LineSeries::new(points, color.stroke_width(1)))
+        .map_err(|e| chart::err(&e))?;
+    Ok(())
+}
+
 /// The plot: the residual columns on a log axis with the joint's spikes marked, then the
 /// anchor's relative speed and the joint coordinate, on one time axis.
 struct JointChart<'a> {
@@ -332,7 +379,29 @@ struct JointChart<'a> {
 impl JointChart<'_> {
     fn x(&self) -> (f64, f64) {
         let t = &self.history.times;
-        (t[0], t[t.len() - 1].max(t[0] + 1e-9))
+        chart::time_range(t[0], t[t.len() - 1])
+    }
+
+    /// One column on a log axis of its own (zeros at the bottom edge, non-finite values at
+    /// the top, as above): a run that blows up flattens the rest of a linear one.
+    fn draw_log<DB: plotters::prelude::DrawingBackend>(
+        &self,
+        area: &plotters::drawing::DrawingArea<DB, plotters::coord::Shift>,
+        column: usize,
+        color: plotters::style::RGBColor,
+    ) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let h = self.history;
+        let y = chart::log_range(h.columns[column].iter().map(|&v| f64::from(v)), -9.0);
+        let y_desc = format!(
+            "{} ({}, log scale)",
+            DIAGNOSTIC_COLUMNS[column], self.units[column]
+        );
+        let mut c = chart::time_log_axes(area, "", (self.x(), y), &y_desc)?;
+        let points = (h.times.iter().zip(&h.columns[column])).map(|(&t, &v)| (t, lg(v, y.1)));
+        draw_curve(&mut c, points, color)
     }
 
     /// One column on a linear axis (non-finite values left out).
@@ -345,21 +414,23 @@ impl JointChart<'_> {
     where
         DB::ErrorType: 'static,
     {
-        use chart::err;
-        use plotters::prelude::*;
         let h = self.history;
         let (lo, hi) = h.range(column).map_or((0.0, 1.0), |((lo, _), (hi, _))| {
             (f64::from(lo), f64::from(hi))
         });
-        let pad = ((hi - lo) * 0.05).max(1e-9 * hi.abs().max(1.0));
+        // A constant column (a ball joint's coordinate is 0 throughout) gets an axis around
+        // its value, not one of +-1e-9.
+        let pad = if hi - lo > 1e-12 * hi.abs().max(lo.abs()).max(1.0) {
+            (hi - lo) * 0.05
+        } else {
+            (hi.abs() * 0.05).max(1.0)
+        };
         let y_desc = format!("{} ({})", DIAGNOSTIC_COLUMNS[column], self.units[column]);
         let mut c = chart::time_linear_axes(area, (self.x(), (lo - pad, hi + pad)), &y_desc)?;
         let points = (h.times.iter().zip(&h.columns[column]))
             .filter(|(_, v)| v.is_finite())
             .map(|(&t, &v)| (t, f64::from(v)));
-        c.draw_series(LineSeries::new(points, color.stroke_width(1)))
-            .map_err(|e| err(&e))?;
-        Ok(())
+        draw_curve(&mut c, points, color)
     }
 }
 
@@ -402,8 +473,7 @@ impl chart::Chart for JointChart<'_> {
                 continue;
             }
             let points = (h.times.iter().zip(&h.columns[column])).map(|(&t, &v)| (t, lg(v, y.1)));
-            c.draw_series(LineSeries::new(points, color(k).stroke_width(1)))
-                .map_err(|e| err(&e))?;
+            draw_curve(&mut c, points, color(k))?;
             entries.push((label, color(k), chart::Mark::Line));
             let marks = self.spikes.iter().filter(|s| s.column as usize == column);
             c.draw_series(marks.map(|s| {
@@ -422,7 +492,7 @@ impl chart::Chart for JointChart<'_> {
                 chart::Mark::Circle,
             ));
         }
-        self.draw_linear(&speed_area, COL_SPEED, color(3))?;
+        self.draw_log(&speed_area, COL_SPEED, color(3))?;
         self.draw_linear(&coordinate_area, COL_COORDINATE, color(4))?;
         entries.push((
             format!(
@@ -458,6 +528,8 @@ mod tests {
         assert_eq!(linear_sparkline(&[0.0, f32::NAN, 1.0], 3), "▁!█");
         // Buckets are means: 0,0 | 1,1 | 2,2.
         assert_eq!(linear_sparkline(&[0.0, 0.0, 1.0, 1.0, 2.0, 2.0], 3), "▁▅█");
+        // Scaled to the values' extremes, not the means': 0,0 | 0,8 | 0,0 on 0 to 8.
+        assert_eq!(linear_sparkline(&[0.0, 0.0, 0.0, 8.0, 0.0, 0.0], 3), "▁▅▁");
         assert_eq!(linear_sparkline(&[], 3), "");
     }
 

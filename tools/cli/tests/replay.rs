@@ -793,8 +793,13 @@ fn scrub_shows_one_joint_over_the_run() {
     for column in ["anchor_error_x", "anchor_error_norm", "joint_coordinate"] {
         assert_eq!(joint["columns"][column].as_array().unwrap().len(), 480);
     }
-    // By index: the same.
+    // The columns' order, which a JSON object does not keep.
+    assert_eq!(joint["column_names"][0], "anchor_error_x");
+    assert_eq!(joint["column_names"][7], "joint_coordinate");
+    // By index, and counting from the end: the same.
     assert_eq!(json(&["--joint", &index_text]), joint);
+    let from_end = format!("-{}", 100 - index);
+    assert_eq!(json(&["--joint", &from_end]), joint);
     // Frame 120's values are the frame table's for this joint.
     let frame = json(&["--at", "120", "--top", "1000"]);
     let row = (frame["frame"]["joints"].as_array().unwrap().iter())
@@ -857,8 +862,15 @@ fn scrub_shows_one_joint_over_the_run() {
     let out = lavender(&["scrub", s(&damaged), "--joint", "3", "--json"]);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["frames"], 479);
+    assert_eq!(
+        (&v["frames"], &v["frames_read"]),
+        (&480.into(), &479.into())
+    );
     assert_eq!(v["skipped_frames"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        v["columns"]["joint_coordinate"].as_array().unwrap().len(),
+        479
+    );
     let warning = String::from_utf8_lossy(&out.stderr);
     assert!(warning.contains("the joint's history"), "{warning}");
     std::fs::remove_dir_all(&dir).unwrap();
