@@ -10,7 +10,8 @@
 //!
 //! How hubs are found (from the scene alone): every dynamic body with at least
 //! [`HUB_MIN_JOINTS`] eligible joints, or [`LIGHT_HUB_MIN_JOINTS`] if it is light
-//! ([`light_bodies`], from the scene's masses and anchors), a candidate, the lightest first
+//! ([`light_bodies`], from the scene's masses and anchors: three joints to bodies a tenth as
+//! mobile, or one to a body a hundredth as mobile), a candidate, the lightest first
 //! (then in body order), takes its eligible joints in joint order whose other body is a
 //! dynamic body that is not a strong candidate (one with that many joints besides those to
 //! other candidates) unless [`LIGHT_RATIO`] times heavier than the hub, no hub
@@ -31,8 +32,21 @@ use crate::bodies::BodyKind;
 /// for a light body with four arms and a support (which Gauss-Seidel lets spin up too).
 pub const HUB_MIN_JOINTS: usize = 5;
 
-/// Fewest joints that make a light body a hub ([`light_bodies`]).
-pub const LIGHT_HUB_MIN_JOINTS: usize = 3;
+/// Fewest joints that make a light body a hub ([`light_bodies`]): two, so that a light link
+/// between a support and a heavy body (or between two heavy ones) is solved with both its
+/// joints at once.
+pub const LIGHT_HUB_MIN_JOINTS: usize = 2;
+
+/// Joints to bodies [`LIGHT_RATIO`] times less mobile that make a body light.
+pub const LIGHT_JOINTS: usize = 3;
+
+/// How much more mobile at a joint's anchor a body must be than the dynamic body at the other
+/// end for that one joint to make it light ([`light_bodies`]): a light link carrying a heavy
+/// body. Row by row it passes too little of the heavy body's load in each velocity pass: a
+/// 0.01 kg arm hinged at a pivot with a 10 kg box welded to its end lost half its swing in
+/// 20 s (QA 2026-12-06, `data/regressions/light-arm-weld.toml`). Above a chain's or a
+/// ragdoll's ratios (the tutorial's chain of 1 kg links with a 10 kg tip stays row by row).
+pub const LIGHT_PAIR_RATIO: f32 = 100.0;
 
 /// How much more mobile at a joint's anchor a body must be than the dynamic body at the other
 /// end for the joint to count towards it being light ([`light_bodies`]).
@@ -58,11 +72,13 @@ pub struct Hub {
     pub joints: Vec<u32>,
 }
 
-/// The light bodies of a scene: dynamic bodies with at least [`LIGHT_HUB_MIN_JOINTS`] joints
-/// to dynamic bodies at whose anchor they are [`LIGHT_RATIO`] times as mobile as the other
-/// body at its own, where mobility is `1/m + |r|^2 / I_min` (`inv_mass`, anchor `r` in the
-/// body's frame, `max_inv_inertia = 1 / I_min`): a light body with three arms is as hard for
-/// Gauss-Seidel as a hub with many. The masses are the scene's, so this is too.
+/// The light bodies of a scene: dynamic bodies with at least [`LIGHT_JOINTS`] joints to
+/// dynamic bodies at whose anchor they are [`LIGHT_RATIO`] times as mobile as the other body
+/// at its own, or one joint where they are [`LIGHT_PAIR_RATIO`] times as mobile, where
+/// mobility is `1/m + |r|^2 / I_min` (`inv_mass`, anchor `r` in the body's frame,
+/// `max_inv_inertia = 1 / I_min`): a light body with three arms is as hard for Gauss-Seidel
+/// as a hub with many, and so is a light link carrying a heavy body. The masses are the
+/// scene's, so this is too.
 pub fn light_bodies(
     inv_mass: &[f32],
     max_inv_inertia: &[f32],
@@ -73,18 +89,20 @@ pub fn light_bodies(
         inv_mass[b as usize] + r.length_squared() * max_inv_inertia[b as usize]
     };
     let mut count = vec![0usize; inv_mass.len()];
+    let mut carries = vec![false; inv_mass.len()];
     for (&(a, b), &(r_a, r_b)) in joint_bodies.iter().zip(anchors) {
         let (m_a, m_b) = (mobility(a, r_a), mobility(b, r_b));
         // Both dynamic (a static or kinematic body has no mobility): one dominates.
         if a != b && inv_mass[a as usize] > 0.0 && inv_mass[b as usize] > 0.0 {
-            if m_a > LIGHT_RATIO * m_b {
-                count[a as usize] += 1;
-            } else if m_b > LIGHT_RATIO * m_a {
-                count[b as usize] += 1;
+            for (light, heavy, body) in [(m_a, m_b, a), (m_b, m_a, b)] {
+                count[body as usize] += usize::from(light > LIGHT_RATIO * heavy);
+                carries[body as usize] |= light > LIGHT_PAIR_RATIO * heavy;
             }
         }
     }
-    count.iter().map(|&c| c >= LIGHT_HUB_MIN_JOINTS).collect()
+    (count.iter().zip(&carries))
+        .map(|(&c, &carries)| c >= LIGHT_JOINTS || carries)
+        .collect()
 }
 
 /// The hubs of a scene (see the module documentation), in body order. `eligible[j]` says
@@ -254,6 +272,34 @@ mod tests {
         assert_eq!(hubs[0].joints, first);
         assert_eq!(hubs[1].body, second);
         assert_eq!(hubs[1].joints, (11..20).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn a_light_link_carrying_a_heavy_body_is_a_hub_of_its_two_joints() {
+        use glam::Vec3;
+        // A wall (0), a light arm (1) hinged to it, a heavy box (2) jointed to the arm's end.
+        let kinds = [Static, Dynamic, Dynamic];
+        let joints = [(0, 1), (1, 2)];
+        let anchors = [(Vec3::ZERO, Vec3::Y * 0.5), (Vec3::Y * -0.5, Vec3::ZERO)];
+        let light = |arm_inv_mass: f32| {
+            // Mobility at the arm's end 1/m + 0.25 / I, the box's 0.1 at its centre.
+            let inv_mass = [0.0, arm_inv_mass, 0.1];
+            let max_inv_inertia = [0.0, arm_inv_mass, 1.0];
+            light_bodies(&inv_mass, &max_inv_inertia, &joints, &anchors)
+        };
+        // 0.01 kg: 125 against 0.1, light; 1 kg: 1.25 against 0.1, not (and two joints
+        // are no hub of a body that is not light).
+        assert_eq!(light(100.0), vec![false, true, false]);
+        assert_eq!(light(1.0), vec![false; 3]);
+        let hubs = find(&kinds, &joints, &[true; 2], (&light(100.0), &[0.0, 100.0, 0.1]));
+        assert_eq!(
+            hubs,
+            vec![Hub {
+                body: 1,
+                joints: vec![0, 1]
+            }]
+        );
+        assert!(find(&kinds, &joints, &[true; 2], (&light(1.0), &[0.0, 1.0, 0.1])).is_empty());
     }
 
     #[test]
