@@ -607,7 +607,7 @@ fn a_hinge_leaves_rotation_about_its_axis_free_and_an_unreached_limit_changes_no
 /// released from 30 degrees. As one rigid body its swing keeps its 30 degrees. Row by row,
 /// at the default 1/240 s substeps, it decayed to 14.8 degrees in 20 s (1/960 s substeps:
 /// 28.7), and without warm starting the weld came apart (13.9 m of anchor error). The arm
-/// is light against the box by more than `LIGHT_PAIR_RATIO`, so the hub solve takes its two
+/// is light against the box by more than `CARRIER_RATIO`, so the hub solve takes its two
 /// joints together: measured 30.0016 degrees after 20 s with 1.6e-6 m of anchor error, the
 /// same without warm starting, and the energy within 0.086 J of its start (the swing's is
 /// 13 J).
@@ -645,6 +645,9 @@ fn a_light_arm_welded_to_a_heavy_box_keeps_its_swing() {
     for swing in [default, fine, cold] {
         assert!((swing - 30.0).abs() < 0.01, "{swing}");
     }
-    assert!(default_anchor < 1e-5 && cold_anchor < 1e-5, "{default_anchor} {cold_anchor}");
+    assert!(
+        default_anchor < 1e-5 && cold_anchor < 1e-5,
+        "{default_anchor} {cold_anchor}"
+    );
     assert!(default_energy < 0.2, "{default_energy}");
 }

@@ -509,11 +509,15 @@ impl World {
                 .map(|(&a, &b)| (a, b))
                 .collect();
             let joint_bodies = self.joint_bodies();
+            let prismatic: Vec<bool> = (self.joints.kind.iter())
+                .map(|&k| k == crate::joints::JointKind::Prismatic)
+                .collect();
             let light = crate::schedule::hubs::light_bodies(
                 &self.bodies.inv_mass,
                 &max_inv_inertia,
                 &joint_bodies,
                 &anchors,
+                &prismatic,
             );
             let schedule = Schedule::build_awake(
                 width,

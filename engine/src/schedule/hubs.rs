@@ -9,9 +9,9 @@
 //! the hub's joints does not depend on where it starts, so the warm start cannot feed it.
 //!
 //! How hubs are found (from the scene alone): every dynamic body with at least
-//! [`HUB_MIN_JOINTS`] eligible joints, or [`LIGHT_HUB_MIN_JOINTS`] if it is light
-//! ([`light_bodies`], from the scene's masses and anchors: three joints to bodies a tenth as
-//! mobile, or one to a body a hundredth as mobile), a candidate, the lightest first
+//! [`HUB_MIN_JOINTS`] eligible joints, or [`LIGHT_HUB_MIN_JOINTS`] if it is light, or
+//! [`CARRIER_MIN_JOINTS`] if it is a light link carrying a heavy body ([`light_bodies`], from
+//! the scene's masses and anchors), a candidate, the lightest first
 //! (then in body order), takes its eligible joints in joint order whose other body is a
 //! dynamic body that is not a strong candidate (one with that many joints besides those to
 //! other candidates) unless [`LIGHT_RATIO`] times heavier than the hub, no hub
@@ -32,21 +32,56 @@ use crate::bodies::BodyKind;
 /// for a light body with four arms and a support (which Gauss-Seidel lets spin up too).
 pub const HUB_MIN_JOINTS: usize = 5;
 
-/// Fewest joints that make a light body a hub ([`light_bodies`]): two, so that a light link
-/// between a support and a heavy body (or between two heavy ones) is solved with both its
-/// joints at once.
-pub const LIGHT_HUB_MIN_JOINTS: usize = 2;
+/// Fewest joints that make a light body a hub ([`Light::Hub`]).
+pub const LIGHT_HUB_MIN_JOINTS: usize = 3;
 
-/// Joints to bodies [`LIGHT_RATIO`] times less mobile that make a body light.
-pub const LIGHT_JOINTS: usize = 3;
+/// Fewest joints that make a light link carrying a heavy body a hub ([`Light::Carrier`]): its
+/// support and the heavy body, solved at once.
+pub const CARRIER_MIN_JOINTS: usize = 2;
 
 /// How much more mobile at a joint's anchor a body must be than the dynamic body at the other
-/// end for that one joint to make it light ([`light_bodies`]): a light link carrying a heavy
-/// body. Row by row it passes too little of the heavy body's load in each velocity pass: a
-/// 0.01 kg arm hinged at a pivot with a 10 kg box welded to its end lost half its swing in
-/// 20 s (QA 2026-12-06, `data/regressions/light-arm-weld.toml`). Above a chain's or a
-/// ragdoll's ratios (the tutorial's chain of 1 kg links with a 10 kg tip stays row by row).
-pub const LIGHT_PAIR_RATIO: f32 = 100.0;
+/// end for that one joint to make it a carrier ([`Light::Carrier`]). Row by row a light link
+/// passes too little of the heavy body's load in each velocity pass: a 0.01 kg arm hinged at
+/// a pivot with a 10 kg box welded to its end lost half its swing in 20 s (QA 2026-12-06,
+/// `data/regressions/light-arm-weld.toml`). Above a chain's ratios (the tutorial's chain of
+/// 1 kg links with a 10 kg tip stays row by row).
+pub const CARRIER_RATIO: f32 = 100.0;
+
+/// The largest mass ratio a carrier's joint may span: the hub solve's `f32` factors of a
+/// light link carrying a body 1,000 times its mass hold (the light arm above: 1.6e-6 m of
+/// anchor error), of one 10,000 times its mass they did not (QA 2026-12-07: energy gained
+/// and runs went non-finite, where row by row they came apart), so beyond it the joints stay
+/// row by row.
+pub const CARRIER_MAX_MASS_RATIO: f32 = 2000.0;
+
+/// How light a body is, for the hub rules ([`light_bodies`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Light {
+    /// Not light: a hub from [`HUB_MIN_JOINTS`] joints.
+    #[default]
+    No,
+    /// [`LIGHT_HUB_MIN_JOINTS`] of its joints to dynamic bodies at whose anchors it is
+    /// [`LIGHT_RATIO`] times as mobile: a hub from that many joints.
+    Hub,
+    /// A light link carrying a heavy body: one joint to a dynamic body at whose anchor it is
+    /// [`CARRIER_RATIO`] times as mobile, its other joints to static or kinematic bodies, none
+    /// of them a slider (whose block grows with the square of its extension: sliders run out
+    /// a few metres came apart, QA 2026-12-07). A hub from [`CARRIER_MIN_JOINTS`] joints that
+    /// takes no hub candidate as its leaf (it would leave that hub's joints row by row: a
+    /// light link hanging the shipped hub scene went non-finite, QA 2026-12-07).
+    Carrier,
+}
+
+impl Light {
+    /// Fewest joints that make a body this light a hub.
+    pub fn min_hub_joints(self) -> usize {
+        match self {
+            Light::No => HUB_MIN_JOINTS,
+            Light::Hub => LIGHT_HUB_MIN_JOINTS,
+            Light::Carrier => CARRIER_MIN_JOINTS,
+        }
+    }
+}
 
 /// How much more mobile at a joint's anchor a body must be than the dynamic body at the other
 /// end for the joint to count towards it being light ([`light_bodies`]).
@@ -72,47 +107,62 @@ pub struct Hub {
     pub joints: Vec<u32>,
 }
 
-/// The light bodies of a scene: dynamic bodies with at least [`LIGHT_JOINTS`] joints to
-/// dynamic bodies at whose anchor they are [`LIGHT_RATIO`] times as mobile as the other body
-/// at its own, or one joint where they are [`LIGHT_PAIR_RATIO`] times as mobile, where
-/// mobility is `1/m + |r|^2 / I_min` (`inv_mass`, anchor `r` in the body's frame,
-/// `max_inv_inertia = 1 / I_min`): a light body with three arms is as hard for Gauss-Seidel
-/// as a hub with many, and so is a light link carrying a heavy body. The masses are the
-/// scene's, so this is too.
+/// How light each body of a scene is ([`Light`]), where mobility at an anchor is
+/// `1/m + |r|^2 / I_min` (`inv_mass`, anchor `r` in the body's frame, `max_inv_inertia = 1 /
+/// I_min`): a light body with three arms is as hard for Gauss-Seidel as a hub with many, and
+/// so is a light link carrying a heavy body. `prismatic[j]` says whether joint `j` is a
+/// slider. The masses are the scene's, so this is too.
 pub fn light_bodies(
     inv_mass: &[f32],
     max_inv_inertia: &[f32],
     joint_bodies: &[(u32, u32)],
     anchors: &[(glam::Vec3, glam::Vec3)],
-) -> Vec<bool> {
+    prismatic: &[bool],
+) -> Vec<Light> {
     let mobility = |b: u32, r: glam::Vec3| {
         inv_mass[b as usize] + r.length_squared() * max_inv_inertia[b as usize]
     };
-    let mut count = vec![0usize; inv_mass.len()];
-    let mut carries = vec![false; inv_mass.len()];
-    for (&(a, b), &(r_a, r_b)) in joint_bodies.iter().zip(anchors) {
-        let (m_a, m_b) = (mobility(a, r_a), mobility(b, r_b));
+    let bodies = inv_mass.len();
+    let (mut count, mut carries) = (vec![0usize; bodies], vec![false; bodies]);
+    let (mut dynamic_joints, mut slider) = (vec![0usize; bodies], vec![false; bodies]);
+    for ((&(a, b), &(r_a, r_b)), &prismatic) in joint_bodies.iter().zip(anchors).zip(prismatic) {
+        slider[a as usize] |= prismatic;
+        slider[b as usize] |= prismatic;
         // Both dynamic (a static or kinematic body has no mobility): one dominates.
         if a != b && inv_mass[a as usize] > 0.0 && inv_mass[b as usize] > 0.0 {
-            for (light, heavy, body) in [(m_a, m_b, a), (m_b, m_a, b)] {
+            let (m_a, m_b) = (mobility(a, r_a), mobility(b, r_b));
+            let (inv_a, inv_b) = (inv_mass[a as usize], inv_mass[b as usize]);
+            for ((light, heavy), (inv_light, inv_heavy), body) in [
+                ((m_a, m_b), (inv_a, inv_b), a),
+                ((m_b, m_a), (inv_b, inv_a), b),
+            ] {
                 count[body as usize] += usize::from(light > LIGHT_RATIO * heavy);
-                carries[body as usize] |= light > LIGHT_PAIR_RATIO * heavy;
+                carries[body as usize] |= light > CARRIER_RATIO * heavy
+                    && inv_light <= CARRIER_MAX_MASS_RATIO * inv_heavy;
+                dynamic_joints[body as usize] += 1;
             }
         }
     }
-    (count.iter().zip(&carries))
-        .map(|(&c, &carries)| c >= LIGHT_JOINTS || carries)
+    (0..bodies)
+        .map(|b| {
+            if count[b] >= LIGHT_HUB_MIN_JOINTS {
+                Light::Hub
+            } else if carries[b] && dynamic_joints[b] == 1 && !slider[b] {
+                Light::Carrier
+            } else {
+                Light::No
+            }
+        })
         .collect()
 }
 
 /// The hubs of a scene (see the module documentation), in body order. `eligible[j]` says
-/// whether joint `j` may join a hub; `light[b]` whether body `b` is light ([`light_bodies`]:
-/// a hub from [`LIGHT_HUB_MIN_JOINTS`] joints on).
+/// whether joint `j` may join a hub; `light[b]` how light body `b` is ([`light_bodies`]).
 pub fn find(
     body_kinds: &[BodyKind],
     joint_bodies: &[(u32, u32)],
     eligible: &[bool],
-    (light, inv_mass): (&[bool], &[f32]),
+    (light, inv_mass): (&[Light], &[f32]),
 ) -> Vec<Hub> {
     let bodies = body_kinds.len();
     let dynamic = |b: u32| body_kinds[b as usize] == BodyKind::Dynamic;
@@ -130,13 +180,7 @@ pub fn find(
     // them stays with the colours): as a leaf the second one's joints went row by row, and two
     // 40-slider hubs linked by a ball joint came apart, 467 m (QA, 2026-12-05). A body that
     // needs those joints to be a hub may still be a leaf (so two small linked hubs are one).
-    let min_joints_of = |b: usize| {
-        if light[b] {
-            LIGHT_HUB_MIN_JOINTS
-        } else {
-            HUB_MIN_JOINTS
-        }
-    };
+    let min_joints_of = |b: usize| light[b].min_hub_joints();
     let candidate: Vec<bool> = (0..bodies)
         .map(|b| start[b + 1] - start[b] >= min_joints_of(b))
         .collect();
@@ -159,11 +203,8 @@ pub fn find(
     order.sort_by(|&a, &b| (inv_mass[b as usize].total_cmp(&inv_mass[a as usize])).then(a.cmp(&b)));
     for hub in order {
         let own = &incident[start[hub as usize]..start[hub as usize + 1]];
-        let min_joints = if light[hub as usize] {
-            LIGHT_HUB_MIN_JOINTS
-        } else {
-            HUB_MIN_JOINTS
-        };
+        let min_joints = min_joints_of(hub as usize);
+        let carrier = light[hub as usize] == Light::Carrier;
         if !candidate[hub as usize] || taken[hub as usize] {
             continue;
         }
@@ -176,7 +217,7 @@ pub fn find(
             if dynamic(other) {
                 let much_heavier = inv_mass[hub as usize] > LIGHT_RATIO * inv_mass[other as usize];
                 if taken[other as usize]
-                    || (strong[other as usize] && !much_heavier)
+                    || (strong[other as usize] && (carrier || !much_heavier))
                     || leaf_of[other as usize] == hub + 1
                 {
                     continue;
@@ -208,7 +249,7 @@ mod tests {
 
     /// [`find`] with every joint eligible, no body light, all of one mass.
     fn find_plain(kinds: &[BodyKind], joints: &[(u32, u32)]) -> Vec<Hub> {
-        let light = vec![false; kinds.len()];
+        let light = vec![Light::No; kinds.len()];
         find(
             kinds,
             joints,
@@ -262,7 +303,7 @@ mod tests {
             &kinds,
             &joints,
             &eligible,
-            (&vec![false; kinds.len()], &vec![1.0; kinds.len()]),
+            (&vec![Light::No; kinds.len()], &vec![1.0; kinds.len()]),
         );
         // Both are hubs; neither takes the hub-to-hub joint (20), nor the first the doubled
         // one (21).
@@ -277,21 +318,31 @@ mod tests {
     #[test]
     fn a_light_link_carrying_a_heavy_body_is_a_hub_of_its_two_joints() {
         use glam::Vec3;
+        use Light::{Carrier, No};
         // A wall (0), a light arm (1) hinged to it, a heavy box (2) jointed to the arm's end.
         let kinds = [Static, Dynamic, Dynamic];
         let joints = [(0, 1), (1, 2)];
         let anchors = [(Vec3::ZERO, Vec3::Y * 0.5), (Vec3::Y * -0.5, Vec3::ZERO)];
-        let light = |arm_inv_mass: f32| {
+        let light = |arm_inv_mass: f32, prismatic: [bool; 2]| {
             // Mobility at the arm's end 1/m + 0.25 / I, the box's 0.1 at its centre.
             let inv_mass = [0.0, arm_inv_mass, 0.1];
             let max_inv_inertia = [0.0, arm_inv_mass, 1.0];
-            light_bodies(&inv_mass, &max_inv_inertia, &joints, &anchors)
+            light_bodies(&inv_mass, &max_inv_inertia, &joints, &anchors, &prismatic)
         };
-        // 0.01 kg: 125 against 0.1, light; 1 kg: 1.25 against 0.1, not (and two joints
-        // are no hub of a body that is not light).
-        assert_eq!(light(100.0), vec![false, true, false]);
-        assert_eq!(light(1.0), vec![false; 3]);
-        let hubs = find(&kinds, &joints, &[true; 2], (&light(100.0), &[0.0, 100.0, 0.1]));
+        // 0.01 kg: 125 against 0.1, a carrier; 1 kg: 1.25 against 0.1, not (and two joints
+        // are no hub of a body that is not light); with a slider either side, not; 1 g, a
+        // mass ratio of 1e4, not.
+        assert_eq!(light(100.0, [false; 2]), [No, Carrier, No]);
+        assert_eq!(light(1000.0, [false; 2]), [No; 3]);
+        assert_eq!(light(1.0, [false; 2]), [No; 3]);
+        assert_eq!(light(100.0, [false, true]), [No; 3]);
+        assert_eq!(light(100.0, [true, false]), [No; 3]);
+        let hubs = find(
+            &kinds,
+            &joints,
+            &[true; 2],
+            (&light(100.0, [false; 2]), &[0.0, 100.0, 0.1]),
+        );
         assert_eq!(
             hubs,
             vec![Hub {
@@ -299,7 +350,34 @@ mod tests {
                 joints: vec![0, 1]
             }]
         );
-        assert!(find(&kinds, &joints, &[true; 2], (&light(1.0), &[0.0, 1.0, 0.1])).is_empty());
+        let not_light = light(1.0, [false; 2]);
+        assert!(find(&kinds, &joints, &[true; 2], (&not_light, &[0.0, 1.0, 0.1])).is_empty());
+    }
+
+    #[test]
+    fn a_carrier_leaves_a_hub_it_carries_to_be_a_hub() {
+        // A light link (1) hung from the wall (0) carries a heavy body (2) with ten spokes:
+        // as the link's leaf the heavy body's spokes would go row by row (QA 2026-12-07:
+        // the shipped hub scene hung from a 0.04 kg link went non-finite).
+        let mut kinds = vec![Static, Dynamic, Dynamic];
+        let mut joints = vec![(0, 1), (1, 2)];
+        for k in 0..10u32 {
+            kinds.push(Dynamic);
+            joints.push((2, 3 + k));
+        }
+        let mut light = vec![Light::No; kinds.len()];
+        light[1] = Light::Carrier;
+        let mut inv_mass = vec![1.0; kinds.len()];
+        (inv_mass[0], inv_mass[1], inv_mass[2]) = (0.0, 25.0, 0.1);
+        let hubs = find(
+            &kinds,
+            &joints,
+            &vec![true; joints.len()],
+            (&light, &inv_mass),
+        );
+        assert_eq!(hubs.len(), 1, "{hubs:?}");
+        assert_eq!(hubs[0].body, 2);
+        assert_eq!(hubs[0].joints, (1..12).collect::<Vec<u32>>());
     }
 
     #[test]
@@ -318,15 +396,16 @@ mod tests {
         let inv_mass = [0.0, 1.0, 5.0, 5.0, 5.0];
         let light = |i_hub: f32| {
             let max_inv_inertia = [0.0, 1.0 / i_hub, 600.0, 600.0, 600.0];
-            light_bodies(&inv_mass, &max_inv_inertia, &joints, &anchors)
+            light_bodies(&inv_mass, &max_inv_inertia, &joints, &anchors, &[false; 4])
         };
         // A 1e-4 kg m^2 hub: 6,401 against 5 at each arm.
-        assert_eq!(light(1e-4), vec![false, true, false, false, false]);
+        use Light::{Hub as L, No};
+        assert_eq!(light(1e-4), [No, L, No, No, No]);
         let hubs = find(&kinds, &joints, &[true; 4], (&light(1e-4), &[1.0; 5]));
         assert_eq!(hubs.len(), 1);
         assert_eq!(hubs[0].joints, vec![0, 1, 2, 3]);
         // A 0.2 kg m^2 hub: 4.2 against 5, not light; four joints are not a hub.
-        assert_eq!(light(0.2), vec![false; 5]);
+        assert_eq!(light(0.2), [No; 5]);
         assert!(find(&kinds, &joints, &[true; 4], (&light(0.2), &[1.0; 5])).is_empty());
     }
 
@@ -376,7 +455,7 @@ mod tests {
             fn hubs_keep_their_invariants(
                 kinds in proptest::collection::vec(0u8..4, 2..40),
                 pairs in proptest::collection::vec((0u32..40, 0u32..40, any::<bool>()), 0..200),
-                light in proptest::collection::vec(any::<bool>(), 40),
+                light in proptest::collection::vec(0u8..3, 40),
             ) {
                 let kinds: Vec<BodyKind> = kinds
                     .iter()
@@ -385,12 +464,16 @@ mod tests {
                 let n = kinds.len() as u32;
                 let joints: Vec<(u32, u32)> = pairs.iter().map(|&(a, b, _)| (a % n, b % n)).collect();
                 let eligible: Vec<bool> = pairs.iter().map(|&(_, _, e)| e).collect();
-                let light = &light[..kinds.len()];
+                let light: Vec<Light> = light[..kinds.len()]
+                    .iter()
+                    .map(|&l| [Light::No, Light::Hub, Light::Carrier][l as usize])
+                    .collect();
+                let light = &light[..];
                 let hubs = find(&kinds, &joints, &eligible, (light, &vec![1.0; kinds.len()]));
                 let mut used = vec![false; kinds.len()];
                 for h in &hubs {
                     prop_assert_eq!(kinds[h.body as usize], Dynamic);
-                    let fewest = if light[h.body as usize] { LIGHT_HUB_MIN_JOINTS } else { HUB_MIN_JOINTS };
+                    let fewest = light[h.body as usize].min_hub_joints();
                     prop_assert!(h.joints.len() >= fewest);
                     let fixed = h.joints.iter().filter(|&&j| {
                         let (a, b) = joints[j as usize];

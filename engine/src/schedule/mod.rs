@@ -452,13 +452,14 @@ impl Schedule {
     ) -> Schedule {
         let none = vec![false; body_kinds.len()];
         let unit = vec![1.0; body_kinds.len()];
+        let light = vec![hubs::Light::No; body_kinds.len()];
         Self::build_awake(
             width,
             body_kinds,
             joint_bodies,
             joint_kinds,
             limited,
-            (&none, &none, &unit),
+            (&none, &light, &unit),
             ScheduleOptions::default(),
         )
     }
@@ -475,7 +476,7 @@ impl Schedule {
         joint_bodies: &[(u32, u32)],
         joint_kinds: &[JointKind],
         limited: &[bool],
-        (body_asleep, light, inv_mass): (&[bool], &[bool], &[f32]),
+        (body_asleep, light, inv_mass): (&[bool], &[hubs::Light], &[f32]),
         options: ScheduleOptions,
     ) -> Schedule {
         assert!(width >= 1);
@@ -768,7 +769,11 @@ mod tests {
             &joints,
             &revolute,
             &vec![false; n],
-            (&none, &none, &vec![1.0; kinds.len()]),
+            (
+                &none,
+                &vec![hubs::Light::No; kinds.len()],
+                &vec![1.0; kinds.len()],
+            ),
             options,
         );
         assert!(off.clusters.is_empty());

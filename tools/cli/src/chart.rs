@@ -223,7 +223,10 @@ mod tests {
     fn a_single_time_gets_a_time_axis_around_it() {
         assert_eq!(time_range(1.0, 2.0), (1.0, 2.0));
         let (lo, hi) = time_range(0.025, 0.025);
-        assert!((lo - 0.024).abs() < 1e-15 && (hi - 0.026).abs() < 1e-15, "{lo} {hi}");
+        assert!(
+            (lo - 0.024).abs() < 1e-15 && (hi - 0.026).abs() < 1e-15,
+            "{lo} {hi}"
+        );
     }
 
     #[test]
