@@ -602,6 +602,32 @@ fn a_hinge_leaves_rotation_about_its_axis_free_and_an_unreached_limit_changes_no
     }
 }
 
+/// QA 2026-12-07 (`data/regressions/hub-on-light-link.toml`): the hub scene hung from the wall
+/// by a 0.04 kg link. A carrier that took the hub as its leaf left the hub's twenty joints row
+/// by row and the run went non-finite; the hub stays a hub (measured 3.9e-3 m of anchor error
+/// over 10 s, the energy within 0.016 J above its start).
+#[test]
+fn a_hub_hung_from_a_light_link_stays_a_hub() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/regressions");
+    let scene = lavender::engine::Scene::load(root.join("hub-on-light-link.toml")).unwrap();
+    let mut world = scene.build().unwrap();
+    let start = world.total_energy();
+    let (mut anchor, mut rise) = (0.0f32, 0.0f64);
+    run_observed(&mut world, scene.frame_dt(), scene.duration(), |w, _| {
+        anchor = anchor.max(w.constraint_data().iter().map(|r| r[3]).fold(0.0, f32::max));
+        rise = rise.max(w.total_energy() - start);
+    });
+    let hubs: Vec<usize> = world
+        .schedule()
+        .hubs
+        .iter()
+        .map(|h| h.joints.len())
+        .collect();
+    assert_eq!(hubs, [21]);
+    assert!(anchor < 1e-2, "{anchor}");
+    assert!(rise < 0.05, "{rise}");
+}
+
 /// QA 2026-12-06 (`data/regressions/light-arm-weld.toml`, a known limit until 2026-12-07): a
 /// 0.01 kg arm hinged at a pivot carries a 10 kg box welded to its end (mass ratio 1000),
 /// released from 30 degrees. As one rigid body its swing keeps its 30 degrees. Row by row,
