@@ -533,6 +533,62 @@ fn the_hub_solve_gives_the_same_bits_on_both_paths_and_any_thread_count() {
     }
 }
 
+/// `n` light arms (0.01 kg) hinged at pivots, each carrying a 10 kg box (welded, or on a ball
+/// joint every third), released from 30 to 60 degrees: each arm a carrier, a hub of its two
+/// joints (`schedule::hubs::Light::Carrier`).
+fn carriers(n: usize) -> Scene {
+    let mut text = String::from("[world]\ndt = 0.016666667\n");
+    for k in 0..n {
+        let angle = (30.0 + 30.0 * k as f32 / n as f32).to_radians();
+        let (s, c) = angle.sin_cos();
+        let q = [0.0, 0.0, (angle / 2.0).sin(), (angle / 2.0).cos()];
+        let x = 2.0 * k as f32;
+        let kind = if k % 3 == 2 { "spherical" } else { "fixed" };
+        text += &format!(
+            "[[body]]\nname = \"pivot{k}\"\nkind = \"static\"\nposition = [{x}, 0, 0]\n\
+             [[body]]\nname = \"arm{k}\"\nposition = [{}, {}, 0]\nrotation = {q:?}\n\
+             mass = 0.01\nbox = [0.05, 0.05, 0.05]\n\
+             [[body]]\nname = \"box{k}\"\nposition = [{}, {}, 0]\nrotation = {q:?}\n\
+             mass = 10.0\nbox = [0.1, 0.05, 0.05]\n\
+             [[joint]]\nname = \"hinge{k}\"\nkind = \"revolute\"\nbody_a = \"pivot{k}\"\n\
+             body_b = \"arm{k}\"\nanchor_b = [0, 0.5, 0]\naxis = [0, 0, 1]\n\
+             [[joint]]\nname = \"link{k}\"\nkind = \"{kind}\"\nbody_a = \"arm{k}\"\n\
+             body_b = \"box{k}\"\nanchor_a = [0, -0.25, 0]\nanchor_b = [0, 0.25, 0]\n",
+            x + 0.5 * s,
+            -0.5 * c,
+            x + s,
+            -c,
+        );
+    }
+    Scene::from_toml_str(&text, "carriers").unwrap()
+}
+
+#[test]
+fn carriers_give_the_same_bits_on_both_paths_and_any_thread_count() {
+    let scene = carriers(24);
+    let paths = [
+        (SolverPath::Wide, 1),
+        (SolverPath::Scalar, 1),
+        (SolverPath::Wide, 2),
+        (SolverPath::Wide, 4),
+    ];
+    let mut worlds: Vec<World> = on_paths(Settings::default(), &paths)
+        .map(|settings| run(&scene, settings, 60))
+        .collect();
+    let found: Vec<usize> = (worlds[0].schedule().hubs.iter())
+        .map(|h| h.joints.len())
+        .collect();
+    assert_eq!(found, vec![2; 24], "every arm a carrier");
+    for w in &worlds[1..] {
+        assert!(bits(w) == bits(&worlds[0]), "{:?}", w.settings().threads);
+    }
+    // The pairs hold: a rigid pendulum's anchors stay put.
+    let worst = (worlds[0].constraint_data().iter())
+        .map(|r| r[3])
+        .fold(0.0f32, f32::max);
+    assert!(worst < 1e-4, "{worst}");
+}
+
 /// The six joint signatures (the four types; hinges and sliders with a limit or without) as
 /// scene-file fragments: kind, then axis and limit.
 fn signatures() -> Vec<(&'static str, &'static str)> {
