@@ -352,32 +352,41 @@ pub(crate) fn time_row(first: f64, last: f64, cells: usize) -> String {
     }
 }
 
+/// The heights of a sparkline's cells.
+const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// The cell at `t`, from 0 (the chart's bottom) to 1 (its top).
+fn bar(t: f64) -> char {
+    BARS[((t * 7.0).round() as usize).min(7)]
+}
+
+/// `values` cut into `width` buckets in order (at most one per value, none empty), each
+/// reduced by `reduce`.
+fn buckets<T>(values: &[f32], width: usize, reduce: impl Fn(&[f32]) -> T) -> Vec<T> {
+    let (n, width) = (values.len(), width.min(values.len()).max(1));
+    (0..width)
+        .map(|b| {
+            let lo = b * n / width;
+            reduce(&values[lo..((b + 1) * n / width).max(lo + 1)])
+        })
+        .collect()
+}
+
 /// A one-line chart of `values` on a log scale, `width` cells, the maximum of each bucket
 /// (non-finite buckets drawn as `!`).
 pub fn sparkline(values: &[f32], width: usize) -> String {
-    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
     if values.is_empty() {
         return String::new();
     }
-    let width = width.min(values.len()).max(1);
-    let buckets: Vec<f32> = (0..width)
-        .map(|b| {
-            let (lo, hi) = (
-                b * values.len() / width,
-                ((b + 1) * values.len() / width).max(b * values.len() / width + 1),
-            );
-            values[lo..hi]
-                .iter()
-                .copied()
-                .fold(f32::NEG_INFINITY, |a, v| {
-                    if !v.is_finite() || a.is_nan() {
-                        f32::NAN
-                    } else {
-                        a.max(v)
-                    }
-                })
+    let buckets = buckets(values, width, |bucket| {
+        bucket.iter().copied().fold(f32::NEG_INFINITY, |a, v| {
+            if !v.is_finite() || a.is_nan() {
+                f32::NAN
+            } else {
+                a.max(v)
+            }
         })
-        .collect();
+    });
     let logs: Vec<f32> = buckets
         .iter()
         .filter(|v| v.is_finite() && **v > 0.0)
@@ -398,8 +407,41 @@ pub fn sparkline(values: &[f32], width: usize) -> String {
             } else if hi - lo < 1e-6 {
                 BARS[3]
             } else {
-                let t = (v.log10() - lo) / (hi - lo);
-                BARS[((t * 7.0).round() as usize).min(7)]
+                bar(f64::from((v.log10() - lo) / (hi - lo)))
+            }
+        })
+        .collect()
+}
+
+/// A one-line chart of a signed `values` on a linear scale between their finite extremes
+/// (the range the text states), `width` cells, each the mean of its bucket (`!` for a bucket
+/// holding a non-finite value).
+pub fn linear_sparkline(values: &[f32], width: usize) -> String {
+    if values.is_empty() {
+        return String::new();
+    }
+    let means = buckets(values, width, |bucket| {
+        if bucket.iter().any(|v| !v.is_finite()) {
+            f64::NAN
+        } else {
+            bucket.iter().map(|&v| f64::from(v)).sum::<f64>() / bucket.len() as f64
+        }
+    });
+    // The values' extremes, not the means': a bucket's mean can sit far inside them (QA
+    // 2026-12-07: a slider at rest drew near the top of a range its means did not reach).
+    let finite = (values.iter().filter(|v| v.is_finite())).map(|&v| f64::from(v));
+    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    means
+        .iter()
+        .map(|&v| {
+            if v.is_nan() {
+                '!'
+            } else if hi - lo <= 0.0 {
+                BARS[3]
+            } else {
+                bar((v - lo) / (hi - lo))
             }
         })
         .collect()
@@ -1022,7 +1064,20 @@ fn finite_seconds(text: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::lg;
+    use super::{lg, linear_sparkline};
+
+    #[test]
+    fn the_linear_sparkline_spans_the_finite_extremes_and_marks_non_finite_buckets() {
+        let ramp: Vec<f32> = (0..8).map(|i| i as f32 - 3.0).collect();
+        assert_eq!(linear_sparkline(&ramp, 8), "▁▂▃▄▅▆▇█");
+        assert_eq!(linear_sparkline(&[2.0; 5], 5), "▄▄▄▄▄");
+        assert_eq!(linear_sparkline(&[0.0, f32::NAN, 1.0], 3), "▁!█");
+        // Buckets are means: 0,0 | 1,1 | 2,2.
+        assert_eq!(linear_sparkline(&[0.0, 0.0, 1.0, 1.0, 2.0, 2.0], 3), "▁▅█");
+        // Scaled to the values' extremes, not the means': 0,0 | 0,8 | 0,0 on 0 to 8.
+        assert_eq!(linear_sparkline(&[0.0, 0.0, 0.0, 8.0, 0.0, 0.0], 3), "▁▅▁");
+        assert_eq!(linear_sparkline(&[], 3), "");
+    }
 
     #[test]
     fn the_timeline_puts_non_finite_residuals_at_the_top_and_zeros_at_the_bottom() {

@@ -3,7 +3,7 @@
 
 use crate::chart;
 use crate::output::{count, emit, emit_json, progress};
-use crate::scrub::{lg, note_skipped, sparkline, time_row};
+use crate::scrub::{lg, linear_sparkline, note_skipped, sparkline, time_row};
 use anyhow::bail;
 use lavender_engine::{JointKind, COLUMN_UNITS};
 use lavender_replay::format::{
@@ -296,49 +296,6 @@ fn text(
     out
 }
 
-/// A one-line chart of a signed `values` on a linear scale between their finite extremes
-/// (the range the text states), `width` cells, each the mean of its bucket (`!` for a bucket
-/// holding a non-finite value).
-pub fn linear_sparkline(values: &[f32], width: usize) -> String {
-    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-    if values.is_empty() {
-        return String::new();
-    }
-    let width = width.min(values.len()).max(1);
-    let buckets: Vec<f64> = (0..width)
-        .map(|b| {
-            let (lo, hi) = (b * values.len() / width, (b + 1) * values.len() / width);
-            let bucket = &values[lo..hi.max(lo + 1)];
-            if bucket.iter().any(|v| !v.is_finite()) {
-                f64::NAN
-            } else {
-                bucket.iter().map(|&v| f64::from(v)).sum::<f64>() / bucket.len() as f64
-            }
-        })
-        .collect();
-    // The values' extremes, not the means': a bucket's mean can sit far inside them (QA
-    // 2026-12-07: a slider at rest drew near the top of a range its means did not reach).
-    let finite = values
-        .iter()
-        .filter(|v| v.is_finite())
-        .map(|&v| f64::from(v));
-    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-        (a.min(v), b.max(v))
-    });
-    buckets
-        .iter()
-        .map(|&v| {
-            if v.is_nan() {
-                '!'
-            } else if hi - lo <= 0.0 {
-                BARS[3]
-            } else {
-                BARS[(((v - lo) / (hi - lo) * 7.0).round() as usize).min(7)]
-            }
-        })
-        .collect()
-}
-
 /// A curve through `points`; a lone point (a log of one frame) as a dot, which a line
 /// through one point does not draw.
 fn draw_curve<DB: plotters::prelude::DrawingBackend>(
@@ -519,19 +476,6 @@ impl chart::Chart for JointChart<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_linear_sparkline_spans_the_finite_extremes_and_marks_non_finite_buckets() {
-        let ramp: Vec<f32> = (0..8).map(|i| i as f32 - 3.0).collect();
-        assert_eq!(linear_sparkline(&ramp, 8), "▁▂▃▄▅▆▇█");
-        assert_eq!(linear_sparkline(&[2.0; 5], 5), "▄▄▄▄▄");
-        assert_eq!(linear_sparkline(&[0.0, f32::NAN, 1.0], 3), "▁!█");
-        // Buckets are means: 0,0 | 1,1 | 2,2.
-        assert_eq!(linear_sparkline(&[0.0, 0.0, 1.0, 1.0, 2.0, 2.0], 3), "▁▅█");
-        // Scaled to the values' extremes, not the means': 0,0 | 0,8 | 0,0 on 0 to 8.
-        assert_eq!(linear_sparkline(&[0.0, 0.0, 0.0, 8.0, 0.0, 0.0], 3), "▁▅▁");
-        assert_eq!(linear_sparkline(&[], 3), "");
-    }
 
     #[test]
     fn units_follow_the_joint_type() {
