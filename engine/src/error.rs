@@ -78,7 +78,7 @@ pub enum EngineError {
          (joints touching it: {joints}); the world was rolled back to the state before this step. \
          {conditioning}Check masses, inertia and joint anchors of that body, or lower dt \
          (`max_substep`); a light body jointed to much heavier ones is the solver's hard case \
-         (README: *Hubs* and *Known limit: a light body carrying a heavy one*)"
+         (README: *Hubs* and *A light link carrying a heavy body*)"
     )]
     NonFinite {
         /// The body whose state went non-finite.

@@ -69,9 +69,9 @@ pub struct Args {
     /// Start each substep's velocity passes from zero impulses instead of the last substep's
     /// (as `warm_starting = false` in the scene's `[world]`; on by default). The workaround
     /// for a light body jointed to much heavier ones, which warm starting can set spinning
-    /// where the hub solve does not reach (engine/DESIGN.md: Hubs); not for a light body
-    /// carrying a heavy one, which it makes come apart (smaller substeps help there:
-    /// data/regressions/light-arm-weld.toml). Nothing else should use it: without warm
+    /// where the hub solve does not reach (engine/DESIGN.md: Hubs; a light link carrying a
+    /// heavy body is solved directly whether warm-started or not). Nothing else should use
+    /// it: without warm
     /// starting long chains and stacks come apart (the shipped 100-link chain reaches 9.9 m of
     /// anchor error in 5 s, 6.5 m even with 32 velocity passes). A recorded run keeps the
     /// setting.
