@@ -60,6 +60,8 @@ pub const COL_ANGULAR_ERROR: usize = 4;
 pub const COL_LIMIT_VIOLATION: usize = 5;
 /// Column of the anchor relative speed.
 pub const COL_ANCHOR_SPEED: usize = 6;
+/// Column of the joint coordinate.
+pub const COL_JOINT_COORDINATE: usize = 7;
 
 /// Field names of a pose row.
 pub const POSE_FIELDS: [&str; 7] = [

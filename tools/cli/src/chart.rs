@@ -6,6 +6,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
 
+/// A chart's axes: time (s) against a value (or its log10).
+pub type TimeAxes<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
 /// A chart that draws itself on any plotters backend.
 pub trait Chart {
     fn render<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> anyhow::Result<()>
@@ -57,7 +60,7 @@ pub fn time_log_axes<'a, DB: DrawingBackend>(
     title: &str,
     (x, y): ((f64, f64), (f64, f64)),
     y_desc: &str,
-) -> anyhow::Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>>
+) -> anyhow::Result<TimeAxes<'a, DB>>
 where
     DB::ErrorType: 'static,
 {
@@ -101,7 +104,7 @@ pub fn time_linear_axes<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     (x, y): ((f64, f64), (f64, f64)),
     y_desc: &str,
-) -> anyhow::Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>>
+) -> anyhow::Result<TimeAxes<'a, DB>>
 where
     DB::ErrorType: 'static,
 {
@@ -135,6 +138,26 @@ pub fn tick(v: f64, span: f64) -> String {
     } else {
         format!("{v:.2e}")
     }
+}
+
+/// A curve through `points` on `axes`; a lone point (a log of one frame) as a dot, which a
+/// line through one point does not draw.
+pub fn draw_curve<DB: DrawingBackend>(
+    axes: &mut TimeAxes<'_, DB>,
+    points: impl Iterator<Item = (f64, f64)>,
+    color: RGBColor,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let points: Vec<(f64, f64)> = points.collect();
+    if let [point] = points[..] {
+        axes.draw_series([Circle::new(point, 3, color.filled())])
+            .map_err(|e| err(&e))?;
+    }
+    axes.draw_series(LineSeries::new(points, color.stroke_width(1)))
+        .map_err(|e| err(&e))?;
+    Ok(())
 }
 
 /// A plotters error as an `anyhow` one.

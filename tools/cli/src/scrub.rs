@@ -505,16 +505,21 @@ fn spikes_json(reader: &LogReader, spikes: &[Spike]) -> Vec<serde_json::Value> {
     spikes.iter().map(|s| spike_json(reader, s)).collect()
 }
 
+/// How the spikes were found, as the text says it.
+pub(crate) fn source_text(source: scrub::SpikeSource) -> &'static str {
+    match source {
+        scrub::SpikeSource::Index => "from the log's spike index",
+        scrub::SpikeSource::Scan => "every frame judged",
+    }
+}
+
 fn spikes_text(reader: &LogReader, spikes: &[Spike], source: scrub::SpikeSource) -> String {
     let h = reader.header();
     let mut out = format!(
         "{} in {}, earliest first ({})\n",
         count(spikes.len() as u64, "spike"),
         count(reader.len() as u64, "frame"),
-        match source {
-            scrub::SpikeSource::Index => "from the log's spike index",
-            scrub::SpikeSource::Scan => "every frame judged",
-        }
+        source_text(source)
     );
     if spikes.is_empty() {
         return out;
@@ -901,12 +906,9 @@ struct Timeline<'a> {
     y: (f64, f64),
 }
 
-/// A timeline curve: legend label, the value it plots, its colour.
-type Series = (
-    &'static str,
-    fn(&TimelinePoint) -> f32,
-    plotters::style::RGBColor,
-);
+/// A timeline curve: legend label, the diagnostic column it is the maximum of, the value it
+/// plots.
+type Series = (&'static str, usize, fn(&TimelinePoint) -> f32);
 
 /// log10 of a residual, floored at 1e-9 (zeros cannot be shown on a log axis); a non-finite
 /// residual goes to the top edge `top` (QA 2026-12-07: `max` took NaN for the floor, so a run
@@ -954,6 +956,71 @@ impl Timeline<'_> {
     }
 }
 
+/// The y axis of residual curves ([`draw_residuals`]).
+pub(crate) const RESIDUAL_AXIS: &str =
+    "residual (log scale; zeros at the bottom edge, non-finite at the top)";
+
+/// One residual column's curve for [`draw_residuals`].
+pub(crate) struct ResidualCurve {
+    /// Its diagnostic column (its spikes are those of this column).
+    pub column: usize,
+    /// Legend label.
+    pub label: String,
+    pub color: plotters::style::RGBColor,
+    /// `(time, value)` at every frame.
+    pub points: Vec<(f64, f32)>,
+}
+
+/// A legend entry: its text, colour and mark.
+pub(crate) type LegendEntry = (String, plotters::style::RGBColor, chart::Mark);
+
+/// The residual curves on a log axis whose top is `top` (log10; non-finite values go there),
+/// each column's spikes circled at the spike's own value in the curve's colour, and their
+/// legend entries. A curve zero throughout has no line on a log axis and says so.
+pub(crate) fn draw_residuals<DB: plotters::prelude::DrawingBackend>(
+    axes: &mut chart::TimeAxes<'_, DB>,
+    (curves, spikes, top): (&[ResidualCurve], &[Spike], f64),
+    entries: &mut Vec<LegendEntry>,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    use plotters::prelude::*;
+    for curve in curves {
+        entries.push((curve.label.clone(), curve.color, chart::Mark::Line));
+        if curve.points.iter().all(|&(_, v)| v == 0.0) {
+            entries.push((
+                "zero throughout (not drawn)".into(),
+                WHITE,
+                chart::Mark::Text,
+            ));
+            continue;
+        }
+        let points = curve.points.iter().map(|&(t, v)| (t, lg(v, top)));
+        chart::draw_curve(axes, points, curve.color)?;
+        // A spike marks the joint's own value (below the curve of the maximum over all
+        // joints when another joint's residual is larger then).
+        let marks = spikes.iter().filter(|s| s.column as usize == curve.column);
+        axes.draw_series(marks.map(|s| {
+            Circle::new(
+                (s.time, lg(s.value, top - 0.25)),
+                5,
+                curve.color.stroke_width(2),
+            )
+        }))
+        .map_err(|e| chart::err(&e))?;
+    }
+    if !spikes.is_empty() {
+        entries.push((
+            "spike onset: the joint's value,".into(),
+            curves[0].color,
+            chart::Mark::Circle,
+        ));
+        entries.push(("in its column's colour".into(), WHITE, chart::Mark::Text));
+    }
+    Ok(())
+}
+
 impl chart::Chart for Timeline<'_> {
     fn render<DB: plotters::prelude::DrawingBackend>(
         &self,
@@ -965,77 +1032,32 @@ impl chart::Chart for Timeline<'_> {
         use chart::err;
         use plotters::prelude::*;
         let series: [Series; 3] = [
-            (
-                "max anchor error (m)",
-                |p| p.max_anchor_error,
-                lavender_tutorial::plot::color(0),
-            ),
-            (
-                "max angular error (rad)",
-                |p| p.max_angular_error,
-                lavender_tutorial::plot::color(1),
-            ),
-            (
-                "max limit violation (rad or m)",
-                |p| p.max_limit_violation,
-                lavender_tutorial::plot::color(2),
-            ),
+            ("max anchor error (m)", COL_ANCHOR_ERROR, |p| {
+                p.max_anchor_error
+            }),
+            ("max angular error (rad)", COL_ANGULAR_ERROR, |p| {
+                p.max_angular_error
+            }),
+            ("max limit violation (rad or m)", COL_LIMIT_VIOLATION, |p| {
+                p.max_limit_violation
+            }),
         ];
+        let curves: Vec<ResidualCurve> = (series.iter().enumerate())
+            .map(|(k, &(label, column, get))| ResidualCurve {
+                column,
+                label: label.into(),
+                color: lavender_tutorial::plot::color(k),
+                points: self.timeline.iter().map(|p| (p.time, get(p))).collect(),
+            })
+            .collect();
         let (plot_area, legend_area) = chart::panels(&root, 270)?;
         let (plot_area, energy_area) = plot_area.split_vertically(500);
         self.draw_energy(&energy_area)?;
-        let mut chart = chart::time_log_axes(
-            &plot_area,
-            &self.title,
-            (self.x, self.y),
-            "residual (log scale; zeros at the bottom edge, non-finite at the top)",
-        )?;
+        let mut chart =
+            chart::time_log_axes(&plot_area, &self.title, (self.x, self.y), RESIDUAL_AXIS)?;
         // Legend entries, drawn in the panel: a line (or a marker) and its text.
-        let mut entries: Vec<(String, RGBColor, chart::Mark)> = Vec::new();
-        for (name, get, color) in series {
-            // A residual that is zero throughout (no limit crossed) has no line on a log axis.
-            let zero = self.timeline.iter().all(|p| get(p) == 0.0);
-            let points = self
-                .timeline
-                .iter()
-                .filter(|_| !zero)
-                .map(|p| (p.time, lg(get(p), self.y.1)));
-            chart
-                .draw_series(LineSeries::new(points, color.stroke_width(1)))
-                .map_err(|e| err(&e))?;
-            entries.push((name.to_string(), color, chart::Mark::Line));
-            if zero {
-                entries.push((
-                    "zero throughout (not drawn)".into(),
-                    WHITE,
-                    chart::Mark::Text,
-                ));
-            }
-        }
-        // A spike marks the joint's own value (below the curve of the maximum over all
-        // joints when another joint's residual is larger then), in its column's colour.
-        let top = self.y.1 - 0.25;
-        for (k, column) in [COL_ANCHOR_ERROR, COL_ANGULAR_ERROR, COL_LIMIT_VIOLATION]
-            .into_iter()
-            .enumerate()
-        {
-            let color = series[k].2;
-            let marks = self.spikes.iter().filter(|s| s.column as usize == column);
-            chart
-                .draw_series(marks.map(|s| {
-                    let y = lg(s.value, top);
-                    Circle::new((s.time, y), 5, color.stroke_width(2))
-                }))
-                .map_err(|e| err(&e))?;
-        }
-        if !self.spikes.is_empty() {
-            entries.push((
-                "spike onset: the joint's value,".into(),
-                lavender_tutorial::plot::color(0),
-                chart::Mark::Circle,
-            ));
-            entries.push(("in its column's colour".into(), WHITE, chart::Mark::Text));
-        }
+        let mut entries: Vec<LegendEntry> = Vec::new();
+        draw_residuals(&mut chart, (&curves, self.spikes, self.y.1), &mut entries)?;
         entries.push((
             "lower: total energy minus the first".into(),
             BLACK,

@@ -3,21 +3,20 @@
 
 use crate::chart;
 use crate::output::{count, emit, emit_json, progress};
-use crate::scrub::{lg, linear_sparkline, note_skipped, sparkline, time_row};
+use crate::scrub::{
+    draw_residuals, lg, linear_sparkline, note_skipped, source_text, sparkline, time_row,
+    LegendEntry, ResidualCurve, RESIDUAL_AXIS,
+};
 use anyhow::bail;
 use lavender_engine::{JointKind, COLUMN_UNITS};
 use lavender_replay::format::{
-    COL_ANCHOR_ERROR, COL_ANGULAR_ERROR, COL_LIMIT_VIOLATION, DIAGNOSTIC_COLUMNS,
+    COL_ANCHOR_ERROR, COL_ANCHOR_SPEED, COL_ANGULAR_ERROR, COL_JOINT_COORDINATE,
+    COL_LIMIT_VIOLATION, DIAGNOSTIC_COLUMNS,
 };
 use lavender_replay::scrub::{JointHistory, Spike, SpikeSource};
 use lavender_replay::LogReader;
 use std::fmt::Write as _;
 use std::path::Path;
-
-/// Column of the anchor's relative speed (m/s).
-const COL_SPEED: usize = 6;
-/// Column of the joint coordinate (rad or m).
-const COL_COORDINATE: usize = 7;
 
 /// What `scrub --joint` was asked for.
 pub struct Request<'a> {
@@ -114,10 +113,10 @@ fn units(kind: Option<JointKind>) -> [&'static str; 8] {
         Some(JointKind::Revolute) => "rad",
         Some(JointKind::Prismatic) => "m",
         Some(JointKind::Spherical | JointKind::Fixed) => "-",
-        None => COLUMN_UNITS[COL_COORDINATE],
+        None => COLUMN_UNITS[COL_JOINT_COORDINATE],
     };
     units[COL_LIMIT_VIOLATION] = coordinate;
-    units[COL_COORDINATE] = coordinate;
+    units[COL_JOINT_COORDINATE] = coordinate;
     units
 }
 
@@ -224,7 +223,7 @@ fn text(
         COL_ANCHOR_ERROR,
         COL_ANGULAR_ERROR,
         COL_LIMIT_VIOLATION,
-        COL_SPEED,
+        COL_ANCHOR_SPEED,
     ] {
         let values = &history.columns[c];
         let _ = writeln!(out, "\n{} ({}, log scale)", DIAGNOSTIC_COLUMNS[c], units[c]);
@@ -234,14 +233,14 @@ fn text(
             let _ = writeln!(out, "  {}", sparkline(values, width));
         }
     }
-    let coordinate = &history.columns[COL_COORDINATE];
+    let coordinate = &history.columns[COL_JOINT_COORDINATE];
     let times = time_row(history.times[first], history.times[last], width);
-    match history.range(COL_COORDINATE) {
+    match history.range(COL_JOINT_COORDINATE) {
         Some(((lo, _), (hi, _))) if lo != hi => {
             let _ = writeln!(
                 out,
                 "\n{} ({}, linear, {lo:.4} to {hi:.4})",
-                DIAGNOSTIC_COLUMNS[COL_COORDINATE], units[COL_COORDINATE]
+                DIAGNOSTIC_COLUMNS[COL_JOINT_COORDINATE], units[COL_JOINT_COORDINATE]
             );
             let _ = writeln!(out, "  {}", linear_sparkline(coordinate, width));
             out.push_str(&times);
@@ -252,7 +251,7 @@ fn text(
                 let _ = writeln!(
                     out,
                     "\n{} ({}): {v:.4} at every substep",
-                    DIAGNOSTIC_COLUMNS[COL_COORDINATE], units[COL_COORDINATE]
+                    DIAGNOSTIC_COLUMNS[COL_JOINT_COORDINATE], units[COL_JOINT_COORDINATE]
                 );
             }
         }
@@ -262,10 +261,7 @@ fn text(
         "\n{} of this joint ({} in the log, {}){}",
         count(spikes.len() as u64, "spike"),
         all_spikes,
-        match source {
-            SpikeSource::Index => "from the log's spike index",
-            SpikeSource::Scan => "every frame judged",
-        },
+        source_text(source),
         if spikes.is_empty() || request.top == 0 {
             ""
         } else {
@@ -294,34 +290,6 @@ fn text(
         );
     }
     out
-}
-
-/// A curve through `points`; a lone point (a log of one frame) as a dot, which a line
-/// through one point does not draw.
-fn draw_curve<DB: plotters::prelude::DrawingBackend>(
-    c: &mut plotters::chart::ChartContext<
-        '_,
-        DB,
-        plotters::coord::cartesian::Cartesian2d<
-            plotters::coord::types::RangedCoordf64,
-            plotters::coord::types::RangedCoordf64,
-        >,
-    >,
-    points: impl Iterator<Item = (f64, f64)>,
-    color: plotters::style::RGBColor,
-) -> anyhow::Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    use plotters::prelude::*;
-    let points: Vec<(f64, f64)> = points.collect();
-    if let [point] = points[..] {
-        c.draw_series([Circle::new(point, 3, color.filled())])
-            .map_err(|e| chart::err(&e))?;
-    }
-    c.draw_series(LineSeries::new(points, color.stroke_width(1)))
-        .map_err(|e| chart::err(&e))?;
-    Ok(())
 }
 
 /// The plot: the residual columns on a log axis with the joint's spikes marked, then the
@@ -358,7 +326,7 @@ impl JointChart<'_> {
         );
         let mut c = chart::time_log_axes(area, "", (self.x(), y), &y_desc)?;
         let points = (h.times.iter().zip(&h.columns[column])).map(|(&t, &v)| (t, lg(v, y.1)));
-        draw_curve(&mut c, points, color)
+        chart::draw_curve(&mut c, points, color)
     }
 
     /// One column on a linear axis (non-finite values left out).
@@ -387,7 +355,7 @@ impl JointChart<'_> {
         let points = (h.times.iter().zip(&h.columns[column]))
             .filter(|(_, v)| v.is_finite())
             .map(|(&t, &v)| (t, f64::from(v)));
-        draw_curve(&mut c, points, color)
+        chart::draw_curve(&mut c, points, color)
     }
 }
 
@@ -400,7 +368,6 @@ impl chart::Chart for JointChart<'_> {
         DB::ErrorType: 'static,
     {
         use chart::err;
-        use plotters::prelude::*;
         let h = self.history;
         let residuals = [COL_ANCHOR_ERROR, COL_ANGULAR_ERROR, COL_LIMIT_VIOLATION];
         let color = |k: usize| lavender_tutorial::plot::color(k);
@@ -411,50 +378,28 @@ impl chart::Chart for JointChart<'_> {
             .iter()
             .flat_map(|&c| h.columns[c].iter().map(|&v| f64::from(v)));
         let y = chart::log_range(values, -9.0);
-        let mut c = chart::time_log_axes(
-            &top,
-            &self.title,
-            (self.x(), y),
-            "residual (log scale; zeros at the bottom edge, non-finite at the top)",
-        )?;
-        let mut entries: Vec<(String, RGBColor, chart::Mark)> = Vec::new();
-        for (k, &column) in residuals.iter().enumerate() {
-            let label = format!("{} ({})", DIAGNOSTIC_COLUMNS[column], self.units[column]);
-            if h.columns[column].iter().all(|&v| v == 0.0) {
-                entries.push((label, color(k), chart::Mark::Line));
-                entries.push((
-                    "zero throughout (not drawn)".into(),
-                    WHITE,
-                    chart::Mark::Text,
-                ));
-                continue;
-            }
-            let points = (h.times.iter().zip(&h.columns[column])).map(|(&t, &v)| (t, lg(v, y.1)));
-            draw_curve(&mut c, points, color(k))?;
-            entries.push((label, color(k), chart::Mark::Line));
-            let marks = self.spikes.iter().filter(|s| s.column as usize == column);
-            c.draw_series(marks.map(|s| {
-                Circle::new(
-                    (s.time, lg(s.value, y.1 - 0.25)),
-                    5,
-                    color(k).stroke_width(2),
-                )
-            }))
-            .map_err(|e| err(&e))?;
-        }
-        if !self.spikes.is_empty() {
-            entries.push((
-                "spike onset, in its column's colour".into(),
-                color(0),
-                chart::Mark::Circle,
-            ));
-        }
-        self.draw_log(&speed_area, COL_SPEED, color(3))?;
-        self.draw_linear(&coordinate_area, COL_COORDINATE, color(4))?;
+        let mut c = chart::time_log_axes(&top, &self.title, (self.x(), y), RESIDUAL_AXIS)?;
+        let curves: Vec<ResidualCurve> = (residuals.iter().enumerate())
+            .map(|(k, &column)| ResidualCurve {
+                column,
+                label: format!("{} ({})", DIAGNOSTIC_COLUMNS[column], self.units[column]),
+                color: color(k),
+                points: h
+                    .times
+                    .iter()
+                    .copied()
+                    .zip(h.columns[column].iter().copied())
+                    .collect(),
+            })
+            .collect();
+        let mut entries: Vec<LegendEntry> = Vec::new();
+        draw_residuals(&mut c, (&curves, self.spikes, y.1), &mut entries)?;
+        self.draw_log(&speed_area, COL_ANCHOR_SPEED, color(3))?;
+        self.draw_linear(&coordinate_area, COL_JOINT_COORDINATE, color(4))?;
         entries.push((
             format!(
                 "middle: {} ({})",
-                DIAGNOSTIC_COLUMNS[COL_SPEED], self.units[COL_SPEED]
+                DIAGNOSTIC_COLUMNS[COL_ANCHOR_SPEED], self.units[COL_ANCHOR_SPEED]
             ),
             color(3),
             chart::Mark::Line,
@@ -462,7 +407,7 @@ impl chart::Chart for JointChart<'_> {
         entries.push((
             format!(
                 "lower: {} ({})",
-                DIAGNOSTIC_COLUMNS[COL_COORDINATE], self.units[COL_COORDINATE]
+                DIAGNOSTIC_COLUMNS[COL_JOINT_COORDINATE], self.units[COL_JOINT_COORDINATE]
             ),
             color(4),
             chart::Mark::Line,
@@ -479,9 +424,12 @@ mod tests {
 
     #[test]
     fn units_follow_the_joint_type() {
-        assert_eq!(units(Some(JointKind::Revolute))[COL_COORDINATE], "rad");
+        assert_eq!(
+            units(Some(JointKind::Revolute))[COL_JOINT_COORDINATE],
+            "rad"
+        );
         assert_eq!(units(Some(JointKind::Prismatic))[COL_LIMIT_VIOLATION], "m");
-        assert_eq!(units(None)[COL_COORDINATE], "rad|m");
+        assert_eq!(units(None)[COL_JOINT_COORDINATE], "rad|m");
         assert_eq!(units(Some(JointKind::Fixed))[COL_ANCHOR_ERROR], "m");
     }
 }
