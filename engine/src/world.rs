@@ -501,23 +501,17 @@ impl World {
                 SolverPath::Wide => WIDE_LANES,
             };
             let limited: Vec<bool> = self.joints.limit.iter().map(Option::is_some).collect();
-            let max_inv_inertia: Vec<f32> = (self.bodies.inv_inertia_local.iter())
-                .map(|i| i.max_element())
-                .collect();
             let anchors: Vec<(Vec3, Vec3)> = (self.joints.anchor_a.iter())
                 .zip(&self.joints.anchor_b)
                 .map(|(&a, &b)| (a, b))
                 .collect();
             let joint_bodies = self.joint_bodies();
-            let prismatic: Vec<bool> = (self.joints.kind.iter())
-                .map(|&k| k == crate::joints::JointKind::Prismatic)
-                .collect();
             let light = crate::schedule::hubs::light_bodies(
                 &self.bodies.inv_mass,
-                &max_inv_inertia,
+                &self.bodies.inv_inertia_local,
                 &joint_bodies,
                 &anchors,
-                &prismatic,
+                &self.joints.kind,
             );
             let schedule = Schedule::build_awake(
                 width,
@@ -613,17 +607,9 @@ impl World {
         if inv_mass <= 0.0 {
             return None;
         }
-        // r^2 / I about the axes across r: half the trace of [r]x I^-1 [r]x^T (body frame),
-        // sum_i (|r|^2 - r_i^2) / I_i. A point on a thin rod's own axis does not see the rod's
-        // small moment about that axis. In f64: the squares of anchors beyond 1.8e19 m
-        // overflow f32 (QA: an anchor 1e30 m out was reported with a moment of "NaN").
-        let inv_inertia = self.bodies.inv_inertia_local[i].as_dvec3();
-        let r = r.as_dvec3();
-        let r2 = r * r;
-        let across = (r2.y + r2.z) * inv_inertia.x
-            + (r2.x + r2.z) * inv_inertia.y
-            + (r2.x + r2.y) * inv_inertia.z;
-        Some((0.5 * across / inv_mass, r.length_squared() / (0.5 * across)))
+        // In f64 (QA: an anchor 1e30 m out was reported with a moment of "NaN" in f32).
+        let across = crate::bodies::inv_inertia_across(self.bodies.inv_inertia_local[i], r);
+        Some((across / inv_mass, r.as_dvec3().length_squared() / across))
     }
 
     /// Like [`World::conditioning_warning`], at the current poses and for the point where

@@ -26,6 +26,7 @@
 //! and out of its system as the limit is active, see `solver::hub`).
 
 use crate::bodies::BodyKind;
+use crate::joints::JointKind;
 
 /// Fewest joints that make a body a hub: more than a grid's or a chain's bodies have (4 and
 /// 2), so that nets and chains stay with the colours (and the chain solve), and few enough
@@ -107,37 +108,59 @@ pub struct Hub {
     pub joints: Vec<u32>,
 }
 
-/// How light each body of a scene is ([`Light`]), where mobility at an anchor is
-/// `1/m + |r|^2 / I_min` (`inv_mass`, anchor `r` in the body's frame, `max_inv_inertia = 1 /
-/// I_min`): a light body with three arms is as hard for Gauss-Seidel as a hub with many, and
-/// so is a light link carrying a heavy body. `prismatic[j]` says whether joint `j` is a
-/// slider. The masses are the scene's, so this is too.
+/// How light each body of a scene is ([`Light`]): a light body with three arms is as hard for
+/// Gauss-Seidel as a hub with many, and so is a light link carrying a heavy body. A body is
+/// `k` times as mobile as the other at a joint where its anchor moves `k` times as far under
+/// a unit impulse, `1/m + r^2 / I` (1/kg; `inv_mass`, anchor `r` in the body's frame, `I` the
+/// moment across `r` from `inv_inertia_local`: [`crate::bodies::inv_inertia_across`]), or,
+/// at a joint that also holds the bodies' relative rotation (every type but the spherical), it
+/// turns `k` times as far under a unit torque about its freest axis (`1 / I_min`).
+/// `kinds[j]` is joint `j`'s type. The masses are the scene's, so this is too.
+///
+/// Both, because neither alone tells a thin rod right. With the point measure `1/m + |r|^2 /
+/// I_min` of 2026-12-05 to 2026-12-07 (the smallest moment whatever the direction), a 1 kg
+/// rod looked 375 times as mobile at its end as a 1 kg cube welded there (1.6 times, as the
+/// point moves) and became a carrier; the point measure alone missed what twists a thin rod
+/// about its own axis, which welds and hinges must hold: a 0.1 kg rod carrying a 10 kg L-bar
+/// welded off its axis (25,000 times as free to twist) came apart, 0.16 m (QA 2026-12-07).
 pub fn light_bodies(
     inv_mass: &[f32],
-    max_inv_inertia: &[f32],
+    inv_inertia_local: &[glam::Vec3],
     joint_bodies: &[(u32, u32)],
     anchors: &[(glam::Vec3, glam::Vec3)],
-    prismatic: &[bool],
+    kinds: &[JointKind],
 ) -> Vec<Light> {
-    let mobility = |b: u32, r: glam::Vec3| {
-        inv_mass[b as usize] + r.length_squared() * max_inv_inertia[b as usize]
+    let point_mobility = |b: u32, r: glam::Vec3| {
+        f64::from(inv_mass[b as usize])
+            + crate::bodies::inv_inertia_across(inv_inertia_local[b as usize], r)
     };
+    let turn_mobility = |b: u32| f64::from(inv_inertia_local[b as usize].max_element());
     let bodies = inv_mass.len();
     let (mut count, mut carries) = (vec![0usize; bodies], vec![false; bodies]);
     let (mut dynamic_joints, mut slider) = (vec![0usize; bodies], vec![false; bodies]);
-    for ((&(a, b), &(r_a, r_b)), &prismatic) in joint_bodies.iter().zip(anchors).zip(prismatic) {
+    for ((&(a, b), &(r_a, r_b)), &kind) in joint_bodies.iter().zip(anchors).zip(kinds) {
+        let prismatic = kind == JointKind::Prismatic;
         slider[a as usize] |= prismatic;
         slider[b as usize] |= prismatic;
         // Both dynamic (a static or kinematic body has no mobility): one dominates.
         if a != b && inv_mass[a as usize] > 0.0 && inv_mass[b as usize] > 0.0 {
-            let (m_a, m_b) = (mobility(a, r_a), mobility(b, r_b));
+            let holds_rotation = kind != JointKind::Spherical;
+            let (p_a, p_b) = (point_mobility(a, r_a), point_mobility(b, r_b));
+            let (t_a, t_b) = (turn_mobility(a), turn_mobility(b));
             let (inv_a, inv_b) = (inv_mass[a as usize], inv_mass[b as usize]);
             for ((light, heavy), (inv_light, inv_heavy), body) in [
-                ((m_a, m_b), (inv_a, inv_b), a),
-                ((m_b, m_a), (inv_b, inv_a), b),
+                (((p_a, t_a), (p_b, t_b)), (inv_a, inv_b), a),
+                (((p_b, t_b), (p_a, t_a)), (inv_b, inv_a), b),
             ] {
-                count[body as usize] += usize::from(light > LIGHT_RATIO * heavy);
-                carries[body as usize] |= light > CARRIER_RATIO * heavy
+                // How many times as mobile `body` is at this joint.
+                let point = light.0 / heavy.0;
+                let ratio = if holds_rotation {
+                    point.max(light.1 / heavy.1)
+                } else {
+                    point
+                };
+                count[body as usize] += usize::from(ratio > f64::from(LIGHT_RATIO));
+                carries[body as usize] |= ratio > f64::from(CARRIER_RATIO)
                     && inv_light <= CARRIER_MAX_MASS_RATIO * inv_heavy;
                 dynamic_joints[body as usize] += 1;
             }
@@ -324,10 +347,15 @@ mod tests {
         let joints = [(0, 1), (1, 2)];
         let anchors = [(Vec3::ZERO, Vec3::Y * 0.5), (Vec3::Y * -0.5, Vec3::ZERO)];
         let light = |arm_inv_mass: f32, prismatic: [bool; 2]| {
+            let kinds = [JointKind::Revolute, JointKind::Fixed]
+                .into_iter()
+                .zip(prismatic)
+                .map(|(k, p)| if p { JointKind::Prismatic } else { k })
+                .collect::<Vec<_>>();
             // Mobility at the arm's end 1/m + 0.25 / I, the box's 0.1 at its centre.
             let inv_mass = [0.0, arm_inv_mass, 0.1];
-            let max_inv_inertia = [0.0, arm_inv_mass, 1.0];
-            light_bodies(&inv_mass, &max_inv_inertia, &joints, &anchors, &prismatic)
+            let inv_inertia = [0.0, arm_inv_mass, 1.0].map(Vec3::splat);
+            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds)
         };
         // 0.01 kg: 125 against 0.1, a carrier; 1 kg: 1.25 against 0.1, not (and two joints
         // are no hub of a body that is not light); with a slider either side, not; 1 g, a
@@ -352,6 +380,41 @@ mod tests {
         );
         let not_light = light(1.0, [false; 2]);
         assert!(find(&kinds, &joints, &[true; 2], (&not_light, &[0.0, 1.0, 0.1])).is_empty());
+    }
+
+    #[test]
+    fn a_thin_rod_is_as_mobile_as_its_end_moves_and_as_it_twists() {
+        use glam::Vec3;
+        use JointKind::{Fixed, Revolute, Spherical};
+        use Light::{Carrier, No};
+        // A wall (0), a thin rod (1) 1 m long along y hinged at its top, a 0.1 m cube (2)
+        // jointed below it by its face. Rod of mass m: moments m/3 (0.25 + 1e-4) across its
+        // axis and m/3 2e-4 about it; cube of mass M: M/3 0.005.
+        let joints = [(0, 1), (1, 2)];
+        let anchors = [
+            (Vec3::ZERO, Vec3::Y * 0.5),
+            (Vec3::Y * -0.5, Vec3::Y * 0.05),
+        ];
+        let light = |rod: f32, cube: f32, below: JointKind| {
+            let inv_mass = [0.0, 1.0 / rod, 1.0 / cube];
+            let across = 3.0 / (rod * 0.2501);
+            let inv_inertia = [
+                Vec3::ZERO,
+                Vec3::new(across, 3.0 / (rod * 2e-4), across),
+                Vec3::splat(3.0 / (cube * 0.005)),
+            ];
+            let kinds = [Revolute, below];
+            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds)
+        };
+        // Equal masses, welded: the rod's end moves 4.0 against the cube's 2.5 (with the
+        // smallest moment, 3,751: a carrier), it twists 25 times as freely.
+        assert_eq!(light(1.0, 1.0, Fixed), [No; 3]);
+        // A 10 kg cube: its end moves 16 times as far, it twists 250 times as freely: a
+        // weld holds that twist, a ball joint does not.
+        assert_eq!(light(1.0, 10.0, Fixed), [No, Carrier, No]);
+        assert_eq!(light(1.0, 10.0, Spherical), [No; 3]);
+        // A 0.01 kg rod carrying a 10 kg cube: 400 against 0.25 even on a ball joint.
+        assert_eq!(light(0.01, 10.0, Spherical), [No, Carrier, No]);
     }
 
     #[test]
@@ -395,8 +458,14 @@ mod tests {
             .collect();
         let inv_mass = [0.0, 1.0, 5.0, 5.0, 5.0];
         let light = |i_hub: f32| {
-            let max_inv_inertia = [0.0, 1.0 / i_hub, 600.0, 600.0, 600.0];
-            light_bodies(&inv_mass, &max_inv_inertia, &joints, &anchors, &[false; 4])
+            let inv_inertia = [0.0, 1.0 / i_hub, 600.0, 600.0, 600.0].map(Vec3::splat);
+            light_bodies(
+                &inv_mass,
+                &inv_inertia,
+                &joints,
+                &anchors,
+                &[JointKind::Spherical; 4],
+            )
         };
         // A 1e-4 kg m^2 hub: 6,401 against 5 at each arm.
         use Light::{Hub as L, No};
