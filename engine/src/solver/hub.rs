@@ -725,12 +725,12 @@ fn ldl_solve_in_place(f: &[f32], r: &mut [f32]) {
     // generic loops were 37 % of a scene of 400 carriers). The same operations in the same
     // order, so the same bits.
     match r.len() {
-        1 => return ldl_solve_sized::<1>(f, r),
-        2 => return ldl_solve_sized::<2>(f, r),
-        3 => return ldl_solve_sized::<3>(f, r),
-        4 => return ldl_solve_sized::<4>(f, r),
-        5 => return ldl_solve_sized::<5>(f, r),
-        6 => return ldl_solve_sized::<6>(f, r),
+        1 => ldl_solve_sized::<1>(f, r),
+        2 => ldl_solve_sized::<2>(f, r),
+        3 => ldl_solve_sized::<3>(f, r),
+        4 => ldl_solve_sized::<4>(f, r),
+        5 => ldl_solve_sized::<5>(f, r),
+        6 => ldl_solve_sized::<6>(f, r),
         _ => ldl_solve_any(f, r),
     }
 }
