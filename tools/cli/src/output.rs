@@ -170,8 +170,13 @@ pub fn finish(result: anyhow::Result<()>, json: JsonErrors) {
         } else {
             eprintln!("{report}");
         }
+        // A run over its --max-anchor-error failed its check, as `diff` finding a
+        // divergence: exit code 1, distinct from unusable input or a failed step (2).
+        let failed_check = e.downcast_ref::<crate::run::ToleranceExceeded>().is_some();
         let code = if interrupted {
             crate::interrupt::EXIT_CODE
+        } else if failed_check {
+            1
         } else {
             2
         };

@@ -15,7 +15,7 @@ use std::time::Instant;
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n                                            a scene file (this one: from the repository's root)\n  lavender run chain --duration 2 --record run.lvlog\n                                            record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5     record straight to HDF5\n  lavender run grid --sleep --duration 6    let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2     8 velocity passes, 2 of them with a bias pass\n  lavender run SCENE --bias-iterations all  a bias pass with every velocity pass (the default), whatever SCENE sets\n  lavender run chain --scalar               the scalar reference path (same bits, slower)\n  lavender run hub                          a light hub among heavy parts, solved directly\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender scenes                           lists the shipped scene names"
+    after_help = "Examples:\n  lavender run                              the default scene: the 100-link chain\n  lavender run pendulum --duration 10\n  lavender run data/scenes/grid.toml --dt 0.008333 --velocity-iterations 16 --json\n                                            a scene file (this one: from the repository's root)\n  lavender run chain --duration 2 --record run.lvlog\n                                            record every substep (then: lavender scrub run.lvlog)\n  lavender run pendulum --record run.h5     record straight to HDF5\n  lavender run grid --sleep --duration 6    let islands at rest sleep (off by default)\n  lavender run grid --bias-iterations 2     8 velocity passes, 2 of them with a bias pass\n  lavender run SCENE --bias-iterations all  a bias pass with every velocity pass (the default), whatever SCENE sets\n  lavender run chain --scalar               the scalar reference path (same bits, slower)\n  lavender run hub                          a light hub among heavy parts, solved directly\n  lavender run grid --chain-solve --velocity-iterations 1 --position-iterations 1\n                                            the net's columns solved directly, one pass\n  lavender run chain --no-warm-start --max-anchor-error 0.01\n                                            exit 1 (stopping there) once a joint is 1 cm apart\n  lavender scenes                           lists the shipped scene names"
 )]
 pub struct Args {
     /// A shipped scene's name (see `lavender scenes`) or a path to a scene TOML file.
@@ -121,10 +121,48 @@ pub struct Args {
     /// Ctrl-C stops the run at the end of a frame with the log finished (exit code 130).
     #[arg(long, value_name = "PATH")]
     record: Option<std::path::PathBuf>,
+    /// Fail once any joint's anchor error exceeds METERS at any substep: the run stops at
+    /// the end of that frame (a recording is finished there), the summary says which joint
+    /// went over, when and how far, and the exit code is 1. For batch runs and CI: a run
+    /// whose joints came apart fails even where every value stayed finite (a non-finite
+    /// state is an error, exit code 2, either way).
+    #[arg(long, value_name = "METERS", value_parser = parse_tolerance)]
+    max_anchor_error: Option<f64>,
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
 }
+
+/// `--max-anchor-error`: a distance in metres, finite and not negative.
+fn parse_tolerance(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!(
+            "`{text}` is not a distance in metres (a finite number, 0 or more, e.g. 0.001)"
+        )),
+    }
+}
+
+/// The first substep at which a joint's anchor error went over `--max-anchor-error`.
+#[derive(Debug, Clone, Copy)]
+struct Exceeded {
+    substep: u64,
+    time: f64,
+    joint: usize,
+    anchor_error: f32,
+}
+
+/// A run that went over `--max-anchor-error`: `output::finish` exits with code 1 on it.
+#[derive(Debug)]
+pub struct ToleranceExceeded(pub String);
+
+impl std::fmt::Display for ToleranceExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ToleranceExceeded {}
 
 /// `--bias-iterations`: a number of bias passes, or `None` for one per velocity pass (`all`).
 #[derive(Debug, Clone, Copy)]
@@ -357,8 +395,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     // (QA, 2026-12-06: `hub-100-sliders.toml` reached 82 m of anchor error at 4.4 s, its
     // sliders 90 m out, and ended without a word).
     let mut far_from = None;
+    let mut exceeded: Option<Exceeded> = None;
     for _ in 0..steps {
-        if crate::interrupt::requested() {
+        if crate::interrupt::requested() || exceeded.is_some() {
             break;
         }
         let mut record_error = None;
@@ -366,6 +405,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let stepped = world.step_observed_through_failure(dt, |w, info| {
             if info.finite {
                 max.fold(w.constraint_data());
+                // The maxima are the first over it, so the joint holding the maximum is the
+                // one that went over, at this substep.
+                if let (Some(tolerance), None) = (args.max_anchor_error, &exceeded) {
+                    if f64::from(max.anchor_error) > tolerance {
+                        exceeded = Some(Exceeded {
+                            substep: info.substep,
+                            time: info.time,
+                            joint: max.anchor_joint,
+                            anchor_error: max.anchor_error,
+                        });
+                    }
+                }
             }
             if let (Some(r), None) = (recorder.as_mut(), &record_error) {
                 record_error = r.record(w, info).err();
@@ -499,9 +550,36 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let mut summary = Summary::of(&name, &world, done, substeps, dt, wall, (&max, &energy));
     summary.chains = chains;
     summary.hubs = hubs;
-    let interrupted = done < steps;
+    let interrupted = done < steps && exceeded.is_none();
+    // Which joint went over --max-anchor-error, when and how far, in words.
+    let over = exceeded.map(|e| {
+        format!(
+            "joint `{}` reached an anchor error of {:.3e} m at substep {} (t = {:.4} s), over \
+             --max-anchor-error {:.3e} m",
+            world.joints().names()[e.joint],
+            e.anchor_error,
+            e.substep,
+            e.time,
+            args.max_anchor_error.unwrap_or_default()
+        )
+    });
     let emitted = if args.json {
         let mut json = summary.json();
+        if let Some(tolerance) = args.max_anchor_error {
+            json["max_anchor_error_tolerance"] = serde_json::json!(tolerance);
+            json["tolerance_exceeded"] = match exceeded {
+                Some(e) => serde_json::json!({
+                    "joint": world.joints().names()[e.joint],
+                    "joint_index": e.joint,
+                    "substep": e.substep,
+                    "time": e.time,
+                    "anchor_error": e.anchor_error,
+                    "frames_run": done,
+                    "frames_asked": steps,
+                }),
+                None => serde_json::Value::Null,
+            };
+        }
         if let Some(log) = &log {
             json["record"] = serde_json::json!({
                 "path": log.path,
@@ -515,6 +593,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         emit_json(&json)
     } else {
         let mut text = summary.text();
+        if let Some(over) = &over {
+            text.push_str(&format!(
+                "tolerance           exceeded: {over}; stopped after frame {done} of {steps}\n"
+            ));
+        }
         if let Some(log) = &log {
             text.push_str(&format!(
                 "recorded            {}, {} to {}\n",
@@ -531,6 +614,20 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         return Err(crate::interrupt::Interrupted(format!(
             "interrupted after {done} of {steps} frames (t = {:.4} s){kept}",
             world.time()
+        ))
+        .into());
+    }
+    if let Some(over) = over {
+        let scrub = match &log {
+            Some(log) if OutputKind::of(&log.path) == OutputKind::Log => format!(
+                " (`lavender scrub {} --at {}` shows that substep)",
+                log.path.display(),
+                exceeded.map_or(0, |e| e.substep)
+            ),
+            _ => String::new(),
+        };
+        return Err(ToleranceExceeded(format!(
+            "the run failed its tolerance: {over}; stopped after frame {done} of {steps}{scrub}"
         ))
         .into());
     }

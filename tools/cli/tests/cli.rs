@@ -106,6 +106,94 @@ fn run_sleep_reports_the_islands_asleep_at_the_end() {
     );
 }
 
+/// `--max-anchor-error`: the shipped chain without warm starting comes apart (9.9 m in 5 s)
+/// with every value finite. Over 1 cm the run stops at the end of that frame with exit code
+/// 1 and names the joint, the substep and the error; under a loose tolerance, or warm
+/// started under 2 cm (its largest: 1.37e-2 m), it runs to the end with exit code 0.
+#[test]
+fn a_run_over_its_anchor_error_tolerance_stops_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("apart.lvlog");
+    let apart = [
+        "run",
+        "chain",
+        "--no-warm-start",
+        "--max-anchor-error",
+        "0.01",
+        "--json",
+        "--record",
+        log.to_str().unwrap(),
+    ];
+    let out = lavender(&apart);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let over = &v["tolerance_exceeded"];
+    let (substep, error) = (
+        over["substep"].as_u64().unwrap(),
+        over["anchor_error"].as_f64().unwrap(),
+    );
+    // Measured: chain.joint2 at 1.015e-2 m at substep 100 (t = 0.4208 s), frame 26 of 300.
+    assert!(error > 0.01 && error < 0.011, "{over}");
+    assert_eq!(over["joint"], "chain.joint2");
+    assert_eq!(over["frames_run"].as_u64().unwrap(), substep / 4 + 1);
+    assert_eq!(over["frames_asked"], 300);
+    assert_eq!(v["steps"].as_u64(), over["frames_run"].as_u64());
+    assert_eq!(v["max_anchor_error_tolerance"], 0.01);
+    assert!(v["interrupted"].is_null());
+    // The log holds every substep up to the end of that frame, the one over it among them.
+    assert_eq!(v["record"]["frames"].as_u64(), Some(4 * (substep / 4 + 1)));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("chain.joint2") && stderr.contains("--at 100"),
+        "{stderr}"
+    );
+    // Text: the same in words, the same exit code.
+    let out = lavender(&[
+        "run",
+        "chain",
+        "--no-warm-start",
+        "--max-anchor-error",
+        "1e-2",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("tolerance           exceeded: joint `chain.joint2`"),
+        "{text}"
+    );
+    // Within it: the whole run, exit code 0, no exceedance.
+    for args in [
+        &[
+            "run",
+            "chain",
+            "--no-warm-start",
+            "--max-anchor-error",
+            "100",
+            "--json",
+        ][..],
+        &["run", "chain", "--max-anchor-error", "0.02", "--json"][..],
+    ] {
+        let out = lavender(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["steps"], 300);
+        assert!(v["tolerance_exceeded"].is_null());
+    }
+    // Not a distance: a usage error.
+    let out = lavender(&["run", "chain", "--max-anchor-error", "-1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a distance in metres"));
+}
+
 #[test]
 fn text_summary_names_the_worst_joint() {
     let out = lavender(&[
