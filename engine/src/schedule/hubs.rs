@@ -48,11 +48,12 @@ pub const CARRIER_MIN_JOINTS: usize = 2;
 /// 1 kg links with a 10 kg tip stays row by row).
 pub const CARRIER_RATIO: f32 = 100.0;
 
-/// The largest mass ratio a carrier's joint may span: the hub solve's `f32` factors of a
-/// light link carrying a body 1,000 times its mass hold (the light arm above: 1.6e-6 m of
-/// anchor error), of one 10,000 times its mass they did not (QA 2026-12-07: energy gained
-/// and runs went non-finite, where row by row they came apart), so beyond it the joints stay
-/// row by row.
+/// The largest mass ratio across a carrier's joint to the heavy body, unless that joint is a
+/// weld. Through a hinge or a ball joint the light link keeps turning freely against the heavy
+/// body on its own tiny inertia: beyond about 3,000 such links came apart row by row and, as
+/// carriers, went non-finite or gained energy (QA 2026-12-07, with the hub system in `f64`;
+/// in `f32` its factors failed there too). Welded, the link turns with the heavy body, and a
+/// carrier holds at any ratio (a 1e-8 kg arm carrying a 10 kg box: 1.6e-6 m).
 pub const CARRIER_MAX_MASS_RATIO: f32 = 2000.0;
 
 /// How light a body is, for the hub rules ([`light_bodies`]).
@@ -161,7 +162,8 @@ pub fn light_bodies(
                 };
                 count[body as usize] += usize::from(ratio > f64::from(LIGHT_RATIO));
                 carries[body as usize] |= ratio > f64::from(CARRIER_RATIO)
-                    && inv_light <= CARRIER_MAX_MASS_RATIO * inv_heavy;
+                    && (kind == JointKind::Fixed
+                        || inv_light <= CARRIER_MAX_MASS_RATIO * inv_heavy);
                 dynamic_joints[body as usize] += 1;
             }
         }
@@ -357,11 +359,21 @@ mod tests {
             let inv_inertia = [0.0, arm_inv_mass, 1.0].map(Vec3::splat);
             light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds)
         };
-        // 0.01 kg: 125 against 0.1, a carrier; 1 kg: 1.25 against 0.1, not (and two joints
-        // are no hub of a body that is not light); with a slider either side, not; 1 g, a
-        // mass ratio of 1e4, not.
+        // 0.01 kg: 125 against 0.1, a carrier, and so at any smaller mass (1 g, 1 mg) welded
+        // to the box; 1 kg: 1.25 against 0.1, not (and two joints are no hub of a body that
+        // is not light); with a slider either side, not.
         assert_eq!(light(100.0, [false; 2]), [No, Carrier, No]);
-        assert_eq!(light(1000.0, [false; 2]), [No; 3]);
+        assert_eq!(light(1000.0, [false; 2]), [No, Carrier, No]);
+        assert_eq!(light(1e6, [false; 2]), [No, Carrier, No]);
+        // Hinged to the box instead: up to a mass ratio of 2,000 (1e3 yes, 1e4 not).
+        let hinged = |arm_inv_mass: f32| {
+            let inv_mass = [0.0, arm_inv_mass, 0.1];
+            let inv_inertia = [0.0, arm_inv_mass, 1.0].map(Vec3::splat);
+            let kinds = [JointKind::Revolute; 2];
+            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds)
+        };
+        assert_eq!(hinged(100.0), [No, Carrier, No]);
+        assert_eq!(hinged(1000.0), [No; 3]);
         assert_eq!(light(1.0, [false; 2]), [No; 3]);
         assert_eq!(light(100.0, [false, true]), [No; 3]);
         assert_eq!(light(100.0, [true, false]), [No; 3]);

@@ -25,7 +25,9 @@
 //! 9.7e-7 m. The joints that touch the hub's bodies from outside are solved by the colours
 //! after the hubs, in the same pass (block Gauss-Seidel).
 //!
-//! Plain `f32` on both paths, so the scalar and wide paths agree bit for bit.
+//! The system (its factors, right-hand sides and solutions) in `f64` ([`Real`]), the rows and
+//! velocities it reads and writes in `f32`; the same on both paths, so the scalar and wide
+//! paths agree bit for bit.
 
 use super::{apply, Batches, JointBatch, JointOutputs, PrepareInput, RowLanes};
 use crate::joints::ParamLanes;
@@ -45,12 +47,22 @@ const PATIENCE: usize = 3;
 /// `J v + offset`): above the round-off of an exact solve (1e-9 to 1e-7 here).
 const LIMIT_TOLERANCE: f32 = 1e-6;
 
+/// The hub system's arithmetic: its entries are sums of products of `f32` rows, masses and
+/// lever arms of very different sizes (a light hub, heavy leaves far out on sliders), whose
+/// factors in `f32` lost what the solve needs.
+type Real = f64;
+
+/// A row's 3-vector in [`Real`].
+fn real3(v: &crate::lanes::V3<f32>) -> glam::DVec3 {
+    glam::DVec3::new(Real::from(v.x), Real::from(v.y), Real::from(v.z))
+}
+
 /// A pivot of the hub's factors at or below this fraction of its diagonal is taken for a row
 /// that depends on the others: in `f32` a dependent row's pivot is round-off, about `n` times
 /// 1.2e-7 of its diagonal, and kept it multiplied the solve's errors by up to 1e7. Five
 /// ball joints from a hub to the ground, consistent but redundant, then threw the hub 6 m
 /// in one substep (QA, 2026-12-05).
-const RELATIVE_PIVOT: f32 = 1e-4;
+const RELATIVE_PIVOT: Real = 1e-4;
 
 /// Most rows of a hub with a dense fallback ([`HubSolve::prepare`]): 64 joints of 6 rows,
 /// a factor of 590 KB and 1.9e7 multiply-adds a prepare.
@@ -72,13 +84,13 @@ pub(crate) struct HubSolve {
     dense: bool,
     /// The `L D L^T` factors, `n x n` row-major: `L` strictly below the diagonal, `1 / D` on
     /// it (0 for a dropped row); empty for a hub of more than [`DENSE_MAX_ROWS`] rows.
-    factor: Vec<f32>,
+    factor: Vec<Real>,
     /// Whether the last factorisation found factors (see [`HubSolve::prepare`]).
     solvable: bool,
     /// The hub's inverse mass and world inertia (kg^-1, kg m^2) at the last prepare, for
     /// refactorising when the active limits change.
     hub_inv_mass: f32,
-    hub_inertia: glam::Mat3,
+    hub_inertia: glam::DMat3,
     /// The system row of each limit (unilateral) row, in order.
     limit_rows: Vec<usize>,
     /// Which limit rows are in the system, for the velocity and the bias system.
@@ -92,7 +104,7 @@ pub(crate) struct HubSolve {
     /// The hub-reduced factors ([`Reduced`]).
     reduced: Reduced,
     /// Scratch of a pass: the right-hand side, then `dlambda`.
-    work: Vec<f32>,
+    work: Vec<Real>,
 }
 
 /// `K = B + G W G^T` solved through the hub's six degrees of freedom, where `G` (a row per
@@ -106,25 +118,25 @@ pub(crate) struct HubSolve {
 #[derive(Debug, Clone)]
 struct Reduced {
     /// Per row: `G` (linear then angular).
-    g: Vec<[f32; 6]>,
+    g: Vec<[Real; 6]>,
     /// Per row of a joint to a dynamic body: `B_k^-1 G_k` (zero for the others).
-    b_inv_g: Vec<[f32; 6]>,
+    b_inv_g: Vec<[Real; 6]>,
     /// Per joint to a dynamic body: the `L D L^T` factors of `B_k`, `m x m` at
     /// `block_offsets[k]` (`m` its rows).
-    blocks: Vec<f32>,
+    blocks: Vec<Real>,
     block_offsets: Vec<usize>,
     /// Whether each joint's other body is dynamic.
     dynamic_leaf: Vec<bool>,
     /// The factors of `A`.
-    a: [f32; 36],
+    a: [Real; 36],
     /// The rows of the joints to fixed bodies, in order.
     fixed_rows: Vec<usize>,
     /// Per fixed row: `A^-1 G_row^T`.
-    a_inv_g: Vec<[f32; 6]>,
+    a_inv_g: Vec<[Real; 6]>,
     /// The factors of `C`, `s x s` for the `s` fixed rows.
-    c: Vec<f32>,
+    c: Vec<Real>,
     /// Scratch: a right-hand side per fixed row, and of `A`'s size.
-    fixed_work: Vec<f32>,
+    fixed_work: Vec<Real>,
 }
 
 impl HubSolve {
@@ -183,7 +195,7 @@ impl HubSolve {
             },
             solvable: true,
             hub_inv_mass: 0.0,
-            hub_inertia: glam::Mat3::ZERO,
+            hub_inertia: glam::DMat3::ZERO,
             limit_rows,
             limits_on: [vec![false; limits], vec![false; limits]],
             row_on: vec![true; n],
@@ -198,7 +210,7 @@ impl HubSolve {
     pub(super) fn bytes(&self) -> usize {
         self.batches.bytes()
             + self.batches.len() * size_of::<bool>()
-            + (self.factor.len() + self.work.len() + self.reduced.c.capacity()) * size_of::<f32>()
+            + (self.factor.len() + self.work.len() + self.reduced.c.capacity()) * size_of::<Real>()
             + self.offsets.len() * size_of::<usize>()
     }
 
@@ -238,7 +250,9 @@ impl HubSolve {
     pub(super) fn prepare(&mut self, input: &PrepareInput) {
         self.batches.prepare(input);
         self.hub_inv_mass = input.bodies.inv_mass[self.hub];
-        self.hub_inertia = input.bodies.inv_inertia_world[self.hub].inverse();
+        self.hub_inertia = input.bodies.inv_inertia_world[self.hub]
+            .as_dmat3()
+            .inverse();
         let [v_on, u_on] = &mut self.limits_on;
         let limited = self.batches.iter().filter(|(b, _)| b.unilateral != 0);
         for (((b, rows), v), u) in limited.zip(v_on).zip(u_on) {
@@ -287,7 +301,7 @@ impl HubSolve {
             for (s, row) in bp_rows.iter().enumerate() {
                 let i = self.offsets[p] + s;
                 k[i * n + i] = if live(i, row) {
-                    1.0 / row.effective_mass
+                    1.0 / Real::from(row.effective_mass)
                 } else {
                     1.0
                 };
@@ -296,7 +310,7 @@ impl HubSolve {
                 // J_p^H M_H^-1 (J_q^H)^T, both on the hub's side.
                 let (a_p, a_q) = (self.hub_is_a[p], self.hub_is_a[q]);
                 let sign = if a_p == a_q { 1.0 } else { -1.0 };
-                let inv_mass = if a_q { bq.inv_mass_a } else { bq.inv_mass_b };
+                let inv_mass = Real::from(if a_q { bq.inv_mass_a } else { bq.inv_mass_b });
                 for i in 0..self.offsets[p + 1] - self.offsets[p] {
                     let rp = &bp_rows[i];
                     if !live(self.offsets[p] + i, rp) {
@@ -314,12 +328,13 @@ impl HubSolve {
                             rq.inv_i_angular_b
                         };
                         k[(self.offsets[p] + i) * n + self.offsets[q] + j] =
-                            sign * inv_mass * rp.linear.dot(rq.linear) + angular.dot(inv_i_angular);
+                            sign * inv_mass * real3(&rp.linear).dot(real3(&rq.linear))
+                                + real3(&angular).dot(real3(&inv_i_angular));
                     }
                 }
             }
         }
-        ldl_in_place(k, n, MIN_K, &mut self.work);
+        ldl_in_place(k, n, Real::from(MIN_K), &mut self.work);
     }
 
     /// The hub-reduced factors; false where a pivot would drop a row, unless `drop_rows`
@@ -328,7 +343,7 @@ impl HubSolve {
     // Index loops keep the block algebra in its textbook form.
     #[allow(clippy::needless_range_loop)]
     fn prepare_reduced(&mut self, drop_rows: bool) -> bool {
-        let (inv_mass_hub, inertia) = (self.hub_inv_mass, self.hub_inertia);
+        let (inv_mass_hub, inertia) = (Real::from(self.hub_inv_mass), self.hub_inertia);
         if inv_mass_hub <= 0.0 || !inertia.is_finite() {
             return false;
         }
@@ -337,7 +352,7 @@ impl HubSolve {
         // Solved rows: active, and in the system (a limit row may be out, see `prepare`).
         let live = |i: usize, row: &RowLanes<f32>| row.effective_mass > 0.0 && row_on[i];
         // A starts as M_H: the mass on the linear part, the world inertia on the angular.
-        let mut a = [[0.0f32; 6]; 6];
+        let mut a = [[0.0 as Real; 6]; 6];
         for i in 0..3 {
             a[i][i] = 1.0 / inv_mass_hub;
             for j in 0..3 {
@@ -353,7 +368,8 @@ impl HubSolve {
             for (s, g) in r.g[first..first + rows].iter_mut().enumerate() {
                 let row = &b_rows[s];
                 let angular = if hub_a { row.angular_a } else { row.angular_b };
-                let linear = row.linear.scale(sign);
+                let linear = real3(&row.linear) * sign;
+                let angular = real3(&angular);
                 *g = if live(first + s, row) {
                     [
                         linear.x, linear.y, linear.z, angular.x, angular.y, angular.z,
@@ -362,7 +378,7 @@ impl HubSolve {
                     [0.0; 6]
                 };
             }
-            let leaf_inv_mass = if hub_a { b.inv_mass_b } else { b.inv_mass_a };
+            let leaf_inv_mass = Real::from(if hub_a { b.inv_mass_b } else { b.inv_mass_a });
             r.dynamic_leaf[p] = leaf_inv_mass > 0.0;
             if !r.dynamic_leaf[p] {
                 // The fixed body's joint: its live rows go to C (the others have a zero row and
@@ -396,11 +412,12 @@ impl HubSolve {
                         } else {
                             (ri.angular_a, rj.inv_i_angular_a)
                         };
-                        leaf_inv_mass * ri.linear.dot(rj.linear) + angular.dot(inv_i_angular)
+                        leaf_inv_mass * real3(&ri.linear).dot(real3(&rj.linear))
+                            + real3(&angular).dot(real3(&inv_i_angular))
                     };
                 }
             }
-            if ldl_in_place(block, rows, MIN_K, &mut r.fixed_work) > 0 && !drop_rows {
+            if ldl_in_place(block, rows, Real::from(MIN_K), &mut r.fixed_work) > 0 && !drop_rows {
                 return false;
             }
             // B_k^-1 G_k, a column at a time, and A += G_k^T B_k^-1 G_k.
@@ -429,7 +446,7 @@ impl HubSolve {
             }
         }
         // M_H alone is positive definite; a dropped pivot here is round-off gone wrong.
-        if ldl_in_place(&mut r.a, 6, MIN_K, &mut r.fixed_work) > 0 {
+        if ldl_in_place(&mut r.a, 6, Real::from(MIN_K), &mut r.fixed_work) > 0 {
             return false;
         }
         // C = G_S A^-1 G_S^T over the fixed rows.
@@ -451,7 +468,7 @@ impl HubSolve {
         // A dependent row among those to fixed bodies is dropped here as the dense factors
         // would drop it (C is the hub's Schur complement of them): redundant supports need no
         // dense system.
-        ldl_in_place(&mut r.c, fixed, MIN_K, &mut r.fixed_work);
+        ldl_in_place(&mut r.c, fixed, Real::from(MIN_K), &mut r.fixed_work);
         true
     }
 
@@ -466,7 +483,7 @@ impl HubSolve {
         let r = &mut self.reduced;
         let work = &mut self.work;
         // y_k = B_k^-1 r_k on the joints to dynamic bodies, and b = sum G_k^T y_k.
-        let mut mu = [0.0f32; 6];
+        let mut mu = [0.0 as Real; 6];
         for p in 0..self.batches.len() {
             if !r.dynamic_leaf[p] {
                 continue;
@@ -488,7 +505,7 @@ impl HubSolve {
         if fixed > 0 {
             for (i, &row) in r.fixed_rows.iter().enumerate() {
                 let g = r.g[row];
-                r.fixed_work[i] = work[row] - (0..6).map(|c| g[c] * mu[c]).sum::<f32>();
+                r.fixed_work[i] = work[row] - (0..6).map(|c| g[c] * mu[c]).sum::<Real>();
             }
             ldl_solve_in_place(&r.c, &mut r.fixed_work[..fixed]);
             for (i, &row) in r.fixed_rows.iter().enumerate() {
@@ -504,7 +521,7 @@ impl HubSolve {
             if r.dynamic_leaf[p] {
                 for row in self.offsets[p]..self.offsets[p + 1] {
                     let bg = r.b_inv_g[row];
-                    work[row] -= (0..6).map(|c| bg[c] * mu[c]).sum::<f32>();
+                    work[row] -= (0..6).map(|c| bg[c] * mu[c]).sum::<Real>();
                 }
             }
         }
@@ -584,7 +601,9 @@ impl HubSolve {
                 for (s, row) in b_rows.iter().enumerate() {
                     let i = self.offsets[p] + s;
                     self.work[i] = if self.row_on[i] {
-                        -(JointBatch::<f32>::velocity_error(&vel, row) + offset(b, s, row))
+                        -Real::from(
+                            JointBatch::<f32>::velocity_error(&vel, row) + offset(b, s, row),
+                        )
                     } else {
                         0.0
                     };
@@ -595,7 +614,7 @@ impl HubSolve {
                 // SAFETY: the caller's contract.
                 let mut vel = unsafe { access.gather_velocities::<f32>(&b.body_a, &b.body_b) };
                 for (s, row) in b_rows.iter_mut().enumerate() {
-                    let delta = self.work[self.offsets[p] + s];
+                    let delta = self.work[self.offsets[p] + s] as f32;
                     *impulse(row) += delta;
                     apply(&mut vel, row, delta, b.inv_mass_a, b.inv_mass_b);
                 }
@@ -687,7 +706,7 @@ impl HubSolve {
 /// round-off), gets `1 / D = 0` and a zero row of `L`, so the solve gives that row no impulse
 /// and the others do not see it. The upper half is left zero. Returns the number of dropped
 /// rows.
-fn ldl_in_place(k: &mut [f32], n: usize, min_pivot: f32, a: &mut [f32]) -> usize {
+fn ldl_in_place(k: &mut [Real], n: usize, min_pivot: Real, a: &mut [Real]) -> usize {
     let mut dropped = 0;
     // Row by row: `k[i][j]` (j < i) becomes `L_ij`, using `a_m = L_im D_m` kept in `a`
     // (scratch of `n`). Slices of whole rows, so that the inner loops index without checks.
@@ -719,7 +738,7 @@ fn ldl_in_place(k: &mut [f32], n: usize, min_pivot: f32, a: &mut [f32]) -> usize
 }
 
 /// `K^-1 r` in place from the factors of [`ldl_in_place`]: `L z = r`, `z /= D`, `L^T y = z`.
-fn ldl_solve_in_place(f: &[f32], r: &mut [f32]) {
+fn ldl_solve_in_place(f: &[Real], r: &mut [Real]) {
     // The systems of a carrier or a small hub (a joint's block, the hub's 6 x 6, its fixed
     // rows) with their size a constant: the loops unroll and `r` stays in registers (the
     // generic loops were 37 % of a scene of 400 carriers). The same operations in the same
@@ -736,7 +755,7 @@ fn ldl_solve_in_place(f: &[f32], r: &mut [f32]) {
 }
 
 /// [`ldl_solve_in_place`] for any number of rows.
-fn ldl_solve_any(f: &[f32], r: &mut [f32]) {
+fn ldl_solve_any(f: &[Real], r: &mut [Real]) {
     let n = r.len();
     for i in 0..n {
         let (solved, rest) = r.split_at_mut(i);
@@ -767,9 +786,9 @@ fn ldl_solve_any(f: &[f32], r: &mut [f32]) {
 // Index loops keep the substitutions in their textbook form.
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
-fn ldl_solve_sized<const N: usize>(f: &[f32], r: &mut [f32]) {
+fn ldl_solve_sized<const N: usize>(f: &[Real], r: &mut [Real]) {
     let f = &f[..N * N];
-    let mut x: [f32; N] = r.try_into().expect("N values");
+    let mut x: [Real; N] = r.try_into().expect("N values");
     for i in 0..N {
         for j in 0..i {
             x[i] -= f[i * N + j] * x[j];
@@ -794,19 +813,23 @@ mod tests {
     fn the_sized_solves_give_the_bits_of_the_generic_one() {
         // Symmetric positive definite systems of 1 to 6 rows with uneven entries.
         for n in 1..=6 {
-            let mut k = vec![0.0f32; n * n];
+            let mut k = vec![0.0 as Real; n * n];
             for i in 0..n {
                 for j in 0..=i {
-                    let x = ((i * 7 + j * 3) % 5) as f32 * 0.37 - 0.6;
-                    k[i * n + j] = if i == j { n as f32 + 1.3 + x } else { x * 0.41 };
+                    let x = ((i * 7 + j * 3) % 5) as Real * 0.37 - 0.6;
+                    k[i * n + j] = if i == j {
+                        n as Real + 1.3 + x
+                    } else {
+                        x * 0.41
+                    };
                 }
             }
             ldl_in_place(&mut k, n, 1e-9, &mut [0.0; 6]);
-            let rhs: Vec<f32> = (0..n).map(|i| 1.7 - 0.93 * i as f32).collect();
+            let rhs: Vec<Real> = (0..n).map(|i| 1.7 - 0.93 * i as Real).collect();
             let (mut sized, mut any) = (rhs.clone(), rhs);
             ldl_solve_in_place(&k, &mut sized);
             ldl_solve_any(&k, &mut any);
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let bits = |v: &[Real]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&sized), bits(&any), "{n} rows");
         }
     }
@@ -820,13 +843,13 @@ mod tests {
             [0.5, 0.25, 2.0, 0.3],
             [0.2, 0.1, 0.3, 1.5],
         ];
-        let mut k: Vec<f32> = full.iter().flatten().copied().collect();
+        let mut k: Vec<Real> = full.iter().flatten().copied().collect();
         ldl_in_place(&mut k, n, 1e-9, &mut [0.0; 4]);
         let mut x = vec![1.0, -2.0, 0.5, 0.25];
         let r = x.clone();
         ldl_solve_in_place(&k, &mut x);
         for i in 0..n {
-            let back: f32 = (0..n).map(|m| full[i][m] * x[m]).sum();
+            let back: Real = (0..n).map(|m| full[i][m] * x[m]).sum();
             assert!(
                 (back - r[i]).abs() < 1e-5,
                 "row {i}: {back} against {}",
