@@ -49,12 +49,20 @@ pub const CARRIER_MIN_JOINTS: usize = 2;
 pub const CARRIER_RATIO: f32 = 100.0;
 
 /// The largest mass ratio across a carrier's joint to the heavy body, unless that joint is a
-/// weld. Through a hinge or a ball joint the light link keeps turning freely against the heavy
+/// weld (or the carrier has a slider: [`SLIDER_CARRIER_MAX_MASS_RATIO`]). Through a hinge or a
+/// ball joint the light link keeps turning freely against the heavy
 /// body on its own tiny inertia: beyond about 3,000 such links came apart row by row and, as
 /// carriers, went non-finite or gained energy (QA 2026-12-07, with the hub system in `f64`;
 /// in `f32` its factors failed there too). Welded, the link turns with the heavy body, and a
 /// carrier holds at any ratio (a 1e-8 kg arm carrying a 10 kg box: 1.6e-6 m).
 pub const CARRIER_MAX_MASS_RATIO: f32 = 2000.0;
+
+/// The largest mass ratio a carrier with a slider among its joints may span. Such carriers
+/// hold where row by row the joints came apart (a 0.01 kg arm carrying a 10 kg box sliding
+/// 2 km out: 1.2e-4 m against 1.1e-2 m), but a link welded to a turning kinematic crank with
+/// a block on a slider gained megajoules from a ratio of 1,000 (held at 500), and 1e-6 kg
+/// arms or carts went non-finite at 1e6 (QA 2026-12-07).
+pub const SLIDER_CARRIER_MAX_MASS_RATIO: f32 = 500.0;
 
 /// How light a body is, for the hub rules ([`light_bodies`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,12 +73,15 @@ pub enum Light {
     /// [`LIGHT_HUB_MIN_JOINTS`] of its joints to dynamic bodies at whose anchors it is
     /// [`LIGHT_RATIO`] times as mobile: a hub from that many joints.
     Hub,
-    /// A light link carrying a heavy body: one joint to a dynamic body at whose anchor it is
-    /// [`CARRIER_RATIO`] times as mobile, its other joints to static or kinematic bodies, none
-    /// of them a slider (whose block grows with the square of its extension: sliders run out
-    /// a few metres came apart, QA 2026-12-07). A hub from [`CARRIER_MIN_JOINTS`] joints that
-    /// takes no hub candidate as its leaf (it would leave that hub's joints row by row: a
-    /// light link hanging the shipped hub scene went non-finite, QA 2026-12-07).
+    /// A light link carrying a heavy body: one joint to a dynamic body at which it is
+    /// [`CARRIER_RATIO`] times as mobile (within a mass ratio:
+    /// [`CARRIER_MAX_MASS_RATIO`], [`SLIDER_CARRIER_MAX_MASS_RATIO`]), its other joints to static or kinematic bodies. A hub from
+    /// [`CARRIER_MIN_JOINTS`] joints that takes no hub candidate as its leaf (it would leave
+    /// that hub's joints row by row: a light link hanging the shipped hub scene went
+    /// non-finite, QA 2026-12-07). Sliders were left out while the hub system was `f32` (a
+    /// slider's block grows with the square of its extension, and slider carriers run out a
+    /// few metres came apart); in `f64` they hold, within a smaller mass ratio (QA
+    /// 2026-12-07).
     Carrier,
 }
 
@@ -137,7 +148,9 @@ pub fn light_bodies(
     };
     let turn_mobility = |b: u32| f64::from(inv_inertia_local[b as usize].max_element());
     let bodies = inv_mass.len();
-    let (mut count, mut carries) = (vec![0usize; bodies], vec![false; bodies]);
+    let mut count = vec![0usize; bodies];
+    // The mass ratio and type of a joint at which the body is CARRIER_RATIO times as mobile.
+    let mut carries: Vec<Option<(f32, JointKind)>> = vec![None; bodies];
     let (mut dynamic_joints, mut slider) = (vec![0usize; bodies], vec![false; bodies]);
     for ((&(a, b), &(r_a, r_b)), &kind) in joint_bodies.iter().zip(anchors).zip(kinds) {
         let prismatic = kind == JointKind::Prismatic;
@@ -161,9 +174,9 @@ pub fn light_bodies(
                     point
                 };
                 count[body as usize] += usize::from(ratio > f64::from(LIGHT_RATIO));
-                carries[body as usize] |= ratio > f64::from(CARRIER_RATIO)
-                    && (kind == JointKind::Fixed
-                        || inv_light <= CARRIER_MAX_MASS_RATIO * inv_heavy);
+                if ratio > f64::from(CARRIER_RATIO) {
+                    carries[body as usize] = Some((inv_light / inv_heavy, kind));
+                }
                 dynamic_joints[body as usize] += 1;
             }
         }
@@ -172,13 +185,30 @@ pub fn light_bodies(
         .map(|b| {
             if count[b] >= LIGHT_HUB_MIN_JOINTS {
                 Light::Hub
-            } else if carries[b] && dynamic_joints[b] == 1 && !slider[b] {
+            } else if dynamic_joints[b] == 1
+                && carries[b].is_some_and(|(mass_ratio, kind)| {
+                    mass_ratio <= carrier_max_mass_ratio(kind, slider[b])
+                })
+            {
                 Light::Carrier
             } else {
                 Light::No
             }
         })
         .collect()
+}
+
+/// The largest mass ratio a carrier may span across its joint of type `kind` to the heavy
+/// body, with or without a slider among its joints ([`CARRIER_MAX_MASS_RATIO`],
+/// [`SLIDER_CARRIER_MAX_MASS_RATIO`]).
+fn carrier_max_mass_ratio(kind: JointKind, slider: bool) -> f32 {
+    if slider {
+        SLIDER_CARRIER_MAX_MASS_RATIO
+    } else if kind == JointKind::Fixed {
+        f32::INFINITY
+    } else {
+        CARRIER_MAX_MASS_RATIO
+    }
 }
 
 /// The hubs of a scene (see the module documentation), in body order. `eligible[j]` says
@@ -361,10 +391,14 @@ mod tests {
         };
         // 0.01 kg: 125 against 0.1, a carrier, and so at any smaller mass (1 g, 1 mg) welded
         // to the box; 1 kg: 1.25 against 0.1, not (and two joints are no hub of a body that
-        // is not light); with a slider either side, not.
+        // is not light); with a slider on either side, up to a mass ratio of 500.
         assert_eq!(light(100.0, [false; 2]), [No, Carrier, No]);
         assert_eq!(light(1000.0, [false; 2]), [No, Carrier, No]);
         assert_eq!(light(1e6, [false; 2]), [No, Carrier, No]);
+        assert_eq!(light(40.0, [false, true]), [No, Carrier, No]);
+        assert_eq!(light(40.0, [true, false]), [No, Carrier, No]);
+        assert_eq!(light(100.0, [false, true]), [No; 3]);
+        assert_eq!(light(100.0, [true, false]), [No; 3]);
         // Hinged to the box instead: up to a mass ratio of 2,000 (1e3 yes, 1e4 not).
         let hinged = |arm_inv_mass: f32| {
             let inv_mass = [0.0, arm_inv_mass, 0.1];
@@ -375,8 +409,6 @@ mod tests {
         assert_eq!(hinged(100.0), [No, Carrier, No]);
         assert_eq!(hinged(1000.0), [No; 3]);
         assert_eq!(light(1.0, [false; 2]), [No; 3]);
-        assert_eq!(light(100.0, [false, true]), [No; 3]);
-        assert_eq!(light(100.0, [true, false]), [No; 3]);
         let hubs = find(
             &kinds,
             &joints,
