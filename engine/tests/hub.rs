@@ -184,6 +184,19 @@ fn a_hub_with_a_redundant_support_holds() {
     assert!(spin < 1e-4, "{spin}");
 }
 
+/// Steps `frames` frames of `dt`, each of which must stay finite: the largest anchor error at
+/// the frames' ends (m), the energy at the start and the highest after a frame (J).
+fn held(world: &mut World, dt: f32, frames: usize) -> (f32, f64, f64) {
+    let start = world.total_energy();
+    let (mut worst, mut highest) = (0.0f32, start);
+    for _ in 0..frames {
+        world.step(dt).expect("the run stays finite");
+        worst = (world.constraint_data().iter()).fold(worst, |m, r| m.max(r[3]));
+        highest = highest.max(world.total_energy());
+    }
+    (worst, start, highest)
+}
+
 /// The largest anchor error over `seconds` of the scene file `name` in `data/regressions/`,
 /// with `settings` applied to its own.
 fn regression(name: &str, seconds: f32, settings: impl Fn(Settings) -> Settings) -> f32 {
@@ -240,13 +253,7 @@ fn a_light_hub_with_heavy_sliders_running_out_holds() {
         scene.world.max_substep = Some(max_substep);
         let mut world = scene.build().unwrap();
         assert_eq!(world.schedule().hubs.len(), 1);
-        let start = world.total_energy();
-        let (mut worst, mut highest) = (0.0f32, start);
-        for _ in 0..180 {
-            world.step(scene.frame_dt()).expect("the run stays finite");
-            worst = (world.constraint_data().iter()).fold(worst, |m, r| m.max(r[3]));
-            highest = highest.max(world.total_energy());
-        }
+        let (worst, start, highest) = held(&mut world, scene.frame_dt(), 180);
         (worst, start, highest, world.total_energy())
     };
     let (worst, start, highest, end) = run(1.0 / 240.0);
@@ -459,13 +466,7 @@ fn a_very_light_hub_of_thirty_limited_hinges_holds() {
         .map(|h| h.joints.len())
         .collect();
     assert_eq!(hubs, [31]);
-    let start = world.total_energy();
-    let (mut worst, mut highest) = (0.0f32, start);
-    for _ in 0..300 {
-        world.step(scene.frame_dt()).expect("the run stays finite");
-        worst = (world.constraint_data().iter()).fold(worst, |m, r| m.max(r[3]));
-        highest = highest.max(world.total_energy());
-    }
+    let (worst, start, highest) = held(&mut world, scene.frame_dt(), 300);
     println!(
         "0.001 kg hub, thirty 10 kg bobs: {worst:.3e} m, energy {start} J, highest {highest} J"
     );
