@@ -393,7 +393,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     // The first frame (of every 16th: O(joints) each) whose joints act farther from a body's
     // centre than single precision holds: a run can come apart there and end back within it
     // (QA, 2026-12-06: `hub-100-sliders.toml` reached 82 m of anchor error at 4.4 s, its
-    // sliders 90 m out, and ended without a word).
+    // sliders 90 m out, and ended without a word; its hub system in `f64` holds it now, and
+    // joints the hub solve takes are not counted).
     let mut far_from = None;
     let mut exceeded: Option<Exceeded> = None;
     for _ in 0..steps {
