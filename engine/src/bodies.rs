@@ -123,7 +123,7 @@ pub fn box_inertia(m: f32, h: Vec3) -> Vec3 {
     Vec3::new(s.y + s.z, s.x + s.z, s.x + s.y) * (m / 3.0)
 }
 
-/// Relative slack of [`check_triangle_inequality`]: a thin plate's moments meet the bound
+/// Relative slack of `check_triangle_inequality`: a thin plate's moments meet the bound
 /// with equality (`I_z = I_x + I_y`), which f32 rounding of the three moments may cross by a
 /// few ulps.
 pub const INERTIA_TRIANGLE_SLACK: f32 = 1e-5;

@@ -653,7 +653,7 @@ impl World {
     }
 
     /// A sentence when a jointed dynamic body is so far from the origin that single
-    /// precision resolves its position more coarsely than [`FAR_FROM_ORIGIN_SPACING`] (1 cm,
+    /// precision resolves its position more coarsely than `FAR_FROM_ORIGIN_SPACING` (1 cm,
     /// beyond about 84 km): its joints' errors and motions below that spacing are lost (QA
     /// 2026-12-06: a pendulum hung at x = 1e8 m never moved, its diagnostics all zero). What
     /// `lavender run` and Python's `Sim.run` say; `None` otherwise.

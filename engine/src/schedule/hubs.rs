@@ -49,17 +49,17 @@ pub const CARRIER_MIN_JOINTS: usize = 2;
 pub const CARRIER_RATIO: f32 = 100.0;
 
 /// The largest mass ratio across a carrier's joint to the heavy body, unless that joint is a
-/// weld (or the carrier has a slider: [`SLIDER_CARRIER_MAX_MASS_RATIO`]). Through a hinge or a
-/// ball joint the light link keeps turning freely against the heavy
-/// body on its own tiny inertia: beyond about 3,000 such links came apart row by row and, as
-/// carriers, went non-finite or gained energy (QA 2026-12-07, with the hub system in `f64`;
-/// in `f32` its factors failed there too). Welded, the link turns with the heavy body, and a
-/// carrier holds at any ratio (a 1e-8 kg arm carrying a 10 kg box: 1.6e-6 m).
+/// weld (or the carrier has a slider: [`SLIDER_CARRIER_MAX_MASS_RATIO`]). Through a hinge or
+/// a ball joint the light link keeps turning freely against the heavy body on its own tiny
+/// inertia: beyond about 3,000 such links came apart row by row and, as carriers, went
+/// non-finite or gained energy (QA 2026-12-07, with the hub system in `f64`; in `f32` its
+/// factors failed there too). Welded, the link turns with the heavy body, and a carrier holds
+/// at any ratio (a 1e-8 kg arm carrying a 10 kg box: 1.6e-6 m).
 pub const CARRIER_MAX_MASS_RATIO: f32 = 2000.0;
 
 /// The largest mass ratio a carrier with a slider among its joints may span. Such carriers
-/// hold where row by row the joints came apart (a 0.01 kg arm carrying a 10 kg box sliding
-/// 2 km out: 1.2e-4 m against 1.1e-2 m), but a link welded to a turning kinematic crank with
+/// hold where row by row the joints came apart (a 0.025 kg arm carrying a 10 kg box sliding
+/// 2 km out: 1.2e-4 m against 4.6e-3 m), but a link welded to a turning kinematic crank with
 /// a block on a slider gained megajoules from a ratio of 1,000 (held at 500), and 1e-6 kg
 /// arms or carts went non-finite at 1e6 (QA 2026-12-07).
 pub const SLIDER_CARRIER_MAX_MASS_RATIO: f32 = 500.0;
@@ -74,10 +74,10 @@ pub enum Light {
     /// [`LIGHT_RATIO`] times as mobile: a hub from that many joints.
     Hub,
     /// A light link carrying a heavy body: one joint to a dynamic body at which it is
-    /// [`CARRIER_RATIO`] times as mobile (within a mass ratio:
-    /// [`CARRIER_MAX_MASS_RATIO`], [`SLIDER_CARRIER_MAX_MASS_RATIO`]), its other joints to static or kinematic bodies. A hub from
-    /// [`CARRIER_MIN_JOINTS`] joints that takes no hub candidate as its leaf (it would leave
-    /// that hub's joints row by row: a light link hanging the shipped hub scene went
+    /// [`CARRIER_RATIO`] times as mobile (within a mass ratio: [`CARRIER_MAX_MASS_RATIO`],
+    /// [`SLIDER_CARRIER_MAX_MASS_RATIO`]), its other joints to static or kinematic bodies. A
+    /// hub from [`CARRIER_MIN_JOINTS`] joints that takes no hub candidate as its leaf (it would
+    /// leave that hub's joints row by row: a light link hanging the shipped hub scene went
     /// non-finite, QA 2026-12-07). Sliders were left out while the hub system was `f32` (a
     /// slider's block grows with the square of its extension, and slider carriers run out a
     /// few metres came apart); in `f64` they hold, within a smaller mass ratio (QA

@@ -58,8 +58,9 @@ fn real3(v: &crate::lanes::V3<f32>) -> glam::DVec3 {
 }
 
 /// A pivot of the hub's factors at or below this fraction of its diagonal is taken for a row
-/// that depends on the others: in `f32` a dependent row's pivot is round-off, about `n` times
-/// 1.2e-7 of its diagonal, and kept it multiplied the solve's errors by up to 1e7. Five
+/// that depends on the others: a dependent row's pivot is round-off, about `n` times 1.2e-7 of
+/// its diagonal (the system is `f64`, its entries come from `f32` rows), and kept it
+/// multiplied the solve's errors by up to 1e7. Five
 /// ball joints from a hub to the ground, consistent but redundant, then threw the hub 6 m
 /// in one substep (QA, 2026-12-05).
 const RELATIVE_PIVOT: Real = 1e-4;
