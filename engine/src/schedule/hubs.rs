@@ -40,6 +40,12 @@ pub const LIGHT_HUB_MIN_JOINTS: usize = 3;
 /// support and the heavy body, solved at once.
 pub const CARRIER_MIN_JOINTS: usize = 2;
 
+/// Most dynamic bodies a carrier carries: one (a light arm carrying a heavy body), or two (a
+/// light gimbal between two heavy bodies, a universal joint made of two hinges around a light
+/// body: row by row a 0.01 kg gimbal between a 10 kg torso and a 10 kg limb left 8.6e-2 m of
+/// anchor error and lost 27 J of its swing in 20 s, QA 2026-12-07).
+pub const CARRIER_MAX_CARRIED: usize = 2;
+
 /// How much more mobile at a joint's anchor a body must be than the dynamic body at the other
 /// end for that one joint to make it a carrier ([`Light::Carrier`]). Row by row a light link
 /// passes too little of the heavy body's load in each velocity pass: a 0.01 kg arm hinged at
@@ -149,8 +155,9 @@ pub fn light_bodies(
     let turn_mobility = |b: u32| f64::from(inv_inertia_local[b as usize].max_element());
     let bodies = inv_mass.len();
     let mut count = vec![0usize; bodies];
-    // The mass ratio and type of a joint at which the body is CARRIER_RATIO times as mobile.
-    let mut carries: Vec<Option<(f32, JointKind)>> = vec![None; bodies];
+    // The mass ratio, type and other body of each joint at which the body is CARRIER_RATIO
+    // times as mobile.
+    let mut carries: Vec<Vec<(f32, JointKind, u32)>> = vec![Vec::new(); bodies];
     let (mut dynamic_joints, mut slider) = (vec![0usize; bodies], vec![false; bodies]);
     for ((&(a, b), &(r_a, r_b)), &kind) in joint_bodies.iter().zip(anchors).zip(kinds) {
         let prismatic = kind == JointKind::Prismatic;
@@ -162,9 +169,9 @@ pub fn light_bodies(
             let (p_a, p_b) = (point_mobility(a, r_a), point_mobility(b, r_b));
             let (t_a, t_b) = (turn_mobility(a), turn_mobility(b));
             let (inv_a, inv_b) = (inv_mass[a as usize], inv_mass[b as usize]);
-            for ((light, heavy), (inv_light, inv_heavy), body) in [
-                (((p_a, t_a), (p_b, t_b)), (inv_a, inv_b), a),
-                (((p_b, t_b), (p_a, t_a)), (inv_b, inv_a), b),
+            for ((light, heavy), (inv_light, inv_heavy), (body, other)) in [
+                (((p_a, t_a), (p_b, t_b)), (inv_a, inv_b), (a, b)),
+                (((p_b, t_b), (p_a, t_a)), (inv_b, inv_a), (b, a)),
             ] {
                 // How many times as mobile `body` is at this joint.
                 let point = light.0 / heavy.0;
@@ -175,9 +182,29 @@ pub fn light_bodies(
                 };
                 count[body as usize] += usize::from(ratio > f64::from(LIGHT_RATIO));
                 if ratio > f64::from(CARRIER_RATIO) {
-                    carries[body as usize] = Some((inv_light / inv_heavy, kind));
+                    carries[body as usize].push((inv_light / inv_heavy, kind, other));
                 }
                 dynamic_joints[body as usize] += 1;
+            }
+        }
+    }
+    // Carriers of every dynamic body they are jointed to, within the mass ratios.
+    let carrier: Vec<bool> = (0..bodies)
+        .map(|b| {
+            count[b] < LIGHT_HUB_MIN_JOINTS
+                && (1..=CARRIER_MAX_CARRIED).contains(&dynamic_joints[b])
+                && carries[b].len() == dynamic_joints[b]
+                && (carries[b].iter()).all(|&(mass_ratio, kind, _)| {
+                    mass_ratio <= carrier_max_mass_ratio(kind, slider[b])
+                })
+        })
+        .collect();
+    // Light links each heavy body is jointed to.
+    let mut links = vec![0usize; bodies];
+    for (b, carried) in carries.iter().enumerate() {
+        if carrier[b] {
+            for &(_, _, heavy) in carried {
+                links[heavy as usize] += 1;
             }
         }
     }
@@ -185,11 +212,15 @@ pub fn light_bodies(
         .map(|b| {
             if count[b] >= LIGHT_HUB_MIN_JOINTS {
                 Light::Hub
-            } else if dynamic_joints[b] == 1
-                && carries[b].is_some_and(|(mass_ratio, kind)| {
-                    mass_ratio <= carrier_max_mass_ratio(kind, slider[b])
-                })
+            } else if carrier[b]
+                && (dynamic_joints[b] == 1
+                    || carries[b]
+                        .iter()
+                        .all(|&(_, _, heavy)| links[heavy as usize] == 1))
             {
+                // A gimbal (two heavy bodies) only where neither heavy body has another light
+                // link: gimbals in series, or several on one torso, took each other's bodies
+                // and left the rest row by row, worse than all row by row (QA 2026-12-07).
                 Light::Carrier
             } else {
                 Light::No
@@ -459,6 +490,59 @@ mod tests {
         assert_eq!(light(1.0, 10.0, Spherical), [No; 3]);
         // A 0.01 kg rod carrying a 10 kg cube: 400 against 0.25 even on a ball joint.
         assert_eq!(light(0.01, 10.0, Spherical), [No, Carrier, No]);
+    }
+
+    #[test]
+    fn a_light_gimbal_between_two_heavy_bodies_is_a_hub_of_both_joints() {
+        use glam::Vec3;
+        use Light::{Carrier, No};
+        // A torso (0) hung from the wall (3), a 0.01 kg gimbal (1) hinged to it at its centre,
+        // a limb (2) hinged to the gimbal: 100 against 0.35 at both hinges (0.1 + 0.25 at
+        // 0.5 m from the heavy bodies' centres).
+        let kinds = [Dynamic, Dynamic, Dynamic, Static];
+        let joints = [(3, 0), (0, 1), (1, 2)];
+        let anchors = [
+            (Vec3::ZERO, Vec3::Y),
+            (Vec3::Y * -0.5, Vec3::ZERO),
+            (Vec3::ZERO, Vec3::X * 0.5),
+        ];
+        let inv_mass = [0.1, 100.0, 0.1, 0.0];
+        let light = |inv_inertia_limb: f32| {
+            let inv_inertia = [
+                Vec3::splat(1.0),
+                Vec3::splat(100.0),
+                Vec3::splat(inv_inertia_limb),
+                Vec3::ZERO,
+            ];
+            light_bodies(
+                &inv_mass,
+                &inv_inertia,
+                &joints,
+                &anchors,
+                &[JointKind::Revolute; 3],
+            )
+        };
+        assert_eq!(light(1.0), [No, Carrier, No, No]);
+        let hubs = find(&kinds, &joints, &[true; 3], (&light(1.0), &inv_mass));
+        assert_eq!(
+            hubs,
+            vec![Hub {
+                body: 1,
+                joints: vec![1, 2]
+            }]
+        );
+        // A limb more mobile at its anchor than the gimbal (0.1 + 2,500 with 1e4 / kg m^2):
+        // the gimbal carries one side only, not a carrier.
+        assert_eq!(light(1e4), [No; 4]);
+        // A second gimbal (4) and limb (5) on the same torso: neither gimbal is a carrier (each
+        // would take the torso from the other; QA 2026-12-07: worse than row by row).
+        let joints = [(3, 0), (0, 1), (1, 2), (0, 4), (4, 5)];
+        let anchors = [anchors[0], anchors[1], anchors[2], anchors[1], anchors[2]];
+        let inv_mass = [0.1, 100.0, 0.1, 0.0, 100.0, 0.1];
+        let inv_inertia = [1.0, 100.0, 1.0, 0.0, 100.0, 1.0].map(Vec3::splat);
+        let kinds = [JointKind::Revolute; 5];
+        let light = light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds);
+        assert_eq!(light, [No; 6]);
     }
 
     #[test]
