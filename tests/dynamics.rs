@@ -608,23 +608,10 @@ fn a_hinge_leaves_rotation_about_its_axis_free_and_an_unreached_limit_changes_no
 /// over 10 s, the energy within 0.016 J above its start).
 #[test]
 fn a_hub_hung_from_a_light_link_stays_a_hub() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/regressions");
-    let scene = lavender::engine::Scene::load(root.join("hub-on-light-link.toml")).unwrap();
-    let mut world = scene.build().unwrap();
-    let start = world.total_energy();
-    let (mut anchor, mut rise) = (0.0f32, 0.0f64);
-    run_observed(&mut world, scene.frame_dt(), scene.duration(), |w, _| {
-        anchor = anchor.max(w.constraint_data().iter().map(|r| r[3]).fold(0.0, f32::max));
-        rise = rise.max(w.total_energy() - start);
-    });
-    let hubs: Vec<usize> = world
-        .schedule()
-        .hubs
-        .iter()
-        .map(|h| h.joints.len())
-        .collect();
-    assert_eq!(hubs, [21]);
-    assert!(anchor < 1e-2, "{anchor}");
+    let run = regression_run("hub-on-light-link.toml");
+    assert_eq!(run.hubs, [21]);
+    assert!(run.anchor < 1e-2, "{}", run.anchor);
+    let rise = run.highest - run.start;
     assert!(rise < 0.05, "{rise}");
 }
 
@@ -705,19 +692,10 @@ fn a_thin_rod_pendulum_is_solved_row_by_row() {
 /// `f32`'s resolution 2 km out, the energy never above its start).
 #[test]
 fn a_light_arm_carrying_a_box_on_a_slider_holds() {
-    let scene = regression_scene("light-arm-slider.toml");
-    let mut world = scene.build().unwrap();
-    let hubs: Vec<usize> = (world.schedule().hubs.iter())
-        .map(|h| h.joints.len())
-        .collect();
-    assert_eq!(hubs, [2]);
-    let start = world.total_energy();
-    let (mut anchor, mut highest) = (0.0f32, start);
-    run_observed(&mut world, scene.frame_dt(), scene.duration(), |w, _| {
-        anchor = anchor.max(w.constraint_data().iter().map(|r| r[3]).fold(0.0, f32::max));
-        highest = highest.max(w.total_energy());
-    });
-    let out = world.bodies().positions()[2].length();
+    let run = regression_run("light-arm-slider.toml");
+    assert_eq!(run.hubs, [2]);
+    let out = run.world.bodies().positions()[2].length();
+    let (anchor, start, highest) = (run.anchor, run.start, run.highest);
     println!("box {out} m out, anchor error {anchor} m, energy {start} J, highest {highest} J");
     assert!(out > 1000.0, "{out}");
     assert!(anchor < 5e-4, "{anchor}");
@@ -730,21 +708,48 @@ fn a_light_arm_carrying_a_box_on_a_slider_holds() {
 /// bodies, measured 5.9e-5 m and the energy within 0.41 J.
 #[test]
 fn a_light_gimbal_between_two_heavy_bodies_holds() {
-    let scene = regression_scene("light-gimbal.toml");
-    let mut world = scene.build().unwrap();
-    let hubs: Vec<usize> = (world.schedule().hubs.iter())
-        .map(|h| h.joints.len())
-        .collect();
-    assert_eq!(hubs, [2]);
-    let start = world.total_energy();
-    let (mut anchor, mut energy) = (0.0f32, 0.0f64);
-    run_observed(&mut world, scene.frame_dt(), scene.duration(), |w, _| {
-        anchor = anchor.max(w.constraint_data().iter().map(|r| r[3]).fold(0.0, f32::max));
-        energy = energy.max((w.total_energy() - start).abs());
-    });
+    let run = regression_run("light-gimbal.toml");
+    assert_eq!(run.hubs, [2]);
+    let (anchor, energy, start) = (run.anchor, run.change, run.start);
     println!("light gimbal: {anchor} m, energy within {energy} J of {start} J");
     assert!(anchor < 1e-3, "{anchor}");
     assert!(energy < 1.0, "{energy}");
+}
+
+/// A run of a scene of `data/regressions/` for its duration, observed at every substep.
+struct RegressionRun {
+    world: lavender::engine::World,
+    /// The joints of each hub the schedule solves directly.
+    hubs: Vec<usize>,
+    /// The largest anchor error, m.
+    anchor: f32,
+    /// The energy at the start, the highest and the largest change from the start, J.
+    start: f64,
+    highest: f64,
+    change: f64,
+}
+
+fn regression_run(name: &str) -> RegressionRun {
+    let scene = regression_scene(name);
+    let mut world = scene.build().unwrap();
+    let hubs = (world.schedule().hubs.iter())
+        .map(|h| h.joints.len())
+        .collect();
+    let start = world.total_energy();
+    let (mut anchor, mut highest, mut change) = (0.0f32, start, 0.0f64);
+    run_observed(&mut world, scene.frame_dt(), scene.duration(), |w, _| {
+        anchor = anchor.max(w.constraint_data().iter().map(|r| r[3]).fold(0.0, f32::max));
+        highest = highest.max(w.total_energy());
+        change = change.max((w.total_energy() - start).abs());
+    });
+    RegressionRun {
+        world,
+        hubs,
+        anchor,
+        start,
+        highest,
+        change,
+    }
 }
 
 /// A scene of `data/regressions/`.
