@@ -317,7 +317,9 @@ impl HubSolve {
                     if !live(self.offsets[p] + i, rp) {
                         continue;
                     }
-                    let angular = if a_p { rp.angular_a } else { rp.angular_b };
+                    // In Real once per row (exact), not per entry.
+                    let angular = real3(if a_p { &rp.angular_a } else { &rp.angular_b });
+                    let linear = real3(&rp.linear);
                     for j in 0..self.offsets[q + 1] - self.offsets[q] {
                         let rq = &bq_rows[j];
                         if !live(self.offsets[q] + j, rq) {
@@ -329,8 +331,8 @@ impl HubSolve {
                             rq.inv_i_angular_b
                         };
                         k[(self.offsets[p] + i) * n + self.offsets[q] + j] =
-                            sign * inv_mass * real3(&rp.linear).dot(real3(&rq.linear))
-                                + real3(&angular).dot(real3(&inv_i_angular));
+                            sign * inv_mass * linear.dot(real3(&rq.linear))
+                                + angular.dot(real3(&inv_i_angular));
                     }
                 }
             }
