@@ -257,6 +257,49 @@ fn a_free_body_keeps_its_angular_momentum_and_energy() {
     }
 }
 
+/// The momentum's direction wobbles by an amount of first order in the substep (QA
+/// 2026-12-07: moments [1, 2, 3] spun at 20 rad/s about the intermediate axis): the largest
+/// turn of the world angular momentum over 10 s roughly halves with the substep, while its
+/// length and the energy hold to 1e-4 (README, *The step*).
+#[test]
+fn a_fast_free_spin_turns_its_momentum_at_first_order_in_the_substep() {
+    let inertia = [1.0f32, 2.0, 3.0];
+    let turn = |max_substep: f32| {
+        let text = format!(
+            "[world]\ngravity = [0.0, 0.0, 0.0]\nmax_substep = {max_substep}\n\n[[body]]\n\
+             name = \"spinner\"\ninertia = {inertia:?}\nangular_velocity = [0.0, 20.0, 0.2]\n"
+        );
+        let scene = lavender::engine::Scene::from_toml_str(&text, "test").unwrap();
+        let mut world = scene.build().unwrap();
+        let (l0, e0, _) = rotation_state(&world, inertia);
+        let (mut angle, mut length, mut energy) = (0.0f64, 0.0f64, 0.0f64);
+        for _ in 0..600 {
+            world.step(1.0 / 60.0).unwrap();
+            let (l, e, _) = rotation_state(&world, inertia);
+            let cos = (0..3).map(|k| l[k] * l0[k]).sum::<f64>() / (norm(l) * norm(l0));
+            angle = angle.max(cos.clamp(-1.0, 1.0).acos());
+            length = length.max((norm(l) - norm(l0)).abs() / norm(l0));
+            energy = energy.max((e - e0).abs() / e0);
+        }
+        assert!(
+            length < 1e-4 && energy < 1e-4,
+            "|L| {length:e}, energy {energy:e}"
+        );
+        angle
+    };
+    let (coarse, fine) = (turn(1.0 / 240.0), turn(1.0 / 480.0));
+    // Measured 2.4e-2 and 1.2e-2 rad (1.4 and 0.69 degrees).
+    assert!(
+        (1.2e-2..4.8e-2).contains(&coarse),
+        "1/240 s: turned {coarse} rad"
+    );
+    let ratio = coarse / fine;
+    assert!(
+        (1.6..2.5).contains(&ratio),
+        "halving the substep: {coarse} / {fine} = {ratio}"
+    );
+}
+
 /// A symmetric body (I1 = I2) spinning off its axis: in the body frame the angular velocity
 /// turns about the symmetry axis at Euler's rate (I3 - I1) / I1 w3.
 #[test]
@@ -781,4 +824,153 @@ fn pendulum_swing(
         }
     });
     (late_amplitude, anchor, energy)
+}
+
+/// A hinge whose axes start misaligned by any angle, the opposed case included, is brought
+/// into line (QA 2026-12-07: rows reading `t_k . b` left a hinge at pi, where that reads 0,
+/// and at pi / 2, where their Jacobian `b x t_k` vanishes): a 1 kg body on a hinge about z
+/// whose own axis starts turned away from z by `phi` about y, no gravity, is aligned to
+/// within 1e-4 rad after 0.25 s, its anchor held.
+#[test]
+fn a_misaligned_hinge_is_brought_into_line_from_any_angle() {
+    use lavender::engine::{BodyDesc, JointDesc, Quat, Settings, Vec3};
+    for phi in [
+        0.3,
+        std::f32::consts::FRAC_PI_2,
+        2.356_194_5,
+        3.0,
+        std::f32::consts::PI,
+    ] {
+        let mut world = World::new(Settings {
+            gravity: Vec3::ZERO,
+            ..Settings::default()
+        })
+        .unwrap();
+        let a = world.add_body(BodyDesc::fixed("ground")).unwrap();
+        let b = world
+            .add_body(
+                BodyDesc::dynamic("arm")
+                    .position(Vec3::new(0.0, -1.0, 0.0))
+                    .rotation(Quat::from_rotation_y(phi)),
+            )
+            .unwrap();
+        // B's anchor is at the pivot (the origin) whatever its turn: on its own y axis,
+        // which the turn about y leaves in place.
+        world
+            .add_joint(
+                JointDesc::revolute("hinge", a, b)
+                    .anchors(Vec3::ZERO, Vec3::new(0.0, 1.0, 0.0))
+                    .axis(Vec3::Z),
+            )
+            .unwrap();
+        let start = world.constraint_data()[0][4];
+        assert!((start - phi).abs() < 1e-5, "phi {phi}: starts at {start}");
+        for _ in 0..15 {
+            world.step(1.0 / 60.0).unwrap();
+        }
+        let d = world.constraint_data()[0];
+        assert!(
+            d[4] < 1e-4,
+            "phi {phi}: angular error {} after 0.25 s",
+            d[4]
+        );
+        assert!(d[3] < 1e-4, "phi {phi}: anchor error {} after 0.25 s", d[3]);
+    }
+}
+
+/// A known limit, measured (README, *Known limit: light chains carrying heavy loads*): nine
+/// 1 kg links carrying a 1000 kg load (`data/regressions/light-chain-heavy-load.toml`) come
+/// apart at the defaults (15.7 m of anchor error in 5 s) and with the chain solve alone; the
+/// chain solve with 8 projection passes holds them to 9.3e-3 m, substeps of 1/1000 s to
+/// 6.2e-3 m, and neither run's energy rises more than 0.5 % of the load's fall `m g L`
+/// (1000 kg, 1.9 m: 18.6 kJ) above its start.
+#[test]
+fn a_light_chain_carrying_a_heavy_load() {
+    let run = |configure: &dyn Fn(&mut lavender::engine::Scene)| {
+        let mut scene = regression_scene("light-chain-heavy-load.toml");
+        configure(&mut scene);
+        let mut world = scene.build().unwrap();
+        let start = world.total_energy();
+        let (mut anchor, mut rise) = (0.0f32, 0.0f64);
+        run_observed(&mut world, scene.frame_dt(), scene.duration(), |w, _| {
+            anchor = anchor.max(w.constraint_data().iter().map(|r| r[3]).fold(0.0, f32::max));
+            rise = rise.max(w.total_energy() - start);
+        });
+        (anchor, rise)
+    };
+    let fall = 1000.0 * 9.81 * 1.9;
+    let (defaults, _) = run(&|_| {});
+    assert!(
+        defaults > 1.0,
+        "defaults held the load: {defaults} m (update the README)"
+    );
+    let (chain_alone, _) = run(&|s| s.world.chain_solve = Some(true));
+    assert!(
+        chain_alone > 1.0,
+        "the chain solve alone held it: {chain_alone} m"
+    );
+    let (chain_projected, rise) = run(&|s| {
+        s.world.chain_solve = Some(true);
+        s.world.position_iterations = Some(8);
+    });
+    assert!(
+        chain_projected < 1.5e-2,
+        "chain solve, 8 projection passes: {chain_projected} m"
+    );
+    assert!(
+        rise < 0.005 * fall,
+        "chain solve, 8 projection passes: rose {rise} J"
+    );
+    let (fine, rise) = run(&|s| s.world.max_substep = Some(0.001));
+    assert!(fine < 1e-2, "substeps of 1/1000 s: {fine} m");
+    assert!(rise < 0.005 * fall, "substeps of 1/1000 s: rose {rise} J");
+}
+
+/// A known limit, measured (README, *Known limit: welded beams bend*): the shipped welded
+/// cantilever (`fixed-stack`, ten 1 kg, 0.2 m boxes out of a wall) is not rigid. Each weld
+/// gives by a few hundredths of a radian under the beam's weight, and those add up along
+/// the beam: its tip sags tens of centimetres while no joint's own error exceeds 5e-3 m and
+/// 0.05 rad. More velocity passes stiffen it, more projection passes less.
+#[test]
+fn a_welded_cantilever_sags_by_the_sum_of_its_joints_errors() {
+    let sag = |velocity_iterations: u32, position_iterations: u32| {
+        let (scene, _) = builtin("fixed-stack");
+        let mut settings = scene.settings();
+        settings.velocity_iterations = velocity_iterations;
+        settings.position_iterations = position_iterations;
+        let mut world = scene.build_with(settings).unwrap();
+        let tip = world.bodies().index_of("box9").unwrap();
+        let y0 = world.bodies().positions()[tip].y;
+        let (mut sag, mut angular) = (0.0f32, 0.0f32);
+        run_observed(&mut world, scene.frame_dt(), scene.duration(), |w, _| {
+            sag = sag.max(y0 - w.bodies().positions()[tip].y);
+            angular = angular.max(w.constraint_data().iter().map(|r| r[4]).fold(0.0, f32::max));
+        });
+        (sag, angular)
+    };
+    // Measured (8/2, 32/2, 8/8 passes): sags of 0.280, 0.068 and 0.268 m, the largest
+    // angular errors 0.0486, 0.0118 and 0.0468 rad.
+    let (defaults, angular) = sag(8, 2);
+    assert!(
+        (0.2..0.35).contains(&defaults),
+        "defaults: tip sag {defaults} m"
+    );
+    assert!(
+        (0.03..0.06).contains(&angular),
+        "defaults: angular error {angular} rad"
+    );
+    let (passes, angular) = sag(32, 2);
+    assert!(
+        (0.04..0.1).contains(&passes),
+        "32 velocity passes: tip sag {passes} m"
+    );
+    assert!(
+        angular < 0.02,
+        "32 velocity passes: angular error {angular} rad"
+    );
+    let (projected, _) = sag(8, 8);
+    assert!(
+        (0.8 * defaults..defaults).contains(&projected),
+        "8 projection passes: tip sag {projected} m against {defaults} m"
+    );
 }

@@ -1235,6 +1235,9 @@ impl Scene {
             g.add_joints(&mut world, ids)?;
         }
         world.sync();
+        for warning in world.conflict_warnings() {
+            tracing::warn!("{warning}");
+        }
         Ok(world)
     }
 

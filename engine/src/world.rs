@@ -600,6 +600,62 @@ impl World {
         None
     }
 
+    /// One sentence per pair of bodies held by more than one joint whose joints disagree at
+    /// the current poses: one of them off its anchor by more than [`CONFLICT_ANCHOR_ERROR`]
+    /// or off its axes by more than [`CONFLICT_ANGULAR_ERROR`]. Such joints cannot all hold,
+    /// and the solver trades the error between them every substep, which can pump energy
+    /// into the pair (QA 2026-12-07: a 20 kg door on two hinges whose anchors were 1 cm out
+    /// of line gained 32 J in 30 s; a body on two ball joints 0.5 m apart, 1.6 kJ). Empty
+    /// when every pair's joints agree. `Scene::build` logs these as `tracing` warnings; the
+    /// Python module raises them as `RuntimeWarning`s; call it after adding joints by hand.
+    pub fn conflict_warnings(&self) -> Vec<String> {
+        let mut pairs: std::collections::BTreeMap<(u32, u32), Vec<usize>> = Default::default();
+        for j in 0..self.joints.len() {
+            let (a, b) = self.joints.bodies_of(j);
+            pairs
+                .entry((a.0.min(b.0), a.0.max(b.0)))
+                .or_default()
+                .push(j);
+        }
+        let score = |(anchor, angle): (f32, f32)| {
+            (anchor / CONFLICT_ANCHOR_ERROR).max(angle / CONFLICT_ANGULAR_ERROR)
+        };
+        let names = self.joints.names();
+        let mut warnings = Vec::new();
+        for ((a, b), shared) in pairs.into_iter().filter(|(_, joints)| joints.len() > 1) {
+            let errors = shared.iter().map(|&j| {
+                let d = joints::diagnose_joint(&self.bodies, &self.joints, j);
+                (j, (d[3], d[4]))
+            });
+            let Some((worst, (anchor, angle))) =
+                errors.max_by(|x, y| score(x.1).total_cmp(&score(y.1)))
+            else {
+                continue;
+            };
+            // Agreeing (or non-finite: other warnings name that).
+            let disagreement = score((anchor, angle));
+            if disagreement.is_nan() || disagreement <= 1.0 {
+                continue;
+            }
+            let others: Vec<String> = (shared.iter())
+                .filter(|&&j| j != worst)
+                .map(|&j| format!("`{}`", names[j]))
+                .collect();
+            warnings.push(format!(
+                "joint `{}` joins `{}` and `{}`, as {} {}, and is {anchor:.1e} m off its anchor \
+                 and {angle:.1e} rad off its axes: joints on one pair of bodies that disagree \
+                 cannot all hold, and the solver trades the error between them, which can pump \
+                 energy into the pair; place their anchors and axes so that they agree",
+                names[worst],
+                self.bodies.name[a as usize],
+                self.bodies.name[b as usize],
+                others.join(", "),
+                if others.len() == 1 { "does" } else { "do" },
+            ));
+        }
+        warnings
+    }
+
     /// `m r^2 / I` of dynamic body `i` at the point `r` of its own frame (m), with `I` the
     /// moment across `r`, and that moment (kg m^2); `None` for a static or kinematic body.
     fn lever_ratio(&self, i: usize, r: Vec3) -> Option<(f64, f64)> {
@@ -654,9 +710,10 @@ impl World {
 
     /// A sentence when a jointed dynamic body is so far from the origin that single
     /// precision resolves its position more coarsely than `FAR_FROM_ORIGIN_SPACING` (1 cm,
-    /// beyond about 84 km): its joints' errors and motions below that spacing are lost (QA
-    /// 2026-12-06: a pendulum hung at x = 1e8 m never moved, its diagnostics all zero). What
-    /// `lavender run` and Python's `Sim.run` say; `None` otherwise.
+    /// from 2^17 m = 131 km on, where the spacing is 1.6 cm): its joints' errors and motions
+    /// below that spacing are lost (QA 2026-12-06: a pendulum hung at x = 1e8 m never moved,
+    /// its diagnostics all zero). What `lavender run` and Python's `Sim.run` say; `None`
+    /// otherwise.
     pub fn far_from_origin_warning(&self) -> Option<String> {
         let far = |i: usize| {
             let d = self.bodies.position[i].abs().max_element();
@@ -1673,6 +1730,15 @@ const FAR_FROM_ORIGIN_SPACING: f32 = 1e-2;
 fn spacing_at(x: f32) -> f32 {
     f32::from_bits(x.to_bits() + 1) - x
 }
+
+/// Anchor error (m) beyond which joints sharing their bodies disagree
+/// ([`World::conflict_warnings`]): well above the f32 rounding of scenes of metres, well
+/// below a modelling slip.
+const CONFLICT_ANCHOR_ERROR: f32 = 1e-4;
+
+/// Angular error (rad) beyond which joints sharing their bodies disagree
+/// ([`World::conflict_warnings`]).
+const CONFLICT_ANGULAR_ERROR: f32 = 1e-3;
 
 /// `m r^2 / I` above which single precision cannot hold a joint at lever arm `r`
 /// ([`World::conditioning_warning`], [`World::lever_warning`]).

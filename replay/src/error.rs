@@ -54,12 +54,13 @@ pub enum ReplayError {
         supported: u16,
     },
 
-    /// The fixed prefix or the header body is damaged; nothing in the file can be trusted.
-    #[error("{path}: the log header is corrupt ({detail}); the file cannot be read, re-record it")]
+    /// The fixed prefix or the header body is damaged, or the file ends inside them;
+    /// nothing in the file can be trusted.
+    #[error("{path}: {detail}; the file cannot be read, re-record it")]
     CorruptHeader {
         /// The file involved.
         path: PathBuf,
-        /// What check failed.
+        /// What is wrong: the check that failed, or where the file ends.
         detail: String,
     },
 
@@ -224,7 +225,6 @@ const HDF5_SIGNATURE: [u8; 8] = *b"\x89HDF\r\n\x1a\n";
 /// What [`ReplayError::NotALog`] says, by what the file starts with.
 fn not_a_log(path: &std::path::Path, found: &[u8]) -> String {
     let path = path.display();
-    let magic = crate::format::MAGIC;
     if found.is_empty() {
         format!(
             "{path} is empty (0 bytes), not a Lavender log; a recording writes its header \
@@ -236,12 +236,6 @@ fn not_a_log(path: &std::path::Path, found: &[u8]) -> String {
              Lavender log: export, scrub, diff and resume read .lvlog logs, so record with \
              `--record run.lvlog` (and export that to HDF5); open this file with h5py or \
              MATLAB (for pandas, build a DataFrame from h5py's arrays)"
-        )
-    } else if found.len() < magic.len() && magic.starts_with(found) {
-        format!(
-            "{path} is cut short ({} bytes) inside the log's prefix: its header was never \
-             written whole; re-record it",
-            found.len()
         )
     } else if !found.is_empty()
         && found

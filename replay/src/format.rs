@@ -466,7 +466,21 @@ pub struct FrameSummary {
     /// First body with a non-finite pose or velocity component.
     pub first_non_finite_body: Option<u32>,
     /// True if anything in the frame (diagnostics, poses, velocities, energy) is non-finite.
+    /// Not "the run went non-finite here": see [`FrameSummary::state_non_finite`].
     pub non_finite: bool,
+}
+
+impl FrameSummary {
+    /// Whether the run's state went non-finite at this substep: a body's pose or velocity,
+    /// what the engine stops a step on (`World::check_finite`). [`non_finite`] also counts
+    /// the energy and the joints' diagnostics, which can overflow f32 while the state stays
+    /// finite and the run goes on (a body at 1e20 m/s has an infinite kinetic energy; QA
+    /// 2026-12-07: resume refused every substep of such a run).
+    ///
+    /// [`non_finite`]: FrameSummary::non_finite
+    pub fn state_non_finite(&self) -> bool {
+        self.first_non_finite_body.is_some()
+    }
 }
 
 #[inline]

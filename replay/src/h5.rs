@@ -22,7 +22,8 @@
 //! and `/joints/diagnostics`: `names` (joints), `columns`, `units`.
 //!
 //! Every dataset is chunked by blocks of frames ([`Hdf5Writer::chunk_frames`]: as many as
-//! 32 MiB of frames hold, at most 4,096), the per-body and per-joint datasets also across
+//! 32 MiB of frames hold, at most 4,096; an export of fewer frames, that many:
+//! [`Hdf5Writer::create_for_frames`]), the per-body and per-joint datasets also across
 //! bodies or joints (about 1 MiB per chunk), filtered with shuffle + deflate level 1, and
 //! unlimited along time: the writer buffers one block and appends it with a resize, so
 //! recording streams, and one joint's series over the run reads only its own chunks.
@@ -268,14 +269,30 @@ impl Hdf5Writer {
     /// the old file keeps it. Temporary files of killed writers to `path` (their process
     /// gone; Linux) are removed first.
     pub fn create(path: impl AsRef<Path>, header: &Header) -> Result<Hdf5Writer> {
-        let path = path.as_ref();
+        Self::create_chunked(path.as_ref(), header, Self::chunk_frames(header))
+    }
+
+    /// [`create`](Self::create) for a file whose number of frames is known in advance (an
+    /// export): chunks of at most `frames` frames, so that a short file is not a whole
+    /// default chunk of mostly padding (QA 2026-12-07: one frame of 101 bodies took 226 kB,
+    /// chunks of 3,940 frames). The datasets stay extendable: more frames may be appended.
+    pub fn create_for_frames(
+        path: impl AsRef<Path>,
+        header: &Header,
+        frames: usize,
+    ) -> Result<Hdf5Writer> {
+        let chunk = Self::chunk_frames(header).min(frames.max(1));
+        Self::create_chunked(path.as_ref(), header, chunk)
+    }
+
+    fn create_chunked(path: &Path, header: &Header, chunk: usize) -> Result<Hdf5Writer> {
         header.validate().map_err(ReplayError::InvalidHeader)?;
         crate::files::check_output(path)?;
         // Through a symbolic link, the link's target is replaced (the link is kept).
         let target = crate::files::output_target(path);
         crate::files::remove_stale_partials(&target);
         let partial = crate::files::partial_path(&target);
-        match Self::create_inner(&partial, header) {
+        match Self::create_inner(&partial, header, chunk) {
             Ok(mut w) => {
                 w.destination = Some(Destination {
                     path: path.to_path_buf(),
@@ -296,14 +313,13 @@ impl Hdf5Writer {
         (BUFFER_BYTES / frame).clamp(1, MAX_CHUNK_FRAMES)
     }
 
-    fn create_inner(path: &Path, h: &Header) -> hdf5::Result<Hdf5Writer> {
+    fn create_inner(path: &Path, h: &Header, chunk: usize) -> hdf5::Result<Hdf5Writer> {
         // The 1.8 file format (readable by HDF5 1.8 and later: MATLAB, h5py, pandas) or
         // newer: the earliest format keeps attributes in the object header, 64 KiB in all,
         // and the body names of a 4,500-link chain did not fit (QA, 2026-12-05).
         let file = hdf5::File::with_options()
             .with_fapl(|p| p.libver_v18())
             .create(path)?;
-        let chunk = Self::chunk_frames(h);
         let (b, j) = (h.body_count, h.joint_count);
         str_attr(&file, "format", "lavender run (one frame per substep)")?;
         str_attr(&file, "engine_version", &h.engine_version)?;
@@ -638,7 +654,8 @@ fn write_frames(
     mut progress: impl FnMut(usize),
     stop: &AtomicBool,
 ) -> Result<LogSummary> {
-    let mut w = Hdf5Writer::create(path, reader.header())?;
+    let exported = frames.len().div_ceil(every as usize);
+    let mut w = Hdf5Writer::create_for_frames(path, reader.header(), exported)?;
     let start = frames.start;
     for i in frames.clone().step_by(every as usize) {
         if stop.load(Ordering::Relaxed) {
@@ -871,6 +888,65 @@ mod tests {
         let file = hdf5::File::open(&path).unwrap();
         let t: Vec<f64> = file.dataset("time").unwrap().read_raw().unwrap();
         assert_eq!(t, frames.iter().map(|f| f.time).collect::<Vec<_>>());
+    }
+
+    /// QA (2026-12-07): an export of one frame of 101 bodies wrote 226 kB, its chunks sized
+    /// for 3,940 frames. An export's chunks hold at most its frames; a recording's (length
+    /// unknown) the default; both stay extendable.
+    #[test]
+    fn an_exports_chunks_hold_at_most_its_frames() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = testutil::header(101, 100);
+        let default = Hdf5Writer::chunk_frames(&header);
+        assert!(default > 1000, "{default}");
+        let frames = testutil::frames(101, 100, 40, 0);
+        let reader = LogReader::from_bytes(&testutil::log_bytes(&header, &frames, true)).unwrap();
+        let chunks = |path: &Path| {
+            let file = hdf5::File::open(path).unwrap();
+            [
+                "time",
+                "bodies/pose",
+                "bodies/velocity",
+                "joints/diagnostics",
+            ]
+            .iter()
+            .chain(&["summary/total_energy", "summary/non_finite"])
+            .map(|name| {
+                let ds = file.dataset(name).unwrap();
+                assert!(ds.is_resizable(), "{name}");
+                ds.chunk().unwrap()[0]
+            })
+            .collect::<Vec<usize>>()
+        };
+        // One frame; substeps 10 to 30 every 3 (7 frames); the whole log.
+        let one = dir.path().join("one.h5");
+        let cases = [
+            (one.clone(), (5, 5, 1), 1),
+            (dir.path().join("thin.h5"), (10, 30, 3), 7),
+            (dir.path().join("all.h5"), (0, u64::MAX, 1), 40),
+        ];
+        for (path, (from, to, every), n) in &cases {
+            let range = ExportRange {
+                from: *from,
+                to: *to,
+                every: *every,
+            };
+            assert_eq!(export(&reader, path, range, |_| {}).unwrap().frames, *n);
+            assert_eq!(chunks(path), vec![*n; 6], "{}", path.display());
+        }
+        // A recording of unknown length keeps the default chunks.
+        let recorded = dir.path().join("recorded.h5");
+        let mut w = Hdf5Writer::create(&recorded, &header).unwrap();
+        w.append(&frames[5].input()).unwrap();
+        w.finish().unwrap();
+        assert_eq!(chunks(&recorded), vec![default; 6]);
+        // The one-frame export is a fraction of the default-chunked file of the same frame
+        // (62 kB against 221 kB, 2026-12-07; most of the rest is names and attributes).
+        let (small, large) = (
+            std::fs::metadata(&one).unwrap().len(),
+            std::fs::metadata(&recorded).unwrap().len(),
+        );
+        assert!(small * 3 < large, "{small} bytes against {large}");
     }
 
     /// QA (2026-12-05): a chunk held every joint of a block of frames, so one joint's series

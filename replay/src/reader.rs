@@ -20,7 +20,7 @@ use crate::error::{ReplayError, Result};
 use crate::format::{
     align16, check_magic, decode_record_head, record_crc, ArchivedFooterRecord,
     ArchivedFrameRecord, FrameInput, FrameMeta, FrameSummary, Header, Prefix, FORMAT_MAJOR,
-    KIND_FOOTER, KIND_FRAME, PREFIX_SIZE, RECORD_HEAD_SIZE, TRAILER_MAGIC, TRAILER_SIZE,
+    KIND_FOOTER, KIND_FRAME, MAGIC, PREFIX_SIZE, RECORD_HEAD_SIZE, TRAILER_MAGIC, TRAILER_SIZE,
 };
 use crate::scrub::{Spike, SpikeParams};
 
@@ -54,6 +54,22 @@ pub enum RecoveryReason {
         /// What check failed.
         detail: String,
     },
+}
+
+impl RecoveryReason {
+    /// What recovery found, without the guess at its cause that `Display` adds ("its
+    /// writer is still writing, or was stopped"): for a caller that knows which, from the
+    /// writer's lock ([`crate::files::no_writer`]), and says it once (QA 2026-12-07: both
+    /// asides were printed).
+    pub fn finding(&self) -> String {
+        match self {
+            RecoveryReason::NoFooter => "the log has no footer yet".into(),
+            RecoveryReason::TornTail { offset } => {
+                format!("the record at byte {offset} is incomplete")
+            }
+            other => other.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for RecoveryReason {
@@ -216,12 +232,34 @@ impl fmt::Debug for LogReader {
 fn corrupt_header(path: &Path, detail: impl Into<String>) -> ReplayError {
     ReplayError::CorruptHeader {
         path: path.to_path_buf(),
-        detail: detail.into(),
+        detail: format!("the log header is corrupt ({})", detail.into()),
     }
 }
 
+/// A file that ends before its header does, `len` bytes long where the header needs
+/// `needed`: cut short, however short (QA 2026-12-07: 1 to 7 bytes read as "cut short", 8 to
+/// 31 as "corrupt", and a cut header compared its body's length with the whole file's).
+fn header_cut_short(path: &Path, len: usize, needed: u64, what: &str) -> ReplayError {
+    ReplayError::CorruptHeader {
+        path: path.to_path_buf(),
+        detail: format!(
+            "the file is cut short ({len} bytes) inside the log's {what} {needed} bytes: its \
+             header was never written whole (its writer was stopped as it started, or the \
+             file was truncated)"
+        ),
+    }
+}
+
+/// The longest header a prefix may give: 4 GiB, far above any scene's TOML and names (a
+/// million bodies' names are tens of MB).
+const MAX_HEADER_LEN: u64 = 1 << 32;
+
 /// Reads the prefix and header from the start of `bytes`; returns them and the data start.
 fn parse_header(path: &Path, bytes: &[u8]) -> Result<(Prefix, Header, u64)> {
+    let prefix_cut = |len| header_cut_short(path, len, PREFIX_SIZE as u64, "prefix, which is");
+    if !bytes.is_empty() && bytes.len() < MAGIC.len() && MAGIC.starts_with(bytes) {
+        return Err(prefix_cut(bytes.len()));
+    }
     if !check_magic(bytes) {
         return Err(ReplayError::NotALog {
             path: path.to_path_buf(),
@@ -229,13 +267,7 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<(Prefix, Header, u64)> {
         });
     }
     let Some(prefix_bytes) = bytes.get(..PREFIX_SIZE) else {
-        return Err(corrupt_header(
-            path,
-            format!(
-                "the file is {} bytes, shorter than the {PREFIX_SIZE}-byte prefix",
-                bytes.len()
-            ),
-        ));
+        return Err(prefix_cut(bytes.len()));
     };
     let prefix = Prefix::decode(prefix_bytes.try_into().expect("PREFIX_SIZE bytes"));
     if prefix.major != FORMAT_MAJOR {
@@ -246,19 +278,28 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<(Prefix, Header, u64)> {
             supported: FORMAT_MAJOR,
         });
     }
-    let body_end = (PREFIX_SIZE as u64)
-        .checked_add(prefix.header_len)
-        .filter(|&end| end <= bytes.len() as u64)
-        .ok_or_else(|| {
-            corrupt_header(
-                path,
-                format!(
-                    "the header claims {} bytes but the file has only {}",
-                    prefix.header_len,
-                    bytes.len()
-                ),
-            )
-        })? as usize;
+    // A length no header reaches is a damaged prefix, not a file cut short.
+    if prefix.header_len > MAX_HEADER_LEN {
+        return Err(corrupt_header(
+            path,
+            format!(
+                "its prefix gives a header of {} bytes, more than any log's header holds",
+                prefix.header_len
+            ),
+        ));
+    }
+    // Where the header ends, from the start of the file (prefix included), against the
+    // file's length.
+    let body_end = PREFIX_SIZE as u64 + prefix.header_len;
+    if body_end > bytes.len() as u64 {
+        return Err(header_cut_short(
+            path,
+            bytes.len(),
+            body_end,
+            "header, which runs to",
+        ));
+    }
+    let body_end = body_end as usize;
     let body = &bytes[PREFIX_SIZE..body_end];
     if crc32fast::hash(body) != prefix.header_crc {
         return Err(corrupt_header(path, "header checksum mismatch"));
@@ -268,9 +309,11 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<(Prefix, Header, u64)> {
     header.validate().map_err(|e| corrupt_header(path, e))?;
     let data_start = align16(body_end) as u64;
     if data_start > bytes.len() as u64 {
-        return Err(corrupt_header(
+        return Err(header_cut_short(
             path,
-            "the file ends inside the header padding",
+            bytes.len(),
+            data_start,
+            "header, which with its padding runs to",
         ));
     }
     Ok((prefix, header, data_start))
@@ -1535,20 +1578,39 @@ mod tests {
         let bytes = testutil::log_bytes(&header, &frames, true);
         let ends = frame_ends(&bytes);
         let data_start = LogReader::from_bytes(&bytes).unwrap().data_start as usize;
+        let prefix = Prefix::decode(bytes[..PREFIX_SIZE].try_into().unwrap());
+        let header_end = PREFIX_SIZE + prefix.header_len as usize;
         for cut in 0..bytes.len() {
             let result = LogReader::from_bytes(&bytes[..cut]);
             if cut < data_start {
                 let err = result.expect_err("a truncated header cannot be read");
                 let msg = err.to_string();
-                if cut < 8 {
+                if cut == 0 {
                     assert!(matches!(err, ReplayError::NotALog { .. }), "{cut}: {msg}");
-                } else {
-                    assert!(
-                        matches!(err, ReplayError::CorruptHeader { .. }),
-                        "{cut}: {msg}"
-                    );
-                    assert!(msg.contains("re-record"), "{msg}");
+                    continue;
                 }
+                // However short, a cut header reads as cut short, with the bytes the file
+                // has against those the header needs, both counted from the file's start
+                // (QA 2026-12-07: "corrupt" from 8 bytes on, and the header body's length
+                // against the whole file's).
+                assert!(
+                    matches!(err, ReplayError::CorruptHeader { .. }),
+                    "{cut}: {msg}"
+                );
+                let needed = if cut < PREFIX_SIZE {
+                    format!("prefix, which is {PREFIX_SIZE} bytes")
+                } else if cut < header_end {
+                    format!("header, which runs to {header_end} bytes")
+                } else {
+                    format!("header, which with its padding runs to {data_start} bytes")
+                };
+                assert!(
+                    msg.contains(&format!(
+                        "cut short ({cut} bytes) inside the log's {needed}"
+                    )) && msg.contains("re-record")
+                        && !msg.contains("corrupt"),
+                    "{cut}: {msg}"
+                );
                 continue;
             }
             let r = result.unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
@@ -1607,6 +1669,15 @@ mod tests {
             "{err}"
         );
         bytes[8] = 3;
+        // A header length no log has: a damaged prefix, not a file cut short.
+        let mut damaged = bytes.clone();
+        damaged[16 + 6] = 0x40;
+        let msg = LogReader::from_bytes(&damaged).unwrap_err().to_string();
+        assert!(
+            msg.contains("the log header is corrupt (its prefix gives a header of")
+                && !msg.contains("cut short"),
+            "{msg}"
+        );
         bytes[PREFIX_SIZE + 3] ^= 0x20; // inside the header JSON
         let err = LogReader::from_bytes(&bytes).unwrap_err();
         assert!(

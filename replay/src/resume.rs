@@ -118,7 +118,10 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
             "substep {from_substep} is not in the log, which records substeps {first} to {last}"
         )));
     };
-    if reader.index()[target].summary.non_finite {
+    // By the state, not `non_finite`: an energy or a diagnostic that overflowed f32 leaves
+    // the state finite and the run going (QA 2026-12-07: a run whose energy was inf
+    // throughout could not be resumed from any substep).
+    if reader.index()[target].summary.state_non_finite() {
         // QA 2026-12-07: re-running up to it failed with "the step produced a non-finite
         // position at substep S", which read as if the resume itself had blown up.
         let earlier = match from_substep.checked_sub(1) {
@@ -189,7 +192,10 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
             // Where the log has a keyframe later on (a stretch cut from a longer log starts
             // between two), say where resuming works (QA 2026-12-07: it advised recording
             // with keyframes, which the log had).
-            let first = reader.index().iter().find(|m| m.has_solver_state);
+            // The first keyframe that reads (a corrupt one cannot be resumed from either).
+            let first = (reader.index().iter().enumerate())
+                .find(|&(i, m)| m.has_solver_state && reader.frame(i).is_ok())
+                .map(|(_, m)| m);
             let advice = match first {
                 Some(m) => format!(
                     "resume from substep {} (the log's first keyframe) or later",
@@ -197,10 +203,19 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
                 ),
                 None => "record with keyframes (the default)".into(),
             };
+            // The corrupt keyframes passed over, if any (QA 2026-12-07: "(0 corrupt)").
+            let listed: Vec<String> = corrupt_keyframes.iter().map(u64::to_string).collect();
+            let corrupt = match listed.len() {
+                0 => String::new(),
+                1 => format!(" (the keyframe at substep {} is corrupt)", listed[0]),
+                _ => format!(
+                    " (the keyframes at substeps {} are corrupt)",
+                    listed.join(", ")
+                ),
+            };
             return Err(ReplayError::Resume(format!(
-                "no readable frame at or before substep {from_substep} carries solver state \
-                 ({} corrupt), and the log does not start at substep 0; {advice}",
-                corrupt_keyframes.len()
+                "no readable frame at or before substep {from_substep} carries solver \
+                 state{corrupt}, and the log does not start at substep 0; {advice}"
             )));
         }
     };
@@ -405,6 +420,169 @@ mod tests {
             let err = resume(&reader, from).map(|_| ()).unwrap_err().to_string();
             assert!(err.contains("does not build the world"), "{from}: {err}");
         }
+    }
+
+    /// A pendulum and a free body thrown at 1e20 m/s: its kinetic energy overflows f32 (the
+    /// total energy is inf from the first substep on) while every pose and velocity stays
+    /// finite, and the run goes on.
+    const ENERGY_OVERFLOWS: &str = r#"
+[world]
+dt = 0.016666667
+[[body]]
+name = "pivot"
+kind = "static"
+[[body]]
+name = "bob"
+position = [1.0, 0.0, 0.0]
+mass = 1.0
+[[body]]
+name = "free"
+position = [5.0, 0.0, 0.0]
+linear_velocity = [1.0e20, 0.0, 0.0]
+mass = 1.0
+[[joint]]
+name = "hinge"
+kind = "revolute"
+body_a = "pivot"
+body_b = "bob"
+anchor_b = [-1.0, 0.0, 0.0]
+"#;
+
+    /// QA (2026-12-07): resume judged "the run went non-finite here" by the frame summary's
+    /// `non_finite`, which the infinite energy sets, and refused every substep.
+    #[test]
+    fn a_run_whose_energy_overflowed_but_state_stayed_finite_resumes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("overflow.lvlog");
+        let scene = Scene::from_toml_str(ENERGY_OVERFLOWS, "test").unwrap();
+        let mut world = scene.build().unwrap();
+        let dt = 1.0 / 60.0;
+        let rec = Recorder::create(&path, &scene, &world, dt).unwrap();
+        crate::recorder::run_recorded(&mut world, dt, 10, rec).unwrap();
+        // SAFETY: private temporary file.
+        let reader = unsafe { LogReader::open(&path) }.unwrap();
+        assert_eq!(reader.len(), 40);
+        for m in reader.index() {
+            let s = &m.summary;
+            // The premise: the energy is inf, the state finite.
+            assert!(s.total_energy.is_infinite(), "{s:?}");
+            assert!(s.non_finite && !s.state_non_finite(), "{s:?}");
+        }
+        // A keyframe (16), a substep re-run to from one (23), the last substep (39).
+        for from in [16, 23, 39] {
+            let resumed = resume(&reader, from).unwrap_or_else(|e| panic!("{from}: {e}"));
+            let i = reader.index_of_substep(from).unwrap();
+            assert_eq!(
+                resumed.world.state_hash(),
+                reader.index()[i].state_hash,
+                "{from}"
+            );
+            assert_eq!(resumed.world.substeps_done(), from + 1);
+        }
+        // The continued run reproduces the recorded frames after 23.
+        let mut resumed = resume(&reader, 23).unwrap();
+        let mut hashes = Vec::new();
+        resumed
+            .run(2, |w, info| {
+                hashes.push((info.substep, w.state_hash()));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(hashes.len(), 8);
+        for (substep, hash) in hashes {
+            let i = reader.index_of_substep(substep).unwrap();
+            assert_eq!(hash, reader.index()[i].state_hash, "substep {substep}");
+        }
+    }
+
+    /// A run that did go non-finite (a body's state) is still refused at that substep, and
+    /// the error names the one to resume from instead.
+    #[test]
+    fn the_substep_whose_state_went_non_finite_is_refused_naming_the_one_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blown.lvlog");
+        let text = ENERGY_OVERFLOWS.replace("1.0e20", "3.0e38");
+        let scene = Scene::from_toml_str(&text, "test").unwrap();
+        let mut world = scene.build().unwrap();
+        let dt = 1.0 / 60.0;
+        let rec = Recorder::create(&path, &scene, &world, dt).unwrap();
+        let mut rec = Some(rec);
+        for _ in 0..200 {
+            if rec.as_mut().unwrap().step(&mut world, dt).is_err() {
+                break;
+            }
+        }
+        rec.take().unwrap().finish().unwrap();
+        // SAFETY: private temporary file.
+        let reader = unsafe { LogReader::open(&path) }.unwrap();
+        let last = reader.index().last().unwrap().summary;
+        assert_eq!(last.first_non_finite_body, Some(2), "{last:?}");
+        assert!(last.state_non_finite());
+        let err = resume(&reader, last.substep).map(|_| ()).unwrap_err();
+        let before = last.substep - 1;
+        let says = format!(
+            "substep {} is where the recorded run went non-finite, and no run can continue \
+             from a non-finite state; resume from substep {before}",
+            last.substep
+        );
+        assert!(err.to_string().contains(&says), "{err}");
+    }
+
+    /// A stretch of a log that starts between two keyframes resumes from its first readable
+    /// keyframe on; the error before it says so, and names corrupt keyframes only when there
+    /// are some (QA 2026-12-07: "(0 corrupt)").
+    #[test]
+    fn a_stretch_before_its_first_keyframe_names_where_to_resume_and_corrupt_keyframes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.lvlog");
+        let scene = Scene::builtin("pendulum").unwrap();
+        let mut world = scene.build().unwrap();
+        let dt = 1.0 / 60.0;
+        let rec = Recorder::create(&path, &scene, &world, dt).unwrap();
+        crate::recorder::run_recorded(&mut world, dt, 48, rec).unwrap();
+        // SAFETY: private temporary file.
+        let whole = unsafe { LogReader::open(&path) }.unwrap();
+        let keyframes: Vec<u64> = (whole.index().iter())
+            .filter(|m| m.has_solver_state)
+            .map(|m| m.summary.substep)
+            .collect();
+        assert!(keyframes.len() >= 3, "{keyframes:?}");
+        let (k1, k2, k3) = (keyframes[0], keyframes[1], keyframes[2]);
+        let stretch = dir.path().join("stretch.lvlog");
+        let range = crate::h5::ExportRange {
+            from: k1 + 1,
+            ..Default::default()
+        };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        crate::copy::copy_interruptible(&whole, &stretch, range, |_| {}, &stop).unwrap();
+        let bytes = std::fs::read(&stretch).unwrap();
+        let reader = LogReader::from_bytes(&bytes).unwrap();
+        let err = resume(&reader, k2 - 1).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!(
+                "no readable frame at or before substep {} carries solver state, and the log \
+                 does not start at substep 0; resume from substep {k2} (the log's first \
+                 keyframe) or later",
+                k2 - 1
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("corrupt"), "{err}");
+        resume(&reader, k2).unwrap();
+        // The keyframe at k2 damaged: resuming after it names it, and the next keyframe.
+        let mut damaged = bytes.clone();
+        let meta = reader.index()[reader.index_of_substep(k2).unwrap()];
+        damaged[(meta.offset + meta.len) as usize] ^= 0x40;
+        let reader = LogReader::from_bytes(&damaged).unwrap();
+        let err = resume(&reader, k2 + 1).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!(
+                "carries solver state (the keyframe at substep {k2} is corrupt), and the log \
+                 does not start at substep 0; resume from substep {k3} (the log's first \
+                 keyframe)"
+            )),
+            "{err}"
+        );
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //! values in the watched columns are always spikes (first occurrence per joint and column;
 //! before 2026-12-06 in any of the eight columns, whatever the columns asked for). A
 //! non-finite value elsewhere shows in the frame summaries (`non_finite`,
-//! `first_non_finite_joint`) and in [`worst_joints`].
+//! `first_non_finite_joint`) and in [`worst_joints`]; a body's non-finite pose or velocity in
+//! [`first_non_finite_body`].
 //!
 //! Cost. The median and MAD (two selections over the window) are computed only where a spike
 //! could start. A value above the threshold is first checked against a lower bound of its
@@ -778,6 +779,35 @@ pub fn timeline(reader: &LogReader) -> Vec<TimelinePoint> {
         .collect()
 }
 
+/// Where a run's state went non-finite: the first body whose pose or velocity did, by the
+/// frame summaries ([`first_non_finite_body`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NonFiniteBody {
+    /// Body index.
+    pub index: u32,
+    /// Body name.
+    pub name: String,
+    /// The first substep with a non-finite pose or velocity (of this body or any other).
+    pub substep: u64,
+    /// Time after that substep, s.
+    pub time: f64,
+}
+
+/// The first frame whose state is non-finite and the first body in it with a non-finite pose
+/// or velocity, from the frame index only (no frame data is read). A body can blow up with
+/// every joint's diagnostics finite (a free body), which the worst joints never show (QA
+/// 2026-12-07).
+pub fn first_non_finite_body(reader: &LogReader) -> Option<NonFiniteBody> {
+    let s = reader.summaries().find(|s| s.state_non_finite())?;
+    let index = s.first_non_finite_body?;
+    Some(NonFiniteBody {
+        index,
+        name: reader.header().body_name(index as usize),
+        substep: s.substep,
+        time: s.time,
+    })
+}
+
 /// A joint's peak residuals over the run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WorstJoint {
@@ -785,7 +815,8 @@ pub struct WorstJoint {
     pub joint: u32,
     /// Joint name.
     pub name: String,
-    /// Peak anchor error norm (column 3).
+    /// Peak anchor error norm (column 3). The peaks are -inf (JSON null) where the column
+    /// never held a finite value (a run non-finite from its first substep).
     pub peak_anchor_error: f32,
     /// Substep of that peak; `None` where the column never rose above 0 (no peak).
     pub anchor_error_substep: Option<u64>,
@@ -1416,6 +1447,38 @@ mod tests {
             (j5.peak_limit_violation, j5.limit_violation_substep),
             (0.0, None)
         );
+    }
+
+    /// QA (2026-12-07): a free body that blew up, every joint finite, was named nowhere.
+    /// The first frame whose state is non-finite names it; an infinite energy with the
+    /// state finite does not count.
+    #[test]
+    fn the_first_body_whose_state_went_non_finite_is_named_from_the_index() {
+        let header = testutil::header(3, 1);
+        let mut frames = testutil::frames(3, 1, 60, 0);
+        for f in &mut frames[10..] {
+            f.total_energy = f64::INFINITY;
+        }
+        let read = |frames: &[OwnedFrame]| {
+            LogReader::from_bytes(&testutil::log_bytes(&header, frames, true)).unwrap()
+        };
+        assert_eq!(first_non_finite_body(&read(&frames)), None);
+        frames[40].velocities[2][0] = f32::INFINITY;
+        frames[41].poses[1][1] = f32::NAN;
+        frames[41].velocities[2][0] = f32::NAN;
+        let found = first_non_finite_body(&read(&frames)).unwrap();
+        assert_eq!(
+            found,
+            NonFiniteBody {
+                index: 2,
+                name: "link2".into(),
+                substep: 40,
+                time: frames[40].time,
+            }
+        );
+        let json = serde_json::to_value(&found).unwrap();
+        assert_eq!(json["name"], "link2");
+        assert_eq!(json["substep"], 40);
     }
 
     #[test]

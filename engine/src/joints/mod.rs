@@ -1607,10 +1607,13 @@ mod tests {
         (p1, j1, v1)
     }
 
-    /// The curvature offsets are `h/2 Cddot` of each row's `C` along the bodies' free motion
-    /// (constant linear and angular velocities, rotations exact): checked against a central
-    /// second difference of the rows' own errors, for every joint type at random poses,
-    /// anchors, axes and velocities; the f32 instantiation gives the wide lanes' bits.
+    /// The curvature offsets are `h/2 Jdot v` of each row along the bodies' free motion
+    /// (constant linear and angular velocities, rotations exact), for every joint type at
+    /// random poses, anchors, axes and velocities; the f32 instantiation gives the wide
+    /// lanes' bits. Where the Jacobian is the gradient of the row's `C` everywhere (point
+    /// and slide rows), that is `h/2 Cddot`, checked against a central second difference of
+    /// the rows' errors; a hinge's axis rows (Jacobian `a x t_k`, the gradient of their `C`
+    /// only where the axes are aligned) against the central difference of `J(t) v`.
     #[test]
     fn curvature_offsets_are_the_second_derivative_of_the_row_errors() {
         let mut r = stream(0x2545_f491_4f6c_dd1d);
@@ -1635,15 +1638,17 @@ mod tests {
                     &mut wide,
                 );
                 for (lane, (pair, j, v)) in cases.iter().enumerate() {
-                    // C of every slot with the poses moved for time t along the velocities.
-                    let errors = |t: f32| {
-                        let (p1, j1, _) = one_lane(&moved(pair, v, t), j, v, kind);
+                    // C and J v of every slot with the poses moved for time t along the
+                    // velocities.
+                    let rows_at = |t: f32| {
+                        let (p1, j1, v1) = one_lane(&moved(pair, v, t), j, v, kind);
                         let mut rows = [RowGeometryLanes::<f32>::zero(); MAX_ROWS_PER_JOINT];
                         rows_lanes(kind, false, &p1, &j1, &mut rows);
-                        rows.map(|g| g.error)
+                        rows.map(|g| (g.error, coordinate_rate(&g, &v1)))
                     };
                     let delta = 0.02;
-                    let (before, now, after) = (errors(-delta), errors(0.0), errors(delta));
+                    let (before, now, after) = (rows_at(-delta), rows_at(0.0), rows_at(delta));
+                    let axis_row = |slot: usize| kind == JointKind::Revolute && slot >= 3;
                     let mut one = [RowGeometryLanes::<f32>::zero(); MAX_ROWS_PER_JOINT];
                     let (p1, j1, v1) = one_lane(pair, j, v, kind);
                     curvature_lanes(kind, &p1, &j1, &v1, half_h, &mut one);
@@ -1654,8 +1659,11 @@ mod tests {
                             assert_eq!(got, 0.0, "{kind:?} slot {slot}");
                             continue;
                         }
-                        let second =
-                            (after[slot] - 2.0 * now[slot] + before[slot]) / (delta * delta);
+                        let second = if axis_row(slot) {
+                            (after[slot].1 - before[slot].1) / (2.0 * delta)
+                        } else {
+                            (after[slot].0 - 2.0 * now[slot].0 + before[slot].0) / (delta * delta)
+                        };
                         let jdot_v = got / half_h;
                         assert!(
                             (jdot_v - second).abs() <= 0.01 * (1.0 + second.abs()),

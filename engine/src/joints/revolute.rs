@@ -4,7 +4,9 @@
 //! ```text
 //! point:  C = p_B - p_A                              (slots 0..3)
 //! axis:   a = q_A axis_a,  b = q_B axis_b,  t_1, t_2 perpendicular to a (fixed in A)
-//!         C_k = t_k . b,   Cdot_k = (w_B - w_A) . (b x t_k)     (slots 3, 4)
+//!         u_k = a x t_k,  E = 2 vec(shortest rotation taking a onto b)
+//!           = (a x b) sqrt(2 / (1 + a . b))   (|E| = 2 sin(phi / 2), phi the misalignment)
+//!         C_k = u_k . E,   Cdot_k = (w_B - w_A) . u_k     (slots 3, 4)
 //! angle:  q_rel = (q_A q_ref)^-1 q_B,  theta = 2 atan2(vec(q_rel) . (q_ref^-1 axis_a), w)
 //!         thetadot = (w_B - w_A) . a
 //! limit:  theta read within pi of (lo + hi) / 2 (wrapped by 2 pi there),
@@ -75,16 +77,17 @@ pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
     Anchors::of(p, j).point_rows(&mut rows);
     let (a, b) = world_axes(p, j);
     let (t1_local, t2_local) = j.axis_a.any_orthonormal_pair();
+    let u1 = a.cross(p.rotation_a * t1_local);
+    let swing = swing_error(a, b, u1);
     for (slot, t_local) in [(3, t1_local), (4, t2_local)] {
-        let t = p.rotation_a * t_local;
-        let dir = b.cross(t);
+        let u = a.cross(p.rotation_a * t_local);
         rows.set(
             slot,
             RowGeometry {
                 linear: Vec3::ZERO,
-                angular_a: -dir,
-                angular_b: dir,
-                error: t.dot(b),
+                angular_a: -u,
+                angular_b: u,
+                error: u.dot(swing),
                 unilateral: false,
             },
         );
@@ -116,11 +119,11 @@ pub(crate) fn rows_lanes<L: Lane>(
     AnchorLanes::of(p, j).point_rows(out);
     let a = p.rotation_a.rotate(j.axis_a);
     let b = p.rotation_b.rotate(j.axis_b);
-    for (slot, t_local) in [(3, j.perpendicular_1), (4, j.perpendicular_2)] {
-        let t = p.rotation_a.rotate(t_local);
-        let dir = b.cross(t);
-        out[slot] = RowGeometryLanes::new(V3::zero(), -dir, dir, t.dot(b));
-    }
+    let u1 = a.cross(p.rotation_a.rotate(j.perpendicular_1));
+    let u2 = a.cross(p.rotation_a.rotate(j.perpendicular_2));
+    let swing = swing_error_lanes(a, b, u1);
+    out[3] = RowGeometryLanes::new(V3::zero(), -u1, u1, u1.dot(swing));
+    out[4] = RowGeometryLanes::new(V3::zero(), -u2, u2, u2.dot(swing));
     if !limited {
         return RowGeometryLanes::zero();
     }
@@ -130,10 +133,10 @@ pub(crate) fn rows_lanes<L: Lane>(
     g
 }
 
-/// Curvature offsets ([`super::curvature_lanes`]): the point rows' and the axis rows'. For
-/// `C_k = t_k . b` (`t_k` turning with A, `b` with B), `Cdot_k = (w_B - w_A) . (b x t_k)` and
-/// `Jdot v = ((w_B x b) x t_k + b x (w_A x t_k)) . (w_B - w_A)`: nonzero where the hinge
-/// turns while its axis is swung round (a wheel on a turning frame).
+/// Curvature offsets ([`super::curvature_lanes`]): the point rows' and the axis rows'. The
+/// axis rows' Jacobians `u_k = a x t_k` turn with A, so `Jdot v = (w_A x u_k) . (w_B - w_A)`:
+/// nonzero where the hinge turns while its axis is swung round (a wheel on a turning frame,
+/// `s w_A . t_k` for a spin `s` about the axis).
 pub(crate) fn curvature_lanes<L: Lane>(
     p: &PoseLanes<L>,
     j: &ParamLanes<L>,
@@ -142,14 +145,42 @@ pub(crate) fn curvature_lanes<L: Lane>(
     out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
 ) {
     AnchorLanes::of(p, j).point_curvature(v, half_h, out);
-    let b = p.rotation_b.rotate(j.axis_b);
+    let a = p.rotation_a.rotate(j.axis_a);
     let relative = v.angular_b - v.angular_a;
-    let b_dot = v.angular_b.cross(b);
     for (slot, t_local) in [(3, j.perpendicular_1), (4, j.perpendicular_2)] {
-        let t = p.rotation_a.rotate(t_local);
-        let dir_dot = b_dot.cross(t) + b.cross(v.angular_a.cross(t));
-        out[slot].curvature = dir_dot.dot(relative) * half_h;
+        let u = a.cross(p.rotation_a.rotate(t_local));
+        out[slot].curvature = v.angular_a.cross(u).dot(relative) * half_h;
     }
+}
+
+/// Below this `1 + a . b` the axes count as opposed (misaligned by more than pi - 1.4e-3
+/// rad): the shortest rotation's axis is then lost in round-off, and any axis across `a`
+/// serves.
+const OPPOSED: f32 = 1e-6;
+
+/// The hinge axes' misalignment as a rotation vector: `E = 2 vec(q_s)` of the shortest
+/// rotation `q_s` taking `a` onto `b`, `(a x b) sqrt(2 / (1 + a . b))`, of length
+/// `2 sin(phi / 2)` for a misalignment `phi`; `2 across` where the axes are opposed. Its
+/// parts along the rows' axes (across `a`) turn B back onto `a` from any misalignment: `t_k . b`
+/// alone (as these rows read it before 2026-12-07) vanishes at pi and its Jacobian
+/// `b x t_k` at pi / 2, where a hinge stayed misaligned (QA).
+#[cfg(test)]
+fn swing_error(a: Vec3, b: Vec3, across: Vec3) -> Vec3 {
+    let one_plus_cos = 1.0 + a.dot(b);
+    if one_plus_cos < OPPOSED {
+        2.0 * across
+    } else {
+        a.cross(b) * (2.0 / one_plus_cos).sqrt()
+    }
+}
+
+/// [`swing_error`] for every lane.
+fn swing_error_lanes<L: Lane>(a: V3<L>, b: V3<L>, across: V3<L>) -> V3<L> {
+    let one_plus_cos = L::splat(1.0) + a.dot(b);
+    let opposed = L::splat(OPPOSED).gt(one_plus_cos);
+    let safe = L::select(opposed, L::splat(1.0), one_plus_cos);
+    let swing = a.cross(b).scale((L::splat(2.0) / safe).sqrt());
+    V3::select(opposed, across.scale(L::splat(2.0)), swing)
 }
 
 /// `Jdot v` of the hinge angle the limit reads (Jacobian `(0, -a, a)`, `a` turning with A):

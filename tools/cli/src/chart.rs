@@ -53,8 +53,67 @@ where
     Ok(root.split_horizontally(width.saturating_sub(legend_width)))
 }
 
+/// Largest and smallest font size of a title line, px.
+const TITLE_FONT: (u32, u32) = (20, 11);
+
+/// Each line of `title` (lines split at `\n`) with the largest font size, from
+/// [`TITLE_FONT`], at which it fits `width` pixels (the smallest if none does), and its
+/// height. A caption wider than its panel was cut off at both ends (QA 2026-12-07: a long
+/// `diff --plot` title lost its first file name).
+pub fn title_lines<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    width: u32,
+) -> anyhow::Result<Vec<(String, u32, u32)>>
+where
+    DB::ErrorType: 'static,
+{
+    let mut lines = Vec::new();
+    for line in title.lines().filter(|l| !l.is_empty()) {
+        let mut size = TITLE_FONT.0;
+        let height = loop {
+            let (w, h) = area
+                .estimate_text_size(line, &("sans-serif", size).into_font().into())
+                .map_err(|e| err(&e))?;
+            if w <= width || size <= TITLE_FONT.1 {
+                break h;
+            }
+            size -= 1;
+        };
+        lines.push((line.to_string(), size, height));
+    }
+    Ok(lines)
+}
+
+/// Draws `title` at the top of `area`, each line centred and fitted to the width between the
+/// margins ([`title_lines`]); returns the height it takes, px (0 for an empty title).
+fn draw_title<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    margin: u32,
+) -> anyhow::Result<u32>
+where
+    DB::ErrorType: 'static,
+{
+    let (width, _) = area.dim_in_pixel();
+    let mut y = margin as i32;
+    for (line, size, height) in title_lines(area, title, width.saturating_sub(2 * margin))? {
+        let style = ("sans-serif", size).into_font().color(&BLACK).pos(
+            plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Top,
+            ),
+        );
+        area.draw(&Text::new(line, (width as i32 / 2, y), style))
+            .map_err(|e| err(&e))?;
+        y += height as i32 + 4;
+    }
+    Ok((y - margin as i32) as u32)
+}
+
 /// Axes of time (s) against a log10 value, drawn with their mesh; the y labels give the
-/// value itself (ticks fall between powers of ten). An empty `title` draws no caption.
+/// value itself (ticks fall between powers of ten). `title` is drawn above them, a line per
+/// `\n`, each fitted to the width; an empty one draws none.
 pub fn time_log_axes<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     title: &str,
@@ -64,12 +123,12 @@ pub fn time_log_axes<'a, DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
+    let margin = 12;
+    let title_height = draw_title(area, title, margin)?;
     let mut builder = ChartBuilder::on(area);
-    if !title.is_empty() {
-        builder.caption(title, ("sans-serif", 20));
-    }
     let mut chart = builder
-        .margin(12)
+        .margin(margin)
+        .margin_top(margin + title_height)
         .x_label_area_size(40)
         .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(x.0..x.1, y.0..y.1)
@@ -266,6 +325,30 @@ mod tests {
         assert_eq!(log_range([0.0, 3e-4, 20.0].into_iter(), -9.0), (-4.0, 2.5));
         assert_eq!(log_range([0.0, f64::NAN].into_iter(), -9.0), (-9.0, 0.0));
         assert_eq!(log_range([1e-20].into_iter(), -12.0), (-12.0, -11.0));
+    }
+
+    /// QA (2026-12-07): `diff --plot` of two long names cut its title off at the left.
+    #[test]
+    fn every_title_line_fits_its_panel() {
+        lavender_tutorial::plot::register_fonts().unwrap();
+        let mut pixels = vec![0u8; 1200 * 500 * 3];
+        let root = BitMapBackend::with_buffer(&mut pixels, (1200, 500)).into_drawing_area();
+        let (plot, _) = panels(&root, 290).unwrap();
+        let width = 910 - 2 * 12;
+        let title = "a-very-long-name-of-a-golden-run.lvlog vs another-long-name-of-a-run.lvlog\n\
+                     largest deviation per substep, equal where both record; one log ends \
+                     before substep 120";
+        let lines = title_lines(&plot, title, width).unwrap();
+        assert_eq!(lines.len(), 2);
+        for (line, size, _) in &lines {
+            let font = ("sans-serif", *size).into_font();
+            let (w, _) = plot.estimate_text_size(line, &font.into()).unwrap();
+            assert!(w <= width, "{line}: {w} px at {size} px, the panel {width}");
+        }
+        // A short line keeps the largest size.
+        let short = title_lines(&plot, "run.lvlog vs again.lvlog", width).unwrap();
+        assert_eq!(short[0].1, TITLE_FONT.0);
+        assert!(title_lines(&plot, "", width).unwrap().is_empty());
     }
 
     #[test]

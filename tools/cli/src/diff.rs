@@ -63,7 +63,29 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
         crate::paths::check_plot_path(plot, &args.b)?;
     }
     let a = open_log(&args.a)?;
-    let b = open_log(&args.b)?;
+    // One file named twice is read once: a log still being written, opened twice, held
+    // more frames the second time and "diverged" from itself (QA 2026-12-07).
+    let same = lavender_replay::files::same_file(&args.a, &args.b);
+    let b_read;
+    let b = if same {
+        eprintln!(
+            "note: {} and {} are the same file: it is compared with itself, read once{}",
+            args.a.display(),
+            args.b.display(),
+            if a.is_finished() {
+                String::new()
+            } else {
+                format!(
+                    " (as it was then, {}: it has no footer yet)",
+                    crate::output::count(a.len() as u64, "frame")
+                )
+            }
+        );
+        &a
+    } else {
+        b_read = open_log(&args.b)?;
+        &b_read
+    };
     let (ha, hb) = (a.header(), b.header());
     if ha.scene_hash != hb.scene_hash && !args.force {
         bail!(
@@ -84,7 +106,7 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
     } else {
         Extent::Whole
     };
-    let (report, series) = diff_series(&a, &b, &tol, extent, |done, total| {
+    let (report, series) = diff_series(&a, b, &tol, extent, |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })?;
@@ -173,7 +195,7 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
         }
         Some(s) => {
             let _ = write!(out, "diverged at substep {s}");
-            let time = [&a, &b]
+            let time = [&a, b]
                 .iter()
                 .find_map(|r| r.index_of_substep(s).map(|i| r.index()[i].summary.time));
             if let Some(t) = time {
@@ -269,10 +291,11 @@ fn draw(
     let first = report
         .first_divergent_substep
         .and_then(|s| series.iter().find(|d| d.substep == s));
+    // The names on one line, what the chart shows on the next (each fitted to the width).
     let title = format!(
-        "{} vs {}: largest deviation per substep{}",
-        chart::short_name(a, 32),
-        chart::short_name(b, 32),
+        "{} vs {}\nlargest deviation per substep{}",
+        chart::short_name(a, 40),
+        chart::short_name(b, 40),
         match (report.first_divergent_substep, report.reason) {
             (Some(s), Some(Divergence::LogEnds)) => {
                 format!(", equal where both record; one log ends before substep {s}")

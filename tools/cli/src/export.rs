@@ -27,9 +27,9 @@ pub struct Args {
     /// The file to write: HDF5 (`.h5` or `.hdf5`) or a Lavender log (`.lvlog`); replaced if
     /// it exists, and only once the export has succeeded: a failed export leaves it as it was.
     output: PathBuf,
-    /// First substep to export (inclusive).
-    #[arg(long, default_value_t = 0, value_parser = crate::output::whole::<u64>)]
-    from: u64,
+    /// First substep to export (inclusive; default: the first one).
+    #[arg(long, value_parser = crate::output::whole::<u64>)]
+    from: Option<u64>,
     /// Last substep to export (inclusive; default: the last one).
     #[arg(long, value_parser = crate::output::whole::<u64>)]
     to: Option<u64>,
@@ -47,12 +47,13 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         bail!("--every must be at least 1");
     }
     let to = args.to.unwrap_or(u64::MAX);
-    if to < args.from {
-        bail!("--to {to} is before --from {}", args.from);
+    let from = args.from.unwrap_or(0);
+    if to < from {
+        bail!("--to {to} is before --from {from}");
     }
     let reader = crate::scrub::open_log(&args.log)?;
     let range = ExportRange {
-        from: args.from,
+        from,
         to,
         every: args.every,
     };
@@ -78,6 +79,17 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         export_interruptible(&reader, &args.output, range, progress, stop)
     };
     let summary = exported.map_err(|e| {
+        // A stop asked for reads as the other commands' ("interrupted ..."), one statement
+        // and not an error's chain (QA 2026-12-07: "exporting ... / caused by: ... was
+        // interrupted", an error report without its "error:").
+        if let lavender_replay::ReplayError::Interrupted { path } = &e {
+            return anyhow::Error::new(crate::interrupt::Interrupted(format!(
+                "interrupted while exporting {} to {}: nothing was written there (an earlier \
+                 file at that path is kept as it was)",
+                args.log.display(),
+                path.display()
+            )));
+        }
         // A corrupt frame: the frames on either side of it can still be exported.
         let hint = match &e {
             lavender_replay::ReplayError::CorruptFrame { index, .. } => {
@@ -101,7 +113,17 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         ))
     })?;
     bar.finish_and_clear();
-    // Past the end is "to the end", said (QA 2026-12-07: it was clamped without a word).
+    // Past the end is "to the end", said (QA 2026-12-07: it was clamped without a word);
+    // before the start, "from the start" (QA 2026-12-07: the same, for a log that starts
+    // later, a stretch or a resumed run).
+    let first = reader.index().first().map(|m| m.summary.substep);
+    if let (Some(from), Some(first)) = (args.from, first) {
+        if from < first {
+            eprintln!(
+                "note: --from {from} is before the log's first substep, {first}; exported from it"
+            );
+        }
+    }
     let last = reader.index().last().map(|m| m.summary.substep);
     if let (Some(to), Some(last)) = (args.to, last) {
         if to > last {

@@ -73,12 +73,7 @@ pub fn exit_on_usage_error(e: clap::Error) -> ! {
         && !matches!(e.kind(), K::DisplayHelpOnMissingArgumentOrSubcommand);
     if usage && std::env::args_os().any(|a| a == "--json") {
         let text = e.render().to_string();
-        let message = text
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("error: ")
-            .to_string();
+        let message = usage_message(&text);
         let value = serde_json::json!({
             "error": {
                 "message": message,
@@ -90,6 +85,22 @@ pub fn exit_on_usage_error(e: clap::Error) -> ! {
         let _ = emit_json(&value);
     }
     e.exit()
+}
+
+/// The message of clap's rendered usage error `text`: its first paragraph on one line, so
+/// that what it lists on the lines after the first (the missing arguments) is in it (QA
+/// 2026-12-07: "the following required arguments were not provided:", the names only in
+/// `usage`).
+fn usage_message(text: &str) -> String {
+    let paragraph = text.split("\n\n").next().unwrap_or("");
+    let mut lines = paragraph.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("").trim_start_matches("error: ");
+    let listed: Vec<&str> = lines.collect();
+    if listed.is_empty() {
+        first.to_string()
+    } else {
+        format!("{first} {}", listed.join(", "))
+    }
 }
 
 /// `{"error": {"message", "causes": [...], "exit_code"}}`: what a `--json` consumer reads
@@ -130,11 +141,17 @@ pub fn hex64(hash: u64) -> String {
     format!("{hash:#018x}")
 }
 
-/// `n` and the noun, plural unless `n` is 1: "1 frame", "4 frames", "2 velocity passes".
+/// `n` and the noun, plural unless `n` is 1: "1 frame", "4 frames", "2 velocity passes",
+/// "3 bodies".
 pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let consonant_y = noun
+        .strip_suffix('y')
+        .and_then(|stem| stem.chars().last())
+        .is_some_and(|c| !"aeiou".contains(c));
     match n.into() {
         1 => format!("1 {noun}"),
         n if noun.ends_with('s') => format!("{n} {noun}es"),
+        n if consonant_y => format!("{n} {}ies", &noun[..noun.len() - 1]),
         n => format!("{n} {noun}s"),
     }
 }
@@ -248,6 +265,10 @@ mod tests {
         assert_eq!(count(1u32, "velocity pass"), "1 velocity pass");
         assert_eq!(count(8u32, "velocity pass"), "8 velocity passes");
         assert_eq!(count(0u64, "frame"), "0 frames");
+        assert_eq!(count(1u64, "body"), "1 body");
+        assert_eq!(count(3u64, "body"), "3 bodies");
+        assert_eq!(count(2u64, "key"), "2 keys");
+        assert_eq!(count(1u64, "joint"), "1 joint");
     }
 
     #[test]
@@ -261,6 +282,21 @@ mod tests {
         assert!(says(" 5").contains("is not a whole number"));
         assert!(says("99999999999999999999").contains("too large"));
         assert!(!says("-1").contains("0 or more"));
+    }
+
+    /// QA (2026-12-07): under `--json` a missing argument's name was only in `usage`.
+    #[test]
+    fn a_usage_messages_listed_arguments_are_in_it() {
+        let missing = "error: the following required arguments were not provided:\n  \
+                       <OUTPUT>\n  --from <SUBSTEP>\n\nUsage: lavender export <LOG> \
+                       <OUTPUT>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            usage_message(missing),
+            "the following required arguments were not provided: <OUTPUT>, --from <SUBSTEP>"
+        );
+        let one_line = "error: unexpected argument '--frm' found\n\n  tip: a similar \
+                        argument exists: '--from'\n\nUsage: lavender export\n";
+        assert_eq!(usage_message(one_line), "unexpected argument '--frm' found");
     }
 
     #[test]

@@ -164,7 +164,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         // substep left (QA 2026-12-06: the note recommended resuming from it, which fails).
         let keyframe = reader.index_of_substep(s).is_some_and(|i| {
             let meta = &reader.index()[i];
-            meta.has_solver_state && !meta.summary.non_finite
+            meta.has_solver_state && !meta.summary.state_non_finite()
         });
         eprintln!(
             "note: the resumed run departs from the log at substep {s}: the state recorded \

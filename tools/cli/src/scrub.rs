@@ -23,12 +23,13 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\", \"joint_name\", \"column_name\"}], ...}\n  lavender scrub run.lvlog --at 1000           substep 1000's joints sorted by residual\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --joint chain.joint6\n                                               one joint over the run (a name, or an index)\n  lavender scrub run.lvlog --joint -1 --json   the last joint, every frame's values\n  lavender scrub run.lvlog --joint 6 --plot j.png\n                                               its residuals, relative speed and coordinate\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow\n                                               tail a run being recorded (waits for the file)"
+    after_help = "Examples:\n  lavender scrub run.lvlog                     timeline and worst joints\n  lavender scrub run.lvlog --spikes            early spikes, earliest first\n  lavender scrub run.lvlog --spikes --json     {\"frames\", \"spikes\": [{\"substep\", \"time\", \"joint\", \"column\", \"value\", \"baseline\", \"joint_name\", \"column_name\"}], ...}\n  lavender scrub run.lvlog --at 1000           substep 1000's 10 joints of largest residual\n  lavender scrub run.lvlog --at 1000 --json    {\"frames\", \"frame\": {\"substep\", \"time\", \"total_energy\", \"state_hash\", \"state_hash_hex\", \"joints\": [...]}}\n  lavender scrub run.lvlog --time 0.5 --top 5\n  lavender scrub run.lvlog --joint chain.joint6\n                                               one joint over the run (a name, or an index)\n  lavender scrub run.lvlog --joint -1 --json   the last joint, every frame's values\n  lavender scrub run.lvlog --joint 6 --plot j.png\n                                               its residuals, relative speed and coordinate\n  lavender scrub run.lvlog --plot timeline.png\n  lavender run chain --duration 60 --record live.lvlog &  lavender scrub live.lvlog --follow\n                                               tail a run being recorded (waits for the file)"
 )]
 pub struct Args {
     /// The run log (written by `lavender run --record`; may still be being written).
     log: PathBuf,
-    /// Print the diagnostics of the frame recording this substep, sorted by residual.
+    /// Print the diagnostics of the frame recording this substep: its `--top` joints
+    /// (default 10) of largest residual, largest first.
     #[arg(
         long,
         conflicts_with_all = ["time", "spikes", "plot", "k", "threshold", "window"],
@@ -37,7 +38,7 @@ pub struct Args {
     )]
     at: Option<u64>,
     /// Print the diagnostics of the frame nearest this time (s; between two frames the
-    /// nearer, so a time scrub printed finds its frame).
+    /// nearer, so a time scrub printed finds its frame), as `--at` does.
     #[arg(
         long,
         conflicts_with_all = ["spikes", "plot", "k", "threshold", "window"],
@@ -45,7 +46,8 @@ pub struct Args {
         allow_negative_numbers = true
     , value_parser = finite_seconds)]
     time: Option<f64>,
-    /// Rows of the frame table, of the worst-joints list, and of the spikes `--joint` lists.
+    /// Joints in the frame table (`--at`, `--time`) and in the worst-joints list, and spikes
+    /// `--joint` lists, in the text and the JSON alike; the others are left out.
     #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::output::whole::<usize>)]
     top: usize,
     /// List the early residual spikes, earliest first. A finished log recorded by Lavender
@@ -87,8 +89,12 @@ pub struct Args {
     /// else an index (negative counts from the end).
     #[arg(long, value_name = "JOINT", conflicts_with_all = ["at", "time", "spikes", "follow"])]
     joint: Option<String>,
-    /// Print JSON: `{"frames", "spikes": [...]}` (plus the worst joints, or the frame with
-    /// `--at`/`--time`, or the joint's columns with `--joint`).
+    /// Print JSON: `{"frames", "spikes", "source", "energy", "first_non_finite_body",
+    /// "worst_joints", "skipped_frames", "recovery"}` (the `--top` worst joints); with
+    /// `--spikes`, the same without the energy, the body and the worst joints; with
+    /// `--at`/`--time`, `{"frames", "frame": {"substep", "time", "total_energy",
+    /// "state_hash", "state_hash_hex", "joints"}}` (the `--top` joints of largest residual);
+    /// with `--joint`, the joint's columns; with `--follow`, one object per spike.
     #[arg(long)]
     json: bool,
 }
@@ -100,19 +106,22 @@ pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
         // Which of "still writing, or stopped" it is, where the writer's lock tells (QA
         // 2026-12-07: a dead writer's log was said to be possibly still being written).
         use lavender_replay::RecoveryReason;
-        let writer = match (&rec.reason, lavender_replay::files::no_writer(path)) {
-            (RecoveryReason::NoFooter | RecoveryReason::TornTail { .. }, Some(true)) => {
-                " (no writer holds it now: its writer was stopped before it finished)"
-            }
-            (RecoveryReason::NoFooter | RecoveryReason::TornTail { .. }, Some(false)) => {
-                " (a writer holds it now: it is still being written)"
-            }
-            _ => "",
+        // The reason's own guess ("still writing, or stopped") is left out where the lock
+        // says which (QA 2026-12-07: both were printed).
+        let reason = match (&rec.reason, lavender_replay::files::no_writer(path)) {
+            (RecoveryReason::NoFooter | RecoveryReason::TornTail { .. }, Some(true)) => format!(
+                "{} (no writer holds it now: its writer was stopped before it finished)",
+                rec.reason.finding()
+            ),
+            (RecoveryReason::NoFooter | RecoveryReason::TornTail { .. }, Some(false)) => format!(
+                "{} (a writer holds it now: it is still being written)",
+                rec.reason.finding()
+            ),
+            _ => rec.reason.to_string(),
         };
         eprintln!(
-            "note: {}: {}{writer}; recovered {}, dropped {}",
+            "note: {}: {reason}; recovered {}, dropped {}",
             path.display(),
-            rec.reason,
             count(reader.len() as u64, "complete frame"),
             count(rec.dropped_bytes, "byte")
         );
@@ -232,6 +241,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             "spikes": spikes_json(&reader, &spikes),
             "source": source,
             "energy": scrub::EnergySummary::of(&timeline),
+            "first_non_finite_body": scrub::first_non_finite_body(&reader),
             "worst_joints": worst,
             "skipped_frames": skipped,
             "recovery": reader.recovery(),
@@ -242,15 +252,15 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: {} (substeps {}..={}, t = {:.4}..{:.4} s), {} bodies, {} joints, engine {} ({})",
+        "{}: {} (substeps {}..={}, t = {:.4}..{:.4} s), {}, {}, engine {} ({})",
         args.log.display(),
         count(reader.len() as u64, "frame"),
         timeline[0].substep,
         last.substep,
         timeline[0].time,
         last.time,
-        h.body_count,
-        h.joint_count,
+        count(h.body_count as u64, "body"),
+        count(h.joint_count as u64, "joint"),
         h.engine_version,
         h.target_features
     );
@@ -299,6 +309,15 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             }
         );
     }
+    // Where the state blew up, which the joints' columns need not show (a free body).
+    if let Some(b) = scrub::first_non_finite_body(&reader) {
+        let _ = writeln!(
+            out,
+            "\nnon-finite from substep {} (t = {:.4} s): body `{}` (index {}) is the first with \
+             a non-finite pose or velocity",
+            b.substep, b.time, b.name, b.index
+        );
+    }
     let _ = writeln!(out, "\nworst joints (by peak anchor error):");
     {
         let _ = writeln!(
@@ -312,13 +331,13 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     for w in &worst {
         let _ = writeln!(
             out,
-            "  {:<24} {:>12.3e} {:>9} {:>12.3e} {:>9} {:>12.3e} {:>9}{}",
+            "  {:<24} {:>12} {:>9} {:>12} {:>9} {:>12} {:>9}{}",
             w.name,
-            w.peak_anchor_error,
+            peak(w.peak_anchor_error),
             at(w.anchor_error_substep),
-            w.peak_angular_error,
+            peak(w.peak_angular_error),
             at(w.angular_error_substep),
-            w.peak_limit_violation,
+            peak(w.peak_limit_violation),
             at(w.limit_violation_substep),
             w.first_non_finite_substep
                 .map(|s| format!("  non-finite from substep {s}"))
@@ -339,6 +358,17 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         }
     );
     emit(&out)
+}
+
+/// A joint's peak as the worst-joints table prints it: `-` where the column never held a
+/// finite value (the peak's -inf start; the JSON's null), as its substep column does (QA
+/// 2026-12-07: `-inf` for a run non-finite from its first substep).
+pub(crate) fn peak(value: f32) -> String {
+    if value == f32::NEG_INFINITY {
+        "-".into()
+    } else {
+        format!("{value:.3e}")
+    }
 }
 
 /// The line under sparklines of `cells` cells: the first time at its left end, the last at its
@@ -606,13 +636,13 @@ fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
         }));
     }
     let mut out = format!(
-        "substep {} (t = {:.6} s), total energy {:.6} J; {} of {} joints by residual \
+        "substep {} (t = {:.6} s), total energy {:.6} J; {} of {} by residual \
          (largest of anchor error, angular error, limit violation)\n",
         f.substep(),
         f.time(),
         f.total_energy(),
         rows.len(),
-        h.joint_count
+        count(h.joint_count as u64, "joint")
     );
     let _ = writeln!(
         out,
@@ -652,7 +682,9 @@ fn not_started(e: &anyhow::Error) -> Option<bool> {
     use lavender_replay::ReplayError as R;
     match e.downcast_ref::<R>()? {
         R::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => Some(true),
-        R::NotALog { found, .. } if lavender_replay::format::MAGIC.starts_with(found) => Some(true),
+        R::NotALog { found, .. } if found.is_empty() => Some(true),
+        // Damaged, or cut short inside its header: a writer writes its header whole at once,
+        // so only for a moment (FOLLOW_HEADER_WAIT).
         R::CorruptHeader { .. } => Some(false),
         _ => None,
     }
@@ -729,8 +761,44 @@ fn open_when_started(path: &Path) -> anyhow::Result<LogReader> {
 /// start before the new run has replaced the old log).
 const FOLLOW_REPLACEMENT_WAIT: Duration = Duration::from_secs(2);
 
+/// Refuses at once a path that does not exist and that no recording can create: a follower
+/// would wait for it forever (QA 2026-12-07: a missing directory, a `.txt`; `run --record`
+/// refuses both).
+fn check_followable(path: &Path) -> anyhow::Result<()> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Ok(());
+    }
+    let why = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) if !dir.is_dir() => Some(format!(
+            "the directory {} {}",
+            dir.display(),
+            if dir.exists() {
+                "is a file, not a directory"
+            } else {
+                "does not exist"
+            }
+        )),
+        _ => match lavender_replay::files::extension(path) {
+            Some(e) if lavender_replay::files::RECORD_EXTENSIONS.contains(&e.as_str()) => None,
+            Some(e) => Some(format!(
+                "the extension `.{e}` names no format Lavender records in"
+            )),
+            None => Some("the name has no extension to choose a format by".into()),
+        },
+    };
+    match why {
+        Some(why) => bail!(
+            "cannot follow {}: there is no such file, and no recording can create it: {why}; \
+             follow the log a recording writes (`lavender run SCENE --record NAME.lvlog`)",
+            path.display()
+        ),
+        None => Ok(()),
+    }
+}
+
 fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
     let path = args.log.as_path();
+    check_followable(path)?;
     // Ctrl-C ends the follow at the next poll (a JSON error line under --json, exit 130).
     crate::interrupt::stop_cleanly();
     let mut reader = open_when_started(path)?;
@@ -1086,7 +1154,7 @@ fn finite_seconds(text: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{lg, linear_sparkline};
+    use super::{lg, linear_sparkline, peak};
 
     #[test]
     fn the_linear_sparkline_spans_the_finite_extremes_and_marks_non_finite_buckets() {
@@ -1099,6 +1167,14 @@ mod tests {
         // Scaled to the values' extremes, not the means': 0,0 | 0,8 | 0,0 on 0 to 8.
         assert_eq!(linear_sparkline(&[0.0, 0.0, 0.0, 8.0, 0.0, 0.0], 3), "▁▅▁");
         assert_eq!(linear_sparkline(&[], 3), "");
+    }
+
+    #[test]
+    fn a_peak_never_finite_prints_as_a_dash_and_an_overflow_as_inf() {
+        assert_eq!(peak(f32::NEG_INFINITY), "-");
+        assert_eq!(peak(f32::INFINITY), "inf");
+        assert_eq!(peak(0.0), "0.000e0");
+        assert_eq!(peak(4.915e-7), "4.915e-7");
     }
 
     #[test]

@@ -101,7 +101,8 @@ fn run_sleep_reports_the_islands_asleep_at_the_end() {
     let out = lavender(&["run", "grid", "--sleep", "--duration", "6"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("sleeping at end     1 of 1 islands (380 bodies)"),
+        // "1 island" (QA 2026-12-07: "1 islands").
+        text.contains("sleeping at end     1 of 1 island (380 bodies)"),
         "{text}"
     );
 }
@@ -869,6 +870,26 @@ fn a_failure_under_json_is_a_json_object() {
     );
     assert!(j["recovery"].is_null(), "a finished log: {j}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// QA (2026-12-07): under `--json` a missing argument said "the following required
+/// arguments were not provided:", the argument's name only in `usage`.
+#[test]
+fn a_missing_argument_under_json_is_named_in_the_message() {
+    let out = lavender(&["export", "run.lvlog", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        j["error"]["message"], "the following required arguments were not provided: <OUTPUT>",
+        "{j}"
+    );
+    let out = lavender(&["resume", "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        j["error"]["message"],
+        "the following required arguments were not provided: --from <SUBSTEP>, <LOG>",
+        "{j}"
+    );
 }
 
 /// A run reports its total energy at the start and end and how far it rose above the start:

@@ -379,7 +379,7 @@ fn diff_names_the_chain_solve_of_a_run_that_used_it() {
     // The grid's 20 columns of 19 joints are its chains; its rows stay with the colours.
     assert_eq!(
         summary["chain_solve"],
-        serde_json::json!({"chains": 20, "joints": 380}),
+        serde_json::json!({"chains": 20, "joints": 380, "at_end": {"chains": 20, "joints": 380}}),
         "{summary}"
     );
     let text = ok(&["run", "grid", "--duration", "0.05", "--chain-solve"]);
@@ -1150,6 +1150,11 @@ fn a_default_resume_of_a_killed_writers_log_ends_where_the_log_ends() {
             err.contains("no writer holds it now: its writer was stopped before it finished"),
             "{err}"
         );
+        // Said once (QA 2026-12-07: the reason's own "still writing, or stopped" too).
+        assert!(
+            err.contains("note: ") && !err.contains("still writing"),
+            "{err}"
+        );
         let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         // Every substep from 0 is recorded.
         j["frames"].as_u64().expect("frames") - 1
@@ -1392,4 +1397,405 @@ fn a_stop_at_once_under_json_ends_with_the_error_line() {
     let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["error"]["exit_code"], 130, "{last}");
     assert_eq!(last["error"]["message"], "stopped at once", "{last}");
+}
+
+/// A pendulum, and a free body thrown along x at `speed` m/s (`1.0e20`: its kinetic energy
+/// overflows f32, its state stays finite; `3.0e38`: its position overflows at substep 272).
+fn thrown(dir: &Path, speed: &str) -> PathBuf {
+    let scene = dir.join(format!("thrown-{speed}.toml"));
+    std::fs::write(
+        &scene,
+        format!(
+            "[world]\ndt = 0.016666667\n\
+             [[body]]\nname = \"pivot\"\nkind = \"static\"\n\
+             [[body]]\nname = \"bob\"\nposition = [1.0, 0.0, 0.0]\nmass = 1.0\n\
+             [[body]]\nname = \"free\"\nposition = [5.0, 0.0, 0.0]\n\
+             linear_velocity = [{speed}, 0.0, 0.0]\nmass = 1.0\n\
+             [[joint]]\nname = \"hinge\"\nkind = \"revolute\"\nbody_a = \"pivot\"\n\
+             body_b = \"bob\"\nanchor_b = [-1.0, 0.0, 0.0]\n"
+        ),
+    )
+    .unwrap();
+    scene
+}
+
+/// QA (2026-12-07): a run whose total energy overflowed to inf, every pose and velocity
+/// finite, could not be resumed from any substep ("where the recorded run went
+/// non-finite"); and where a body did blow up, with every joint finite, `scrub` never named
+/// it. Counts are singular where they are 1 ("1 joint").
+#[test]
+fn a_run_whose_energy_overflowed_resumes_and_scrub_names_the_body_that_blew_up() {
+    let dir = scratch("thrown");
+    let log = dir.join("inf.lvlog");
+    let scene = thrown(&dir, "1.0e20");
+    ok(&["run", s(&scene), "--duration", "0.5", "--record", s(&log)]);
+    let out = ok(&["resume", s(&log), "--from", "60"]);
+    assert!(
+        out.contains("after substep 60") && out.contains("now at substep 119"),
+        "{out}"
+    );
+    let text = ok(&["scrub", s(&log)]);
+    assert!(
+        text.contains("120 frames") && !text.contains("non-finite"),
+        "{text}"
+    );
+    let j: serde_json::Value = serde_json::from_str(&ok(&["scrub", s(&log), "--json"])).unwrap();
+    assert!(j["first_non_finite_body"].is_null(), "{j}");
+
+    let blown = dir.join("blown.lvlog");
+    let scene = thrown(&dir, "3.0e38");
+    let out = lavender(&["run", s(&scene), "--duration", "2", "--record", s(&blown)]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = ok(&["scrub", s(&blown)]);
+    assert!(
+        text.contains("273 frames (substeps 0..=272, t = 0.0042..1.1375 s), 3 bodies, 1 joint,"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "non-finite from substep 272 (t = 1.1375 s): body `free` (index 2) is the first \
+             with a non-finite pose or velocity"
+        ),
+        "{text}"
+    );
+    let j: serde_json::Value = serde_json::from_str(&ok(&["scrub", s(&blown), "--json"])).unwrap();
+    let body = &j["first_non_finite_body"];
+    assert_eq!(
+        (&body["index"], &body["name"], &body["substep"]),
+        (&2.into(), &"free".into(), &272.into()),
+        "{j}"
+    );
+    assert!(
+        (body["time"].as_f64().unwrap() - 1.1375).abs() < 1e-6,
+        "{j}"
+    );
+    // That substep is still refused, the one before it not.
+    let out = lavender(&["resume", s(&blown), "--from", "272"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("substep 272 is where the recorded run went non-finite")
+            && err.contains("resume from substep 271"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// QA (2026-12-07): a joint whose values were never finite (a run non-finite from its first
+/// substep) printed `-inf` peaks in the worst-joints table; the JSON said null.
+#[test]
+fn a_joint_never_finite_has_no_peak_in_the_worst_joints() {
+    let dir = scratch("never-finite");
+    let scene = dir.join("crushed.toml");
+    std::fs::write(
+        &scene,
+        "[world]\ngravity = [0.0, -3.0e38, 0.0]\n\
+         [[body]]\nname = \"pivot\"\nkind = \"static\"\n\
+         [[body]]\nname = \"bob\"\nposition = [1.0, 0.0, 0.0]\nmass = 1.0\n\
+         [[joint]]\nname = \"hinge\"\nkind = \"revolute\"\nbody_a = \"pivot\"\nbody_b = \"bob\"\n\
+         anchor_b = [-1.0, 0.0, 0.0]\n",
+    )
+    .unwrap();
+    let log = dir.join("crushed.lvlog");
+    let out = lavender(&["run", s(&scene), "--record", s(&log)]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = ok(&["scrub", s(&log)]);
+    assert!(!text.contains("-inf"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("hinge"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("non-finite from substep 0"), "{row}");
+    let j: serde_json::Value = serde_json::from_str(&ok(&["scrub", s(&log), "--json"])).unwrap();
+    let worst = &j["worst_joints"][0];
+    assert_eq!(worst["first_non_finite_substep"], 0, "{j}");
+    // The columns never finite: no peak, no substep, in the text as in the JSON.
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    for (column, cell) in [("anchor_error", 1), ("angular_error", 3)] {
+        if worst[format!("peak_{column}")].is_null() {
+            assert_eq!((cells[cell], cells[cell + 1]), ("-", "-"), "{row}");
+        }
+    }
+    assert!(worst["peak_anchor_error"].is_null(), "{j}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// QA (2026-12-07): `scrub --follow` waited forever for a path no recording can create (its
+/// directory missing, an extension that names no format); `run --record` refuses both.
+#[test]
+fn follow_refuses_a_path_no_recording_can_create_at_once() {
+    let dir = scratch("follow-never");
+    let missing_dir = dir.join("no-such-dir").join("x.lvlog");
+    let text = dir.join("x.txt");
+    let bare = dir.join("run");
+    for (path, says) in [
+        (
+            missing_dir.clone(),
+            format!(
+                "the directory {} does not exist",
+                dir.join("no-such-dir").display()
+            ),
+        ),
+        (
+            text.clone(),
+            "the extension `.txt` names no format Lavender records in".to_string(),
+        ),
+        (
+            bare.clone(),
+            "the name has no extension to choose a format by".to_string(),
+        ),
+    ] {
+        let start = std::time::Instant::now();
+        let out = lavender(&["scrub", s(&path), "--follow"]);
+        assert!(start.elapsed() < std::time::Duration::from_secs(3));
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!(
+                "error: cannot follow {}: there is no such file, and no recording can create it",
+                path.display()
+            )) && err.contains(&says),
+            "{err}"
+        );
+        // `run --record` refuses the same paths.
+        let out = lavender(&["run", "pendulum", "--steps", "1", "--record", s(&path)]);
+        assert_eq!(out.status.code(), Some(2), "{}", path.display());
+    }
+    // An existing log is followed whatever its name.
+    let log = dir.join("run.lvlog");
+    record("pendulum", "0.1", &log);
+    let renamed = dir.join("run.txt");
+    std::fs::rename(&log, &renamed).unwrap();
+    let out = lavender(&["scrub", s(&renamed), "--follow"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// QA (2026-12-07): `scrub --help` described the `--at --json` output as the spikes' and did
+/// not say that the frame table lists the `--top` joints only (10 by default).
+#[test]
+fn scrub_help_says_what_the_frame_json_holds_and_that_top_limits_it() {
+    let help = ok(&["scrub", "--help"]);
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            r#"with `--at`/`--time`, `{"frames", "frame": {"substep", "time", "total_energy", "state_hash", "state_hash_hex", "joints"}}` (the `--top` joints of largest residual)"#
+        ),
+        "{help}"
+    );
+    assert!(
+        flat.contains("its `--top` joints (default 10) of largest residual"),
+        "{help}"
+    );
+    let dir = scratch("scrub-help");
+    let log = dir.join("grid.lvlog");
+    record("grid", "0.05", &log);
+    let j: serde_json::Value =
+        serde_json::from_str(&ok(&["scrub", s(&log), "--at", "3", "--json"])).unwrap();
+    let keys = |v: &serde_json::Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&j), ["frame", "frames"], "{j}");
+    assert_eq!(
+        keys(&j["frame"]),
+        [
+            "joints",
+            "state_hash",
+            "state_hash_hex",
+            "substep",
+            "time",
+            "total_energy"
+        ],
+        "{j}"
+    );
+    assert_eq!(j["frame"]["joints"].as_array().unwrap().len(), 10, "{j}");
+    let j: serde_json::Value = serde_json::from_str(&ok(&[
+        "scrub",
+        s(&log),
+        "--at",
+        "3",
+        "--json",
+        "--top",
+        "25",
+    ]))
+    .unwrap();
+    assert_eq!(j["frame"]["joints"].as_array().unwrap().len(), 25, "{j}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// QA (2026-12-07): `export --from` before a log's first substep exported from it without a
+/// word, where `--to` past its end says so.
+#[test]
+fn export_notes_a_from_before_the_logs_first_substep() {
+    let dir = scratch("export-from");
+    let run = dir.join("run.lvlog");
+    record("pendulum", "0.5", &run);
+    let mid = dir.join("mid.lvlog");
+    ok(&["export", s(&run), s(&mid), "--from", "50", "--to", "100"]);
+    let out = lavender(&[
+        "export",
+        s(&mid),
+        s(&dir.join("z.h5")),
+        "--from",
+        "10",
+        "--to",
+        "60",
+        "--json",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("note: --from 10 is before the log's first substep, 50; exported from it"),
+        "{err}"
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (&j["first_substep"], &j["frames"]),
+        (&50.into(), &11.into())
+    );
+    // Without --from, nothing to note.
+    let out = lavender(&["export", s(&mid), s(&dir.join("all.h5"))]);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// QA (2026-12-07): with `--sleep` the chain-solve line counted the schedule at the end,
+/// which holds the awake islands only: "0 chains, 0 of 741 joints" for a net that slept.
+#[test]
+fn the_chain_solve_line_counts_the_most_at_once_and_says_what_sleep_left() {
+    let j: serde_json::Value = serde_json::from_str(&ok(&[
+        "run",
+        "grid",
+        "--chain-solve",
+        "--sleep",
+        "--duration",
+        "1",
+        "--json",
+    ]))
+    .unwrap();
+    // The net sleeps by the end (the premise).
+    assert_eq!(j["sleeping"]["islands"], j["sleeping"]["of_islands"], "{j}");
+    assert_eq!(
+        j["chain_solve"],
+        serde_json::json!({"chains": 20, "joints": 380, "at_end": {"chains": 0, "joints": 0}}),
+        "{j}"
+    );
+    let text = ok(&["run", "grid", "--chain-solve", "--sleep", "--duration", "1"]);
+    assert!(
+        text.contains(
+            "chain solve         20 chains, 380 of 741 joints solved directly (the most at \
+             once; 0 chains and 0 joints at the end, the rest asleep)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("sleeping at end     1 of 1 island (380 bodies)"),
+        "{text}"
+    );
+}
+
+/// QA (2026-12-07): `diff live.lvlog live.lvlog` on a log being written read it twice, at
+/// two moments, and reported that it diverged from itself (exit 1).
+#[cfg(unix)]
+#[test]
+fn a_log_given_twice_to_diff_is_read_once() {
+    let dir = scratch("diff-self");
+    let live = dir.join("live.lvlog");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .args(["run", "chain", "--duration", "100000", "--record", s(&live)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while std::fs::metadata(&live).map_or(0, |m| m.len()) < 2_000_000 {
+        assert!(waited.elapsed().as_secs() < 60, "never recorded");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let diffs: Vec<Output> = (0..3)
+        .map(|_| lavender(&["diff", s(&live), s(&live)]))
+        .collect();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for out in diffs {
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(stdout.contains("identical (bit for bit)"), "{stdout}");
+        assert!(
+            stderr.contains(
+                "are the same file: it is compared with itself, read once (as it \
+                             was then, "
+            ) && stderr.contains("frames: it has no footer yet)"),
+            "{stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// QA (2026-12-07): a Ctrl-C of an export printed "exporting ... / caused by: ... was
+/// interrupted", an error's chain without its "error:". It reads as every other stop:
+/// one statement, exit 130, the output path left as it was.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_export_says_so_as_the_other_commands_do() {
+    let dir = scratch("export-interrupted");
+    let log = dir.join("long.lvlog");
+    record("chain", "40", &log);
+    let out_path = dir.join("long.h5");
+    std::fs::write(&out_path, b"an earlier file").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .args(["export", s(&log), s(&out_path)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until the export's temporary file is there.
+    let waited = std::time::Instant::now();
+    let partial = || {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+    };
+    while !partial() {
+        assert!(waited.elapsed().as_secs() < 60, "the export never started");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains(&format!(
+            "interrupted while exporting {} to {}: nothing was written there",
+            log.display(),
+            out_path.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        !err.contains("error:") && !err.contains("caused by"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&out_path).unwrap(), b"an earlier file");
+    assert!(!partial(), "the temporary file is removed");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -49,9 +49,9 @@ struct Recording {
 ///
 /// Threads: ``step`` and ``run`` release the GIL, so other Python threads run meanwhile, and
 /// Sims in different threads step in parallel. One Sim serves one thread at a time: a call on
-/// it from another thread while it steps raises ``RuntimeError`` ("Already mutably
-/// borrowed"). Give each thread its own Sim, or guard a shared one with a
-/// ``threading.Lock``.
+/// it from another thread while it steps raises ``RuntimeError`` (PyO3's "Already borrowed"
+/// for calls that step or change it, "Already mutably borrowed" for reads). Give each thread
+/// its own Sim, or guard a shared one with a ``threading.Lock``.
 ///
 /// Island sleeping is off by default; with ``sleeping=True`` an island whose bodies stay
 /// below ``sleep_linear_speed`` (m/s) and ``sleep_angular_speed`` (rad/s) for
@@ -161,13 +161,19 @@ fn setting_bool(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<bool> 
 }
 
 fn setting_u32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    // The smallest value the setting takes, as the engine checks it (QA 2026-12-07: -1 was
+    // told ">= 0", then 0 "at least one velocity pass").
+    let negative = match name {
+        "velocity_iterations" => "must be a whole number >= 1 (the default is 8)",
+        _ => "must be a whole number >= 0",
+    };
     let v: i64 = convert::not_bool(value)
         .ok_or_else(|| bad_setting(name, value, "must be a whole number, not True or False"))?
         .extract()
         .map_err(|_| {
             // An int beyond 64 bits is a whole number, just too large (QA 2026-12-06).
             let why = match value.is_instance_of::<pyo3::types::PyInt>() {
-                true if value.lt(0).unwrap_or(false) => "must be a whole number >= 0",
+                true if value.lt(0).unwrap_or(false) => negative,
                 true => "is too large (at most 4294967295)",
                 false => "must be a whole number",
             };
@@ -175,7 +181,7 @@ fn setting_u32(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
         })?;
     u32::try_from(v).map_err(|_| {
         let why = if v < 0 {
-            "must be a whole number >= 0"
+            negative
         } else {
             "is too large (at most 4294967295)"
         };
@@ -633,14 +639,18 @@ fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
         .ok_or_else(wrong)
 }
 
-/// A `RuntimeWarning` for each joint f32 cannot hold (`World::conditioning_warning`; the
-/// command line logs the same through `tracing`).
+/// A `RuntimeWarning` for each joint f32 cannot hold (`World::conditioning_warning`) and each
+/// pair of bodies whose joints disagree (`World::conflict_warnings`); the command line logs
+/// the same through `tracing`.
 fn warn_ill_conditioned(world: &World) -> PyResult<()> {
     Python::attach(|py| {
         for j in 0..world.joints().len() {
             if let Some(warning) = world.conditioning_warning(j) {
                 runtime_warning(py, warning)?;
             }
+        }
+        for warning in world.conflict_warnings() {
+            runtime_warning(py, warning)?;
         }
         Ok(())
     })

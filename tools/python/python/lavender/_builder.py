@@ -39,7 +39,7 @@ def _clean(table: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in table.items() if v is not None}
 
 
-def _count(name: str, value: Any) -> int:
+def _count(name: str, value: Any, least: int = 1) -> int:
     """A whole number of links, rows or columns (``int(2.5)`` would silently drop a half).
 
     Any integer type counts (NumPy's too: QA 2026-12-07, ``np.int64(3)`` was refused), and a
@@ -56,8 +56,8 @@ def _count(name: str, value: Any) -> int:
         whole = int(real)
     else:
         raise ValueError(f"{name} = {value!r} must be a whole number")
-    if whole < 1:
-        raise ValueError(f"{name} = {value!r} must be at least 1")
+    if whole < least:
+        raise ValueError(f"{name} = {value!r} must be at least {least}")
     return whole
 
 
@@ -200,7 +200,13 @@ class SceneBuilder:
         ``spacing``, ``origin``, ``mass``, ``joint``)."""
         self._grids.append(
             _clean(
-                {"name": name, "rows": _count("rows", rows), "cols": _count("cols", cols), **fields}
+                {
+                    "name": name,
+                    # As the scene file checks it: a grid of one row has no links down.
+                    "rows": _count("rows", rows, least=2),
+                    "cols": _count("cols", cols),
+                    **fields,
+                }
             )
         )
         return self
