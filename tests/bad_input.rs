@@ -639,3 +639,39 @@ fn joints_on_one_pair_that_disagree_are_named() {
         assert!(warnings.is_empty(), "{}: {warnings:?}", path.display());
     }
 }
+
+/// Joints far from holding as built are named (QA 2026-12-07: a weld between boxes 1 m
+/// apart snapped one across in a substep, a hinge 2.5 rad past its limit was turned back in
+/// one, with no word); joints that hold, and every shipped and regression scene, are not.
+#[test]
+fn joints_far_from_holding_at_the_start_are_named() {
+    let weld = |gap: f32| {
+        let text = format!(
+            "[[body]]\nname = \"a\"\nkind = \"static\"\n[[body]]\nname = \"b\"\n\
+             position = [{gap}, 0.0, 0.0]\n[[joint]]\nname = \"weld\"\nkind = \"fixed\"\n\
+             body_a = \"a\"\nbody_b = \"b\"\n"
+        );
+        Scene::from_toml_str(&text, "test")
+            .unwrap()
+            .build()
+            .unwrap()
+    };
+    assert_eq!(weld(0.0).start_error_warning(), None);
+    assert_eq!(weld(0.005).start_error_warning(), None);
+    let warning = weld(1.0).start_error_warning().expect("1 m apart");
+    assert!(
+        warning.starts_with("1 joint(s) start far from holding")
+            && warning.contains("joint `weld`, 1.00e0 m off its anchor"),
+        "{warning}"
+    );
+    for (name, _) in lavender::engine::builtin_scenes() {
+        let world = Scene::builtin(name).unwrap().build().unwrap();
+        assert_eq!(world.start_error_warning(), None, "{name}");
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/regressions");
+    for entry in std::fs::read_dir(root).unwrap() {
+        let path = entry.unwrap().path();
+        let world = Scene::load(&path).unwrap().build().unwrap();
+        assert_eq!(world.start_error_warning(), None, "{}", path.display());
+    }
+}

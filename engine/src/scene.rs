@@ -1238,6 +1238,9 @@ impl Scene {
         for warning in world.conflict_warnings() {
             tracing::warn!("{warning}");
         }
+        if let Some(warning) = world.start_error_warning() {
+            tracing::warn!("{warning}");
+        }
         Ok(world)
     }
 

@@ -600,6 +600,34 @@ impl World {
         None
     }
 
+    /// A sentence when joints are far from holding at the current poses (before a run: as
+    /// built): more than [`START_ANCHOR_ERROR`] off their anchors, [`START_ANGULAR_ERROR`]
+    /// off their axes or past their limits. The first substeps pull such bodies into place,
+    /// a jump rather than motion, with energy to match (QA 2026-12-07: a weld between boxes
+    /// 1 m apart snapped one across in a substep, with no word). How many, and the first.
+    /// `Scene::build` logs it as a `tracing` warning; the Python module raises it as a
+    /// `RuntimeWarning`. `None` when every joint starts near holding.
+    pub fn start_error_warning(&self) -> Option<String> {
+        let far = |d: &[f32; COLUMN_COUNT]| {
+            d[3] > START_ANCHOR_ERROR || d[4] > START_ANGULAR_ERROR || d[5] > START_ANGULAR_ERROR
+        };
+        let mut far_joints = (0..self.joints.len()).filter(|&j| far(&self.diagnostics[j]));
+        let first = far_joints.next()?;
+        let d = self.diagnostics[first];
+        Some(format!(
+            "{} joint(s) start far from holding (more than {START_ANCHOR_ERROR:.0e} m off \
+             their anchors, {START_ANGULAR_ERROR} rad off their axes or past their limits), so \
+             the first substeps pull their bodies into place, a jump rather than motion; the \
+             first: joint `{}`, {:.2e} m off its anchor, {:.2e} rad off its axes, {:.2e} past \
+             its limit. If that is not meant, check its anchors, axes and the bodies' poses",
+            1 + far_joints.count(),
+            self.joints.names()[first],
+            d[3],
+            d[4],
+            d[5],
+        ))
+    }
+
     /// One sentence per pair of bodies held by more than one joint whose joints disagree at
     /// the current poses: one of them off its anchor by more than [`CONFLICT_ANCHOR_ERROR`]
     /// or off its axes by more than [`CONFLICT_ANGULAR_ERROR`]. Such joints cannot all hold,
@@ -1730,6 +1758,14 @@ const FAR_FROM_ORIGIN_SPACING: f32 = 1e-2;
 fn spacing_at(x: f32) -> f32 {
     f32::from_bits(x.to_bits() + 1) - x
 }
+
+/// Anchor error (m) beyond which a joint starts far from holding
+/// ([`World::start_error_warning`]): a modelling slip, not rounding or a slight sag.
+const START_ANCHOR_ERROR: f32 = 1e-2;
+
+/// Angular error or limit violation (rad, or m for a slider's limit) beyond which a joint
+/// starts far from holding ([`World::start_error_warning`]).
+const START_ANGULAR_ERROR: f32 = 0.1;
 
 /// Anchor error (m) beyond which joints sharing their bodies disagree
 /// ([`World::conflict_warnings`]): well above the f32 rounding of scenes of metres, well

@@ -688,3 +688,16 @@ def test_joints_on_one_pair_that_disagree_are_warned_about():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         door(0.0)
+
+
+def test_joints_far_from_holding_at_the_start_are_warned_about():
+    # QA 2026-12-07: a weld between boxes 1 m apart snapped one across, with no word.
+    def weld(gap):
+        sb = lavender.SceneBuilder().body("a", kind="static").body("b", position=[gap, 0, 0])
+        return sb.fixed("weld", "a", "b").build()
+
+    with pytest.warns(RuntimeWarning, match=r"1 joint\(s\) start far from holding.*joint `weld`, 1\.00e0 m"):
+        weld(1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        weld(0.0)

@@ -226,6 +226,23 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if let Some(n) = args.position_iterations {
         settings.position_iterations = n;
     }
+    // The scene's bias passes against fewer velocity passes given here: say where each
+    // came from (QA 2026-12-07: "bias_iterations = 8 must be at most velocity_iterations"
+    // named neither the scene file nor the way out).
+    if let (Some(velocity), None, Some(bias)) = (
+        args.velocity_iterations,
+        args.bias_iterations,
+        settings
+            .bias_iterations
+            .filter(|&b| b > settings.velocity_iterations),
+    ) {
+        bail!(
+            "the scene file {file} sets `bias_iterations = {bias}`, more bias passes than the \
+             {velocity} velocity passes of --velocity-iterations (each bias pass runs with a \
+             velocity pass): add `--bias-iterations all` (one per velocity pass) or \
+             `--bias-iterations N` with N at most {velocity}"
+        );
+    }
     if let Some(n) = args.threads {
         settings.threads = n;
     }

@@ -1041,6 +1041,47 @@ fn bias_iterations_all_undoes_a_scene_files_number() {
     );
 }
 
+/// QA (2026-12-07): a scene file's `bias_iterations` above the velocity passes given on the
+/// command line was refused without naming the file or the way out.
+#[test]
+fn a_scene_files_bias_passes_above_the_velocity_passes_given_say_where_and_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/scenes");
+    let chain = std::fs::read_to_string(root.join("chain.toml")).unwrap();
+    let set = dir.path().join("set.toml");
+    std::fs::write(
+        &set,
+        chain.replace("[world]", "[world]\nbias_iterations = 8"),
+    )
+    .unwrap();
+    let path = set.to_str().unwrap();
+    let out = lavender(&["run", path, "--steps", "1", "--velocity-iterations", "4"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("sets `bias_iterations = 8`, more bias passes than the 4 velocity passes")
+            && err.contains("set.toml")
+            && err.contains("--bias-iterations all"),
+        "{err}"
+    );
+    let out = lavender(&[
+        "run",
+        path,
+        "--steps",
+        "1",
+        "--velocity-iterations",
+        "4",
+        "--bias-iterations",
+        "all",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// QA (2026-12-06): `--steps` was not held to the bound `--duration` is (1e12 frames).
 #[test]
 fn steps_beyond_any_run_are_refused() {
