@@ -974,3 +974,40 @@ fn a_welded_cantilever_sags_by_the_sum_of_its_joints_errors() {
         "8 projection passes: tip sag {projected} m against {defaults} m"
     );
 }
+
+/// QA 2026-12-07: a limited pendulum whose hinge is modelled upside down (`axis_b =
+/// -axis_a`) was turned over by the axis rows and then read as a pi turn across the hinge
+/// against its reference, its angle undefined: its limit pushed it apart (1.2 m of anchor
+/// error, 2.5 rad past the stop). The default reference is now turned onto the axes, so the
+/// arm, once over, swings within its limit and holds its anchor.
+#[test]
+fn a_limited_hinge_modelled_upside_down_swings_within_its_limit() {
+    let text = "[world]\nduration = 5.0\n[[body]]\nname = \"pivot\"\nkind = \"static\"\n\
+                [[body]]\nname = \"arm\"\nposition = [0.5, 0.0, 0.0]\nbox = [0.5, 0.02, 0.02]\n\
+                [[joint]]\nname = \"hinge\"\nkind = \"revolute\"\nbody_a = \"pivot\"\n\
+                body_b = \"arm\"\nanchor_b = [-0.5, 0.0, 0.0]\naxis_a = [0.0, 0.0, 1.0]\n\
+                axis_b = [0.0, 0.0, -1.0]\nlimit = [-0.6, 0.6]\n";
+    let scene = lavender::engine::Scene::from_toml_str(text, "test").unwrap();
+    let mut world = scene.build().unwrap();
+    assert_eq!(world.constraint_data()[0][7], 0.0, "the built pose reads 0");
+    let (mut late_anchor, mut violation, mut lowest, mut highest) =
+        (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+    run_observed(&mut world, scene.frame_dt(), scene.duration(), |w, info| {
+        let d = w.constraint_data()[0];
+        violation = violation.max(d[5]);
+        if info.time > 0.25 {
+            late_anchor = late_anchor.max(d[3]);
+            (lowest, highest) = (lowest.min(d[7]), highest.max(d[7]));
+        }
+    });
+    // The arm falls onto its stop at 0.6 rad and stays within the range.
+    assert!(
+        late_anchor < 1e-4,
+        "anchor error {late_anchor} m after the turn-over"
+    );
+    assert!(violation < 1e-3, "{violation} rad past the stop");
+    assert!(
+        lowest >= -0.6 - 1e-3 && (0.59..=0.6 + 1e-3).contains(&highest),
+        "angles {lowest} to {highest}"
+    );
+}

@@ -1235,7 +1235,7 @@ impl Scene {
             g.add_joints(&mut world, ids)?;
         }
         world.sync();
-        for warning in world.conflict_warnings() {
+        if let Some(warning) = world.conflict_warning() {
             tracing::warn!("{warning}");
         }
         if let Some(warning) = world.start_error_warning() {

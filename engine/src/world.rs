@@ -608,35 +608,58 @@ impl World {
     /// `Scene::build` logs it as a `tracing` warning; the Python module raises it as a
     /// `RuntimeWarning`. `None` when every joint starts near holding.
     pub fn start_error_warning(&self) -> Option<String> {
-        let far = |d: &[f32; COLUMN_COUNT]| {
-            d[3] > START_ANCHOR_ERROR || d[4] > START_ANGULAR_ERROR || d[5] > START_ANGULAR_ERROR
+        // A slider's limit is in metres: held to the anchors' tolerance.
+        let limit_tol = |j: usize| match self.joints.kind[j] {
+            joints::JointKind::Prismatic => START_ANCHOR_ERROR,
+            _ => START_ANGULAR_ERROR,
         };
-        let mut far_joints = (0..self.joints.len()).filter(|&j| far(&self.diagnostics[j]));
+        let far = |j: usize| {
+            let d = &self.diagnostics[j];
+            d[3] > START_ANCHOR_ERROR || d[4] > START_ANGULAR_ERROR || d[5] > limit_tol(j)
+        };
+        let mut far_joints = (0..self.joints.len()).filter(|&j| far(j));
         let first = far_joints.next()?;
         let d = self.diagnostics[first];
+        let count = 1 + far_joints.count();
+        let past_limit = match (self.joints.limit[first], self.joints.kind[first]) {
+            (None, _) => String::new(),
+            (Some(_), joints::JointKind::Prismatic) => format!(", {:.2e} m past its limit", d[5]),
+            (Some(_), _) => format!(", {:.2e} rad past its limit", d[5]),
+        };
         Some(format!(
-            "{} joint(s) start far from holding (more than {START_ANCHOR_ERROR:.0e} m off \
-             their anchors, {START_ANGULAR_ERROR} rad off their axes or past their limits), so \
-             the first substeps pull their bodies into place, a jump rather than motion; the \
-             first: joint `{}`, {:.2e} m off its anchor, {:.2e} rad off its axes, {:.2e} past \
-             its limit. If that is not meant, check its anchors, axes and the bodies' poses",
-            1 + far_joints.count(),
+            "{} far from holding as built (more than {START_ANCHOR_ERROR:.0e} m off {} anchors, \
+             {START_ANGULAR_ERROR} rad off {} axes or past {} limits), so the first substeps \
+             pull {} bodies into place, a jump rather than motion; {}joint `{}`, {:.2e} m off \
+             its anchor, {:.2e} rad off its axes{past_limit}. If that is not meant, check the \
+             anchors, axes and the bodies' poses",
+            if count == 1 {
+                "1 joint starts".to_string()
+            } else {
+                format!("{count} joints start")
+            },
+            if count == 1 { "its" } else { "their" },
+            if count == 1 { "its" } else { "their" },
+            if count == 1 { "its" } else { "their" },
+            if count == 1 { "its" } else { "their" },
+            if count == 1 { "" } else { "the first: " },
             self.joints.names()[first],
             d[3],
             d[4],
-            d[5],
         ))
     }
 
-    /// One sentence per pair of bodies held by more than one joint whose joints disagree at
-    /// the current poses: one of them off its anchor by more than [`CONFLICT_ANCHOR_ERROR`]
-    /// or off its axes by more than [`CONFLICT_ANGULAR_ERROR`]. Such joints cannot all hold,
-    /// and the solver trades the error between them every substep, which can pump energy
-    /// into the pair (QA 2026-12-07: a 20 kg door on two hinges whose anchors were 1 cm out
-    /// of line gained 32 J in 30 s; a body on two ball joints 0.5 m apart, 1.6 kJ). Empty
-    /// when every pair's joints agree. `Scene::build` logs these as `tracing` warnings; the
-    /// Python module raises them as `RuntimeWarning`s; call it after adding joints by hand.
-    pub fn conflict_warnings(&self) -> Vec<String> {
+    /// A sentence when joints on one pair of bodies disagree at the current poses: no one
+    /// small rigid motion of one body against the other would make them all hold, within
+    /// [`CONFLICT_ANCHOR_ERROR`] and [`CONFLICT_ANGULAR_ERROR`] (`joints::agreement`: the
+    /// joints' own errors fitted by one motion, a joint's residual being how far it is from
+    /// agreeing). Such joints cannot all hold, and the solver trades the error between them
+    /// every substep, which can pump energy into the pair (QA 2026-12-07: a 20 kg door on two
+    /// hinges whose anchors were 1 cm out of line gained 32 J in 30 s; a body on two ball
+    /// joints 0.5 m apart, 1.6 kJ). A pair whose joints are all off by the same motion (a
+    /// body built a little off its joints) agrees. How many pairs, and the worst joint of the
+    /// first. `Scene::build` logs it as a `tracing` warning; the Python module raises it as a
+    /// `RuntimeWarning`; call it after adding joints by hand. `None` when every pair agrees.
+    pub fn conflict_warning(&self) -> Option<String> {
         let mut pairs: std::collections::BTreeMap<(u32, u32), Vec<usize>> = Default::default();
         for j in 0..self.joints.len() {
             let (a, b) = self.joints.bodies_of(j);
@@ -645,43 +668,55 @@ impl World {
                 .or_default()
                 .push(j);
         }
-        let score = |(anchor, angle): (f32, f32)| {
-            (anchor / CONFLICT_ANCHOR_ERROR).max(angle / CONFLICT_ANGULAR_ERROR)
-        };
-        let names = self.joints.names();
-        let mut warnings = Vec::new();
-        for ((a, b), shared) in pairs.into_iter().filter(|(_, joints)| joints.len() > 1) {
-            let errors = shared.iter().map(|&j| {
-                let d = joints::diagnose_joint(&self.bodies, &self.joints, j);
-                (j, (d[3], d[4]))
+        let (anchor_tol, angle_tol) = (
+            f64::from(CONFLICT_ANCHOR_ERROR),
+            f64::from(CONFLICT_ANGULAR_ERROR),
+        );
+        let mut conflicts = pairs
+            .into_iter()
+            .filter(|(_, shared)| shared.len() > 1)
+            .filter_map(|((a, b), shared)| {
+                let d = joints::agreement::disagreement(
+                    &self.bodies,
+                    &self.joints,
+                    &shared,
+                    anchor_tol,
+                    angle_tol,
+                )?;
+                // Disagreeing (a NaN, from a non-finite pose, other warnings name).
+                (d.anchor > anchor_tol || d.angle > angle_tol).then_some((a, b, shared, d))
             });
-            let Some((worst, (anchor, angle))) =
-                errors.max_by(|x, y| score(x.1).total_cmp(&score(y.1)))
-            else {
-                continue;
-            };
-            // Agreeing (or non-finite: other warnings name that).
-            let disagreement = score((anchor, angle));
-            if disagreement.is_nan() || disagreement <= 1.0 {
-                continue;
-            }
-            let others: Vec<String> = (shared.iter())
-                .filter(|&&j| j != worst)
-                .map(|&j| format!("`{}`", names[j]))
-                .collect();
-            warnings.push(format!(
-                "joint `{}` joins `{}` and `{}`, as {} {}, and is {anchor:.1e} m off its anchor \
-                 and {angle:.1e} rad off its axes: joints on one pair of bodies that disagree \
-                 cannot all hold, and the solver trades the error between them, which can pump \
-                 energy into the pair; place their anchors and axes so that they agree",
-                names[worst],
-                self.bodies.name[a as usize],
-                self.bodies.name[b as usize],
-                others.join(", "),
-                if others.len() == 1 { "does" } else { "do" },
-            ));
-        }
-        warnings
+        let (a, b, shared, worst) = conflicts.next()?;
+        let names = self.joints.names();
+        let others: Vec<String> = (shared.iter())
+            .filter(|&&j| j != worst.joint)
+            .map(|&j| format!("`{}`", names[j]))
+            .collect();
+        let others = match others.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        let pairs = 1 + conflicts.count();
+        Some(format!(
+            "{} of bodies with joints that disagree: no motion of one body makes them all hold, \
+             so the solver trades the error between them, which can pump energy into the pair; \
+             place their anchors and axes so that they agree. The first: joint `{}` joins \
+             `{}` and `{}`, as {others} {}, and disagrees with {} by {:.2e} m at its anchor \
+             and {:.2e} rad at its axes",
+            if pairs == 1 {
+                "1 pair".to_string()
+            } else {
+                format!("{pairs} pairs")
+            },
+            names[worst.joint],
+            self.bodies.name[a as usize],
+            self.bodies.name[b as usize],
+            if shared.len() == 2 { "does" } else { "do" },
+            if shared.len() == 2 { "it" } else { "them" },
+            worst.anchor,
+            worst.angle,
+        ))
     }
 
     /// `m r^2 / I` of dynamic body `i` at the point `r` of its own frame (m), with `I` the
@@ -1768,12 +1803,12 @@ const START_ANCHOR_ERROR: f32 = 1e-2;
 const START_ANGULAR_ERROR: f32 = 0.1;
 
 /// Anchor error (m) beyond which joints sharing their bodies disagree
-/// ([`World::conflict_warnings`]): well above the f32 rounding of scenes of metres, well
+/// ([`World::conflict_warning`]): well above the f32 rounding of scenes of metres, well
 /// below a modelling slip.
 const CONFLICT_ANCHOR_ERROR: f32 = 1e-4;
 
 /// Angular error (rad) beyond which joints sharing their bodies disagree
-/// ([`World::conflict_warnings`]).
+/// ([`World::conflict_warning`]).
 const CONFLICT_ANGULAR_ERROR: f32 = 1e-3;
 
 /// `m r^2 / I` above which single precision cannot hold a joint at lever arm `r`

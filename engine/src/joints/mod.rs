@@ -14,6 +14,7 @@
 //! Warm start and the velocity solve act on prepared rows whatever the joint type (the
 //! batches of `solver.rs`), so they need no per-type code.
 
+pub(crate) mod agreement;
 pub mod fixed;
 pub mod prismatic;
 pub mod revolute;
@@ -980,6 +981,9 @@ impl Joints {
         }
         let reference = match desc.reference_rotation {
             Some(q) => check_unit_quat(q).map_err(|e| bad(format!("reference_rotation: {e}")))?,
+            None if desc.kind == JointKind::Revolute => {
+                hinge_reference((rot_a.inverse() * rot_b).normalize(), axes[0], axes[1])
+            }
             None => (rot_a.inverse() * rot_b).normalize(),
         };
         let id = JointId(self.len() as u32);
@@ -1074,6 +1078,33 @@ pub(crate) fn rows(kind: JointKind, p: &PosePair, j: &JointParams) -> RowSet {
         JointKind::Fixed => fixed::rows(p, j),
         JointKind::Prismatic => prismatic::rows(p, j),
     }
+}
+
+/// Below this `axis_a . (q_rel axis_b)` a hinge's axes count as misaligned at its creation
+/// (1.4e-3 rad): its default reference is then turned onto them ([`hinge_reference`]).
+const HINGE_REFERENCE_ALIGNED: f32 = 1.0 - 1e-6;
+
+/// A hinge's default reference (the relative orientation `q_A^-1 q_B` where its angle is 0)
+/// from the relative orientation `q_rel` at its creation: `q_rel` itself where the axes are
+/// aligned there, else `q_rel` turned by the shortest rotation that takes B's axis onto A's
+/// (by pi about `axis_a x t_1` where they are opposed, the axis the axis rows turn B about
+/// there). The angle is a twist about the axis measured from the reference, so the reference
+/// must have the axes aligned: QA 2026-12-07, an arm modelled upside down with a limit was
+/// turned over by the axis rows and then read as a pi turn across the hinge, its angle
+/// undefined, its limit pushing it apart (1.2 m of anchor error). The aligned pose nearest
+/// the one built reads 0.
+fn hinge_reference(q_rel: Quat, axis_a: Vec3, axis_b: Vec3) -> Quat {
+    let b_in_a = q_rel * axis_b;
+    if axis_a.dot(b_in_a) >= HINGE_REFERENCE_ALIGNED {
+        return q_rel;
+    }
+    let across = axis_a.cross(axis_a.any_orthonormal_pair().0).normalize();
+    let swing = if axis_a.dot(b_in_a) <= -HINGE_REFERENCE_ALIGNED {
+        Quat::from_axis_angle(across, std::f32::consts::PI)
+    } else {
+        Quat::from_rotation_arc(b_in_a, axis_a)
+    };
+    (swing * q_rel).normalize()
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 //! axis:   a = q_A axis_a,  b = q_B axis_b,  t_1, t_2 perpendicular to a (fixed in A)
 //!         u_k = a x t_k,  E = 2 vec(shortest rotation taking a onto b)
 //!           = (a x b) sqrt(2 / (1 + a . b))   (|E| = 2 sin(phi / 2), phi the misalignment)
-//!         C_k = u_k . E,   Cdot_k = (w_B - w_A) . u_k     (slots 3, 4)
+//!         C_k = u_k . E = (t_k . b) sqrt(2 / (1 + a . b)),   Cdot_k = (w_B - w_A) . u_k
+//!                                                                 (slots 3, 4)
 //! angle:  q_rel = (q_A q_ref)^-1 q_B,  theta = 2 atan2(vec(q_rel) . (q_ref^-1 axis_a), w)
 //!         thetadot = (w_B - w_A) . a
 //! limit:  theta read within pi of (lo + hi) / 2 (wrapped by 2 pi there),
@@ -77,17 +78,17 @@ pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
     Anchors::of(p, j).point_rows(&mut rows);
     let (a, b) = world_axes(p, j);
     let (t1_local, t2_local) = j.axis_a.any_orthonormal_pair();
-    let u1 = a.cross(p.rotation_a * t1_local);
-    let swing = swing_error(a, b, u1);
-    for (slot, t_local) in [(3, t1_local), (4, t2_local)] {
-        let u = a.cross(p.rotation_a * t_local);
+    let (t1, t2) = (p.rotation_a * t1_local, p.rotation_a * t2_local);
+    let errors = swing_errors(a.dot(b), t1.dot(b), t2.dot(b));
+    for (slot, t, error) in [(3, t1, errors.0), (4, t2, errors.1)] {
+        let u = a.cross(t);
         rows.set(
             slot,
             RowGeometry {
                 linear: Vec3::ZERO,
                 angular_a: -u,
                 angular_b: u,
-                error: u.dot(swing),
+                error,
                 unilateral: false,
             },
         );
@@ -119,11 +120,12 @@ pub(crate) fn rows_lanes<L: Lane>(
     AnchorLanes::of(p, j).point_rows(out);
     let a = p.rotation_a.rotate(j.axis_a);
     let b = p.rotation_b.rotate(j.axis_b);
-    let u1 = a.cross(p.rotation_a.rotate(j.perpendicular_1));
-    let u2 = a.cross(p.rotation_a.rotate(j.perpendicular_2));
-    let swing = swing_error_lanes(a, b, u1);
-    out[3] = RowGeometryLanes::new(V3::zero(), -u1, u1, u1.dot(swing));
-    out[4] = RowGeometryLanes::new(V3::zero(), -u2, u2, u2.dot(swing));
+    let t1 = p.rotation_a.rotate(j.perpendicular_1);
+    let t2 = p.rotation_a.rotate(j.perpendicular_2);
+    let (e1, e2) = swing_errors_lanes(a.dot(b), t1.dot(b), t2.dot(b));
+    let (u1, u2) = (a.cross(t1), a.cross(t2));
+    out[3] = RowGeometryLanes::new(V3::zero(), -u1, u1, e1);
+    out[4] = RowGeometryLanes::new(V3::zero(), -u2, u2, e2);
     if !limited {
         return RowGeometryLanes::zero();
     }
@@ -158,29 +160,35 @@ pub(crate) fn curvature_lanes<L: Lane>(
 /// serves.
 const OPPOSED: f32 = 1e-6;
 
-/// The hinge axes' misalignment as a rotation vector: `E = 2 vec(q_s)` of the shortest
-/// rotation `q_s` taking `a` onto `b`, `(a x b) sqrt(2 / (1 + a . b))`, of length
-/// `2 sin(phi / 2)` for a misalignment `phi`; `2 across` where the axes are opposed. Its
-/// parts along the rows' axes (across `a`) turn B back onto `a` from any misalignment: `t_k . b`
-/// alone (as these rows read it before 2026-12-07) vanishes at pi and its Jacobian
-/// `b x t_k` at pi / 2, where a hinge stayed misaligned (QA).
+/// The axis rows' errors `u_k . E`: the hinge axes' misalignment as a rotation vector
+/// `E = 2 vec(q_s)` of the shortest rotation `q_s` taking `a` onto `b`, `(a x b) sqrt(2 /
+/// (1 + a . b))`, of length `2 sin(phi / 2)` for a misalignment `phi`, along the rows' axes
+/// `u_k = a x t_k`. As `(a x t_k) . (a x b) = t_k . b` (`t_k` across the unit `a`), they
+/// are `t_k . b` scaled: from `cos = a . b` and `t_k . b`. Where the axes are opposed,
+/// `E = 2 u_1` (any axis across `a` serves). They turn B back onto `a` from any
+/// misalignment: `t_k . b` alone (as these rows read it before 2026-12-07) vanishes at pi,
+/// and its Jacobian `b x t_k` at pi / 2, where a hinge stayed misaligned (QA).
 #[cfg(test)]
-fn swing_error(a: Vec3, b: Vec3, across: Vec3) -> Vec3 {
-    let one_plus_cos = 1.0 + a.dot(b);
+fn swing_errors(cos: f32, t1_b: f32, t2_b: f32) -> (f32, f32) {
+    let one_plus_cos = 1.0 + cos;
     if one_plus_cos < OPPOSED {
-        2.0 * across
+        (2.0, 0.0)
     } else {
-        a.cross(b) * (2.0 / one_plus_cos).sqrt()
+        let scale = (2.0 / one_plus_cos).sqrt();
+        (scale * t1_b, scale * t2_b)
     }
 }
 
-/// [`swing_error`] for every lane.
-fn swing_error_lanes<L: Lane>(a: V3<L>, b: V3<L>, across: V3<L>) -> V3<L> {
-    let one_plus_cos = L::splat(1.0) + a.dot(b);
+/// [`swing_errors`] for every lane.
+fn swing_errors_lanes<L: Lane>(cos: L, t1_b: L, t2_b: L) -> (L, L) {
+    let one_plus_cos = L::splat(1.0) + cos;
     let opposed = L::splat(OPPOSED).gt(one_plus_cos);
     let safe = L::select(opposed, L::splat(1.0), one_plus_cos);
-    let swing = a.cross(b).scale((L::splat(2.0) / safe).sqrt());
-    V3::select(opposed, across.scale(L::splat(2.0)), swing)
+    let scale = (L::splat(2.0) / safe).sqrt();
+    (
+        L::select(opposed, L::splat(2.0), scale * t1_b),
+        L::select(opposed, L::splat(0.0), scale * t2_b),
+    )
 }
 
 /// `Jdot v` of the hinge angle the limit reads (Jacobian `(0, -a, a)`, `a` turning with A):

@@ -640,7 +640,7 @@ fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
 }
 
 /// A `RuntimeWarning` for each joint f32 cannot hold (`World::conditioning_warning`) and each
-/// pair of bodies whose joints disagree (`World::conflict_warnings`), and joints far from
+/// pair of bodies whose joints disagree (`World::conflict_warning`), and joints far from
 /// holding at the start (`World::start_error_warning`); the command line logs the same
 /// through `tracing`.
 fn warn_ill_conditioned(world: &World) -> PyResult<()> {
@@ -650,7 +650,7 @@ fn warn_ill_conditioned(world: &World) -> PyResult<()> {
                 runtime_warning(py, warning)?;
             }
         }
-        for warning in world.conflict_warnings() {
+        if let Some(warning) = world.conflict_warning() {
             runtime_warning(py, warning)?;
         }
         if let Some(warning) = world.start_error_warning() {

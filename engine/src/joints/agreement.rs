@@ -1,0 +1,258 @@
+//! Whether the joints on one pair of bodies agree: whether one small rigid motion of body B
+//! against body A would make every one of them hold at the current poses.
+//!
+//! ```text
+//! B moves by x = (d, w) (m, rad), its point r from its centre by d + w x r:
+//!   point rows     u . d + (r x u) . w = -u . e          (u: x, y, z; a slider's two across n)
+//!   angular rows   s u . w = -s u . theta                 (weld, slider: theta = 2 vec(q_err))
+//!                  s u_k . w = -s u_k . E                 (hinge: u_k = a x t_k, E its swing)
+//!   locked limits  s a . w = -s (angle - lock)            (hinge)
+//!                  n . d + (r x n) . w = -(slide - lock)  (slider)
+//! least squares (A^T A + lambda I) x = A^T b; each joint's residual is how far it is from
+//! agreeing with the others (m for its point rows, rad for its angular rows).
+//! ```
+//!
+//! `s` weighs a radian against a metre (the caller's tolerances' ratio), `lambda` leaves the
+//! motions no row constrains (a turn about the line through two ball joints) at zero. A pair
+//! whose joints are all off by the same rigid motion agrees: a door built half a millimetre
+//! off both its hinges, or one far from the origin whose anchors round alike.
+
+use glam::{DVec3, Quat, Vec3};
+
+use super::{JointKind, Joints};
+use crate::bodies::Bodies;
+
+/// How far the worst joint of a pair is from agreeing with the others.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Disagreement {
+    /// The joint whose residual is largest against the tolerances.
+    pub joint: usize,
+    /// Its anchor's residual, m.
+    pub anchor: f64,
+    /// Its axes' (and a locked limit's) residual, rad.
+    pub angle: f64,
+}
+
+/// One row of the fit: `m . x = rhs`, for `joint`, in metres or (scaled) radians.
+struct Row {
+    m: [f64; 6],
+    rhs: f64,
+    joint: usize,
+    angular: bool,
+}
+
+/// The worst joint of `shared` (joints on one pair of bodies) against the tolerances
+/// `anchor_tol` (m) and `angle_tol` (rad), with its residuals; `None` for fewer than two
+/// joints.
+pub(crate) fn disagreement(
+    bodies: &Bodies,
+    joints: &Joints,
+    shared: &[usize],
+    anchor_tol: f64,
+    angle_tol: f64,
+) -> Option<Disagreement> {
+    if shared.len() < 2 {
+        return None;
+    }
+    let scale = anchor_tol / angle_tol;
+    let mut rows = Vec::new();
+    for &j in shared {
+        joint_rows(bodies, joints, j, scale, &mut rows);
+    }
+    let x = least_squares(&rows);
+    // Per joint: its residuals' score against the tolerances, and its own error's (the
+    // rows' right-hand sides), which names the joint built off where the residuals tie (two
+    // joints share their disagreement).
+    let judged: Vec<(f64, f64, Disagreement)> = shared
+        .iter()
+        .map(|&j| {
+            let (mut point, mut angular, mut own) = (0.0f64, 0.0f64, 0.0f64);
+            for row in rows.iter().filter(|row| row.joint == j) {
+                let r = (0..6).map(|k| row.m[k] * x[k]).sum::<f64>() - row.rhs;
+                if row.angular {
+                    angular += r * r;
+                } else {
+                    point += r * r;
+                }
+                own += row.rhs * row.rhs;
+            }
+            let d = Disagreement {
+                joint: j,
+                anchor: point.sqrt(),
+                angle: angular.sqrt() / scale,
+            };
+            let score = (d.anchor / anchor_tol).max(d.angle / angle_tol);
+            (score, own, d)
+        })
+        .collect();
+    let top = judged.iter().map(|j| j.0).fold(0.0f64, f64::max);
+    judged
+        .into_iter()
+        .filter(|j| j.0 >= 0.99 * top)
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+        .map(|(_, _, d)| d)
+}
+
+/// The rows of joint `j` at the current poses (see the module documentation).
+fn joint_rows(bodies: &Bodies, joints: &Joints, j: usize, scale: f64, rows: &mut Vec<Row>) {
+    let (a, b) = (joints.body_a[j] as usize, joints.body_b[j] as usize);
+    let (pa, qa) = (bodies.position[a], bodies.rotation[a]);
+    let (pb, qb) = (bodies.position[b], bodies.rotation[b]);
+    let d = |v: Vec3| v.as_dvec3();
+    let on_a = d(pa) + d(qa * joints.anchor_a[j]);
+    let on_b = d(pb) + d(qb * joints.anchor_b[j]);
+    let (e, r) = (on_b - on_a, on_b - d(pb));
+    let kind = joints.kind[j];
+    let axis_a = d(qa * joints.axis_a[j]).normalize_or_zero();
+    let [t1, t2] = joints.perpendicular[j].map(|t| d(qa * t));
+    let mut point = |u: DVec3, rhs: f64| {
+        let w = r.cross(u);
+        rows.push(Row {
+            m: [u.x, u.y, u.z, w.x, w.y, w.z],
+            rhs,
+            joint: j,
+            angular: false,
+        });
+    };
+    // Point rows: all three, or across a slider's axis.
+    if kind == JointKind::Prismatic {
+        for u in [t1, t2] {
+            point(u, -u.dot(e));
+        }
+    } else {
+        for u in [DVec3::X, DVec3::Y, DVec3::Z] {
+            point(u, -u.dot(e));
+        }
+    }
+    let locked = joints.limit[j]
+        .filter(|[lo, hi]| hi - lo < 2e-5)
+        .map(|[lo, _]| lo);
+    if let (JointKind::Prismatic, Some(lock)) = (kind, locked) {
+        point(axis_a, -(axis_a.dot(e) - f64::from(lock)));
+    }
+    let mut angular = |u: DVec3, value: f64| {
+        rows.push(Row {
+            m: [0.0, 0.0, 0.0, scale * u.x, scale * u.y, scale * u.z],
+            rhs: -scale * value,
+            joint: j,
+            angular: true,
+        });
+    };
+    match kind {
+        JointKind::Spherical => {}
+        JointKind::Fixed | JointKind::Prismatic => {
+            // theta = 2 vec(q_B (q_A q_ref)^-1), the shorter way round.
+            let mut q = qb * (qa * joints.reference[j]).inverse();
+            if q.w < 0.0 {
+                q = -q;
+            }
+            let theta = 2.0 * d(Vec3::new(q.x, q.y, q.z));
+            for u in [DVec3::X, DVec3::Y, DVec3::Z] {
+                angular(u, u.dot(theta));
+            }
+        }
+        JointKind::Revolute => {
+            let b_axis = d(qb * joints.axis_b[j]).normalize_or_zero();
+            let (u1, u2) = (axis_a.cross(t1), axis_a.cross(t2));
+            let one_plus_cos = 1.0 + axis_a.dot(b_axis);
+            let swing = if one_plus_cos < 1e-12 {
+                2.0 * u1
+            } else {
+                axis_a.cross(b_axis) * (2.0 / one_plus_cos).sqrt()
+            };
+            angular(u1, u1.dot(swing));
+            angular(u2, u2.dot(swing));
+            if let Some(lock) = locked {
+                angular(axis_a, f64::from(hinge_angle(qa, qb, joints, j) - lock));
+            }
+        }
+    }
+}
+
+/// The hinge angle of joint `j` (rad, in `[-pi, pi]`), as the rows read it.
+fn hinge_angle(qa: Quat, qb: Quat, joints: &Joints, j: usize) -> f32 {
+    let reference = joints.reference[j];
+    let mut q_rel = (qa * reference).inverse() * qb;
+    if q_rel.w < 0.0 {
+        q_rel = -q_rel;
+    }
+    let axis_in_ref = reference.inverse() * joints.axis_a[j];
+    2.0 * q_rel.xyz().dot(axis_in_ref).atan2(q_rel.w)
+}
+
+/// `x` minimising `|A x - b|^2 + lambda |x|^2` over `rows`, `lambda` a trace's 1e-12 (the
+/// motions no row constrains stay zero): Cholesky of the 6 x 6 normal equations.
+fn least_squares(rows: &[Row]) -> [f64; 6] {
+    let mut n = [[0.0f64; 6]; 6];
+    let mut rhs = [0.0f64; 6];
+    for row in rows {
+        for ((n, rhs), mi) in n.iter_mut().zip(&mut rhs).zip(row.m) {
+            *rhs += mi * row.rhs;
+            for (n, mk) in n.iter_mut().zip(row.m) {
+                *n += mi * mk;
+            }
+        }
+    }
+    let trace: f64 = (0..6).map(|i| n[i][i]).sum();
+    let lambda = 1e-12 * trace.max(1e-300);
+    for (i, n) in n.iter_mut().enumerate() {
+        n[i] += lambda;
+    }
+    // n = L L^T, then L y = rhs, L^T x = y.
+    let mut l = [[0.0f64; 6]; 6];
+    for i in 0..6 {
+        for k in 0..=i {
+            let sum = n[i][k] - (0..k).map(|m| l[i][m] * l[k][m]).sum::<f64>();
+            l[i][k] = if i == k {
+                sum.max(f64::MIN_POSITIVE).sqrt()
+            } else {
+                sum / l[k][k]
+            };
+        }
+    }
+    let mut y = [0.0f64; 6];
+    for i in 0..6 {
+        y[i] = (rhs[i] - (0..i).map(|m| l[i][m] * y[m]).sum::<f64>()) / l[i][i];
+    }
+    let mut x = [0.0f64; 6];
+    for i in (0..6).rev() {
+        x[i] = (y[i] - (i + 1..6).map(|m| l[m][i] * x[m]).sum::<f64>()) / l[i][i];
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn least_squares_solves_a_consistent_system_and_leaves_free_motions_at_zero() {
+        // d = (1, 2, 3) read directly, w about x and y fixed, w about z free.
+        let mut rows = Vec::new();
+        for (k, value) in [1.0, 2.0, 3.0].into_iter().enumerate() {
+            let mut m = [0.0; 6];
+            m[k] = 1.0;
+            rows.push(Row {
+                m,
+                rhs: value,
+                joint: 0,
+                angular: false,
+            });
+        }
+        for (k, value) in [(3, 0.5), (4, -0.25)] {
+            let mut m = [0.0; 6];
+            m[k] = 2.0;
+            rows.push(Row {
+                m,
+                rhs: 2.0 * value,
+                joint: 0,
+                angular: true,
+            });
+        }
+        let x = least_squares(&rows);
+        let want = [1.0, 2.0, 3.0, 0.5, -0.25, 0.0];
+        for (got, want) in x.iter().zip(want) {
+            assert!((got - want).abs() < 1e-9, "{x:?}");
+        }
+    }
+}
