@@ -720,3 +720,17 @@ fn joints_far_from_holding_at_the_start_are_named() {
         assert_eq!(world.start_error_warning(), None, "{}", path.display());
     }
 }
+
+/// QA 2026-12-07: a negative count in a scene was refused as "invalid value: integer `-1`,
+/// expected u32", naming neither the rule nor the smallest value.
+#[test]
+fn a_negative_count_in_a_scene_says_what_the_field_takes() {
+    let e = Scene::from_toml_str("[world]\nvelocity_iterations = -1\n", "test").unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("line 2") && text.contains("a whole number >= 0: `velocity_iterations`"),
+        "{text}"
+    );
+    let e = Scene::from_toml_str("[world]\nvelocity_iterations = 1.5\n", "test").unwrap_err();
+    assert!(!e.to_string().contains("whole number >= 0"), "{e}");
+}

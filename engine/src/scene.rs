@@ -153,6 +153,19 @@ fn table_bracket_hint(text: &str, at: usize) -> &'static str {
     }
 }
 
+/// A hint for a parse error that refused a negative number where a count goes (serde says
+/// only "invalid value: integer `-1`, expected u32"; QA 2026-12-07): what the field takes.
+/// Empty for any other error.
+pub fn count_hint(message: &str) -> &'static str {
+    let unsigned = message.contains("expected u32") || message.contains("expected u64");
+    if unsigned && message.contains("integer `-") {
+        "\n(a count or pass number is a whole number >= 0: `velocity_iterations` and a chain's \
+         `links` at least 1, a grid's `rows` at least 2 and `cols` at least 1)"
+    } else {
+        ""
+    }
+}
+
 /// A parse error quotes the offending line: one of megabytes (a file with no line breaks)
 /// is cut to its first 200 characters. The message lines are cut only past 2,000 (a huge
 /// string value it quotes): QA 2026-12-07, a typo in `[world]` cut the list of the keys it
@@ -1053,9 +1066,10 @@ impl Scene {
             let hint = e
                 .span()
                 .map_or("", |span| table_bracket_hint(text, span.start));
+            let message = e.to_string();
             EngineError::Scene {
                 origin: origin.to_string(),
-                message: shorten_lines(&e.to_string()) + hint,
+                message: shorten_lines(&message) + hint + count_hint(&message),
             }
         })
     }

@@ -123,6 +123,9 @@ def test_a_count_beyond_64_bits_is_too_large_not_fractional():
         lavender.Sim("pendulum", velocity_iterations=-1)
     with pytest.raises(ValueError, match=r"position_iterations.*>= 0"):
         lavender.Sim("pendulum", position_iterations=-1)
+    # In a scene dict, serde's "expected u32" gets the rule (QA 2026-12-07).
+    with pytest.raises(ValueError, match=r"whole number >= 0: `velocity_iterations`"):
+        lavender.Sim({"world": {"velocity_iterations": -1}, "body": [{"name": "a"}]})
 
 
 def test_an_energy_that_overflows_single_precision_is_warned_about():

@@ -339,7 +339,11 @@ fn scene_from(obj: Option<&Bound<'_, PyAny>>) -> PyResult<(Scene, Option<PathBuf
         let json = convert::to_json(dict.as_any(), "scene")?;
         return serde_json::from_value(json)
             .map(|scene| (scene, None))
-            .map_err(|e| errors::value(format!("scene dict: {e}")));
+            .map_err(|e| {
+                let message = e.to_string();
+                let hint = lavender_engine::scene::count_hint(&message);
+                errors::value(format!("scene dict: {message}{hint}"))
+            });
     }
     if obj.hasattr("to_dict")? && !obj.is_instance_of::<PyString>() {
         return scene_from(Some(&obj.call_method0("to_dict")?));
