@@ -264,9 +264,13 @@ impl Header {
     }
 
     /// Each joint's type, from the world the header's scene builds (`None` where it cannot
-    /// be built or its joints are not the log's).
+    /// be built or its joints are not the log's). Built quietly: the scene's build-time
+    /// warnings were the recorded run's to give (QA 2026-12-07: `scrub --joint` repeated
+    /// them on reading a log).
     pub fn joint_kinds(&self) -> Option<Vec<lavender_engine::JointKind>> {
-        let world = self.recorded_scene().ok()?.build().ok()?;
+        let scene = self.recorded_scene().ok()?;
+        let quiet = tracing::subscriber::NoSubscriber::default();
+        let world = tracing::subscriber::with_default(quiet, || scene.build()).ok()?;
         let kinds = world.joints().kinds();
         (kinds.len() == self.joint_count).then(|| kinds.to_vec())
     }

@@ -1125,3 +1125,28 @@ fn an_energy_or_diagnostic_that_overflows_is_warned_about() {
     let out = lavender(&["run", "pendulum", "--steps", "2"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("overflowed"));
 }
+
+/// A scene's build-time warnings are the recorded run's to give: `scrub --joint`, which
+/// builds the header's scene for its joint types, repeated them (QA 2026-12-07).
+#[test]
+fn reading_a_log_does_not_repeat_its_scenes_build_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("weld.toml");
+    std::fs::write(
+        &scene,
+        "[[body]]\nname = \"a\"\nkind = \"static\"\n[[body]]\nname = \"b\"\n\
+         position = [1.0, 0.0, 0.0]\n[[joint]]\nname = \"weld\"\nkind = \"fixed\"\n\
+         body_a = \"a\"\nbody_b = \"b\"\n",
+    )
+    .unwrap();
+    let log = dir.path().join("w.lvlog");
+    let (scene, log) = (scene.to_str().unwrap(), log.to_str().unwrap());
+    let out = lavender(&["run", scene, "--steps", "2", "--record", log]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 joint starts far from holding"), "{err}");
+    let out = lavender(&["scrub", log, "--joint", "weld"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("far from holding"), "{err}");
+}
