@@ -621,26 +621,23 @@ impl World {
         let first = far_joints.next()?;
         let d = self.diagnostics[first];
         let count = 1 + far_joints.count();
-        let past_limit = match (self.joints.limit[first], self.joints.kind[first]) {
-            (None, _) => String::new(),
-            (Some(_), joints::JointKind::Prismatic) => format!(", {:.2e} m past its limit", d[5]),
-            (Some(_), _) => format!(", {:.2e} rad past its limit", d[5]),
+        let past_limit = match self.joints.kind[first] {
+            _ if d[5] <= 0.0 => String::new(),
+            joints::JointKind::Prismatic => format!(", {:.2e} m past its limit", d[5]),
+            _ => format!(", {:.2e} rad past its limit", d[5]),
+        };
+        let (their, start) = if count == 1 {
+            ("its", "1 joint starts".to_string())
+        } else {
+            ("their", format!("{count} joints start"))
         };
         Some(format!(
-            "{} far from holding as built (more than {START_ANCHOR_ERROR:.0e} m off {} anchors, \
-             {START_ANGULAR_ERROR} rad off {} axes or past {} limits), so the first substeps \
-             pull {} bodies into place, a jump rather than motion; {}joint `{}`, {:.2e} m off \
-             its anchor, {:.2e} rad off its axes{past_limit}. If that is not meant, check the \
-             anchors, axes and the bodies' poses",
-            if count == 1 {
-                "1 joint starts".to_string()
-            } else {
-                format!("{count} joints start")
-            },
-            if count == 1 { "its" } else { "their" },
-            if count == 1 { "its" } else { "their" },
-            if count == 1 { "its" } else { "their" },
-            if count == 1 { "its" } else { "their" },
+            "{start} far from holding as built (more than {START_ANCHOR_ERROR:.0e} m off \
+             {their} anchors, {START_ANGULAR_ERROR} rad off {their} axes, or past {their} \
+             limits by {START_ANGULAR_ERROR} rad or {START_ANCHOR_ERROR:.0e} m), so the first \
+             substeps pull {their} bodies into place, a jump rather than motion; {}joint `{}`, \
+             {:.2e} m off its anchor, {:.2e} rad off its axes{past_limit}. If that is not \
+             meant, check the anchors, axes and the bodies' poses",
             if count == 1 { "" } else { "the first: " },
             self.joints.names()[first],
             d[3],
@@ -702,8 +699,9 @@ impl World {
             "{} of bodies with joints that disagree: no motion of one body makes them all hold, \
              so the solver trades the error between them, which can pump energy into the pair; \
              place their anchors and axes so that they agree. The first: joint `{}` joins \
-             `{}` and `{}`, as {others} {}, and disagrees with {} by {:.2e} m at its anchor \
-             and {:.2e} rad at its axes",
+             `{}` and `{}`, as {others} {}; it is {:.2e} m and {:.2e} rad from holding as \
+             built (its anchor, a locked slide; its axes, a locked angle), and still {:.2e} m \
+             and {:.2e} rad with the body moved to suit all of them as well as it can",
             if pairs == 1 {
                 "1 pair".to_string()
             } else {
@@ -713,7 +711,8 @@ impl World {
             self.bodies.name[a as usize],
             self.bodies.name[b as usize],
             if shared.len() == 2 { "does" } else { "do" },
-            if shared.len() == 2 { "it" } else { "them" },
+            worst.built_anchor,
+            worst.built_angle,
             worst.anchor,
             worst.angle,
         ))

@@ -124,8 +124,12 @@ def test_a_count_beyond_64_bits_is_too_large_not_fractional():
     with pytest.raises(ValueError, match=r"position_iterations.*>= 0"):
         lavender.Sim("pendulum", position_iterations=-1)
     # In a scene dict, serde's "expected u32" gets the rule (QA 2026-12-07).
-    with pytest.raises(ValueError, match=r"whole number >= 0: `velocity_iterations`"):
+    with pytest.raises(ValueError, match=r"`world.velocity_iterations` = -1 must be a whole number >= 1"):
         lavender.Sim({"world": {"velocity_iterations": -1}, "body": [{"name": "a"}]})
+    with pytest.raises(ValueError, match=r"`world.position_iterations` = -2 must be a whole number >= 0"):
+        lavender.Sim({"world": {"position_iterations": -2}, "body": [{"name": "a"}]})
+    with pytest.raises(ValueError, match=r"`chain\[0\].links` = -3 must be a whole number >= 1"):
+        lavender.Sim({"chain": [{"name": "c", "links": -3}]})
 
 
 def test_an_energy_that_overflows_single_precision_is_warned_about():
@@ -686,7 +690,7 @@ def test_joints_on_one_pair_that_disagree_are_warned_about():
         )
         return sb.build()
 
-    with pytest.warns(RuntimeWarning, match=r"joint `lower` joins `frame` and `door`, as `upper` does, and disagrees"):
+    with pytest.warns(RuntimeWarning, match=r"joint `lower` joins `frame` and `door`, as `upper` does; it is 1.00e-2 m"):
         door(0.01)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -31,6 +31,9 @@ pub(crate) struct Disagreement {
     pub anchor: f64,
     /// Its axes' (and a locked limit's) residual, rad.
     pub angle: f64,
+    /// How far it is from holding as built (its own rows' errors), m and rad.
+    pub built_anchor: f64,
+    pub built_angle: f64,
 }
 
 /// One row of the fit: `m . x = rhs`, for `joint`, in metres or (scaled) radians.
@@ -67,12 +70,15 @@ pub(crate) fn disagreement(
         .iter()
         .map(|&j| {
             let (mut point, mut angular, mut own) = (0.0f64, 0.0f64, 0.0f64);
+            let (mut built_point, mut built_angular) = (0.0f64, 0.0f64);
             for row in rows.iter().filter(|row| row.joint == j) {
                 let r = (0..6).map(|k| row.m[k] * x[k]).sum::<f64>() - row.rhs;
                 if row.angular {
                     angular += r * r;
+                    built_angular += row.rhs * row.rhs;
                 } else {
                     point += r * r;
+                    built_point += row.rhs * row.rhs;
                 }
                 own += row.rhs * row.rhs;
             }
@@ -80,6 +86,8 @@ pub(crate) fn disagreement(
                 joint: j,
                 anchor: point.sqrt(),
                 angle: angular.sqrt() / scale,
+                built_anchor: built_point.sqrt(),
+                built_angle: built_angular.sqrt() / scale,
             };
             let score = (d.anchor / anchor_tol).max(d.angle / angle_tol);
             (score, own, d)

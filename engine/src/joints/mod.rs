@@ -982,7 +982,7 @@ impl Joints {
         let reference = match desc.reference_rotation {
             Some(q) => check_unit_quat(q).map_err(|e| bad(format!("reference_rotation: {e}")))?,
             None if desc.kind == JointKind::Revolute => {
-                hinge_reference((rot_a.inverse() * rot_b).normalize(), axes[0], axes[1])
+                hinge_reference((rot_a.inverse() * rot_b).normalize(), axes, desc.anchor_b)
             }
             None => (rot_a.inverse() * rot_b).normalize(),
         };
@@ -1087,19 +1087,21 @@ const HINGE_REFERENCE_ALIGNED: f32 = 1.0 - 1e-6;
 /// A hinge's default reference (the relative orientation `q_A^-1 q_B` where its angle is 0)
 /// from the relative orientation `q_rel` at its creation: `q_rel` itself where the axes are
 /// aligned there, else `q_rel` turned by the shortest rotation that takes B's axis onto A's
-/// (by pi about `axis_a x t_1` where they are opposed, the axis the axis rows turn B about
-/// there). The angle is a twist about the axis measured from the reference, so the reference
+/// (by pi about the line from the anchor to B's centre where they are opposed, as the axis
+/// rows turn B there). The angle is a twist about the axis measured from the reference, so the reference
 /// must have the axes aligned: QA 2026-12-07, an arm modelled upside down with a limit was
 /// turned over by the axis rows and then read as a pi turn across the hinge, its angle
 /// undefined, its limit pushing it apart (1.2 m of anchor error). The aligned pose nearest
 /// the one built reads 0.
-fn hinge_reference(q_rel: Quat, axis_a: Vec3, axis_b: Vec3) -> Quat {
+fn hinge_reference(q_rel: Quat, [axis_a, axis_b]: [Vec3; 2], anchor_b: Vec3) -> Quat {
     let b_in_a = q_rel * axis_b;
     if axis_a.dot(b_in_a) >= HINGE_REFERENCE_ALIGNED {
         return q_rel;
     }
-    let across = axis_a.cross(axis_a.any_orthonormal_pair().0).normalize();
     let swing = if axis_a.dot(b_in_a) <= -HINGE_REFERENCE_ALIGNED {
+        // The half turn the axis rows give it (`revolute::opposed_turn_axis`), in A's frame.
+        let fallback = axis_a.cross(axis_a.any_orthonormal_pair().0).normalize();
+        let across = revolute::opposed_turn_axis(axis_a, -(q_rel * anchor_b), fallback);
         Quat::from_axis_angle(across, std::f32::consts::PI)
     } else {
         Quat::from_rotation_arc(b_in_a, axis_a)

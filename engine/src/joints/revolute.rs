@@ -25,7 +25,6 @@ use crate::lanes::{atan2, Lane, PairVelocities, V3};
 #[cfg(test)]
 use crate::rows::{RowGeometry, RowSet};
 use crate::rows::{RowGeometryLanes, LIMIT_SLOT, MAX_ROWS_PER_JOINT};
-#[cfg(test)]
 use glam::Vec3;
 
 #[cfg(test)]
@@ -79,7 +78,12 @@ pub(crate) fn rows(p: &PosePair, j: &JointParams) -> RowSet {
     let (a, b) = world_axes(p, j);
     let (t1_local, t2_local) = j.axis_a.any_orthonormal_pair();
     let (t1, t2) = (p.rotation_a * t1_local, p.rotation_a * t2_local);
-    let errors = swing_errors(a.dot(b), t1.dot(b), t2.dot(b));
+    let mut errors = swing_errors(a.dot(b), t1.dot(b), t2.dot(b));
+    if 1.0 + a.dot(b) < OPPOSED {
+        let centre = -(p.rotation_b * j.anchor_b);
+        let across = 2.0 * opposed_turn_axis(a, centre, a.cross(t1));
+        errors = (a.cross(t1).dot(across), a.cross(t2).dot(across));
+    }
     for (slot, t, error) in [(3, t1, errors.0), (4, t2, errors.1)] {
         let u = a.cross(t);
         rows.set(
@@ -117,13 +121,21 @@ pub(crate) fn rows_lanes<L: Lane>(
     limited: bool,
     out: &mut [RowGeometryLanes<L>; MAX_ROWS_PER_JOINT],
 ) -> RowGeometryLanes<L> {
-    AnchorLanes::of(p, j).point_rows(out);
+    let anchors = AnchorLanes::of(p, j);
+    anchors.point_rows(out);
     let a = p.rotation_a.rotate(j.axis_a);
     let b = p.rotation_b.rotate(j.axis_b);
     let t1 = p.rotation_a.rotate(j.perpendicular_1);
     let t2 = p.rotation_a.rotate(j.perpendicular_2);
-    let (e1, e2) = swing_errors_lanes(a.dot(b), t1.dot(b), t2.dot(b));
     let (u1, u2) = (a.cross(t1), a.cross(t2));
+    let (mut e1, mut e2, opposed) = swing_errors_lanes(a.dot(b), t1.dot(b), t2.dot(b));
+    if L::mask_bits(opposed) != 0 {
+        // Opposed axes (rare: a hinge built upside down): turned over about the line from
+        // the anchor to B's centre, which leaves B where it is.
+        let across = opposed_turn_axis_lanes(a, -anchors.r_b, u1).scale(L::splat(2.0));
+        e1 = L::select(opposed, u1.dot(across), e1);
+        e2 = L::select(opposed, u2.dot(across), e2);
+    }
     out[3] = RowGeometryLanes::new(V3::zero(), -u1, u1, e1);
     out[4] = RowGeometryLanes::new(V3::zero(), -u2, u2, e2);
     if !limited {
@@ -164,10 +176,11 @@ const OPPOSED: f32 = 1e-6;
 /// `E = 2 vec(q_s)` of the shortest rotation `q_s` taking `a` onto `b`, `(a x b) sqrt(2 /
 /// (1 + a . b))`, of length `2 sin(phi / 2)` for a misalignment `phi`, along the rows' axes
 /// `u_k = a x t_k`. As `(a x t_k) . (a x b) = t_k . b` (`t_k` across the unit `a`), they
-/// are `t_k . b` scaled: from `cos = a . b` and `t_k . b`. Where the axes are opposed,
-/// `E = 2 u_1` (any axis across `a` serves). They turn B back onto `a` from any
-/// misalignment: `t_k . b` alone (as these rows read it before 2026-12-07) vanishes at pi,
-/// and its Jacobian `b x t_k` at pi / 2, where a hinge stayed misaligned (QA).
+/// are `t_k . b` scaled: from `cos = a . b` and `t_k . b`. Where the axes are opposed the
+/// shortest rotation is any half turn across `a`: `(2, 0)` here, and the caller picks the
+/// turn ([`opposed_turn_axis`]). They turn B back onto `a` from any misalignment: `t_k . b`
+/// alone (as these rows read it before 2026-12-07) vanishes at pi, and its Jacobian
+/// `b x t_k` at pi / 2, where a hinge stayed misaligned (QA).
 #[cfg(test)]
 fn swing_errors(cos: f32, t1_b: f32, t2_b: f32) -> (f32, f32) {
     let one_plus_cos = 1.0 + cos;
@@ -179,8 +192,8 @@ fn swing_errors(cos: f32, t1_b: f32, t2_b: f32) -> (f32, f32) {
     }
 }
 
-/// [`swing_errors`] for every lane.
-fn swing_errors_lanes<L: Lane>(cos: L, t1_b: L, t2_b: L) -> (L, L) {
+/// [`swing_errors`] for every lane, with the lanes whose axes are opposed.
+fn swing_errors_lanes<L: Lane>(cos: L, t1_b: L, t2_b: L) -> (L, L, L::Mask) {
     let one_plus_cos = L::splat(1.0) + cos;
     let opposed = L::splat(OPPOSED).gt(one_plus_cos);
     let safe = L::select(opposed, L::splat(1.0), one_plus_cos);
@@ -188,8 +201,38 @@ fn swing_errors_lanes<L: Lane>(cos: L, t1_b: L, t2_b: L) -> (L, L) {
     (
         L::select(opposed, L::splat(2.0), scale * t1_b),
         L::select(opposed, L::splat(0.0), scale * t2_b),
+        opposed,
     )
 }
+
+/// The axis (unit, across `a`) a hinge whose axes are opposed is turned over about: the
+/// direction from its anchor to B's centre (`centre`, from the anchor), across `a`, so that
+/// the half turn leaves B's centre where it is (QA 2026-12-07: a fixed axis across the hinge
+/// threw an arm built upside down over to its mirror image, 2 m away); `fallback` where B's
+/// centre lies on the hinge's line (a wheel). The default reference of such a hinge is
+/// turned about the same axis (`joints::hinge_reference`), so the angle reads 0 there.
+pub(crate) fn opposed_turn_axis(a: Vec3, centre: Vec3, fallback: Vec3) -> Vec3 {
+    let across = centre - a * a.dot(centre);
+    if across.length_squared() > OPPOSED_MIN_LEVER * OPPOSED_MIN_LEVER {
+        across.normalize()
+    } else {
+        fallback
+    }
+}
+
+/// [`opposed_turn_axis`] for every lane.
+fn opposed_turn_axis_lanes<L: Lane>(a: V3<L>, centre: V3<L>, fallback: V3<L>) -> V3<L> {
+    let across = centre - a.scale(a.dot(centre));
+    let length_squared = across.dot(across);
+    let min = L::splat(OPPOSED_MIN_LEVER * OPPOSED_MIN_LEVER);
+    let long = length_squared.gt(min);
+    let length = L::select(long, length_squared, L::splat(1.0)).sqrt();
+    V3::select(long, across.scale(L::splat(1.0) / length), fallback)
+}
+
+/// Below this distance (m) of B's centre from a hinge's line, an opposed hinge is turned
+/// over about its fixed perpendicular instead ([`opposed_turn_axis`]).
+const OPPOSED_MIN_LEVER: f32 = 1e-6;
 
 /// `Jdot v` of the hinge angle the limit reads (Jacobian `(0, -a, a)`, `a` turning with A):
 /// `(w_A x a) . (w_B - w_A)`, the offset of a hinge held on its stop; zero where the two

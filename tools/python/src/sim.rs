@@ -326,6 +326,37 @@ fn load_scene_file(path: &Path) -> PyResult<Scene> {
     Scene::from_toml_str(&text, &origin).map_err(errors::engine)
 }
 
+/// The first count in a scene dict given a negative number, as (`world.velocity_iterations`,
+/// the value): the fields a scene counts with.
+fn negative_count(value: &serde_json::Value, path: &str) -> Option<(String, i64)> {
+    const COUNTS: [&str; 7] = [
+        "velocity_iterations",
+        "bias_iterations",
+        "position_iterations",
+        "threads",
+        "links",
+        "rows",
+        "cols",
+    ];
+    match value {
+        serde_json::Value::Object(map) => map.iter().find_map(|(key, v)| {
+            let here = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            match v.as_i64() {
+                Some(n) if n < 0 && COUNTS.contains(&key.as_str()) => Some((here, n)),
+                _ => negative_count(v, &here),
+            }
+        }),
+        serde_json::Value::Array(items) => {
+            (items.iter().enumerate()).find_map(|(i, v)| negative_count(v, &format!("{path}[{i}]")))
+        }
+        _ => None,
+    }
+}
+
 /// The scene described by the constructor's first argument, and the file it came from.
 ///
 /// A str without a path separator and not ending in `.toml` names a shipped scene when there
@@ -337,12 +368,26 @@ fn scene_from(obj: Option<&Bound<'_, PyAny>>) -> PyResult<(Scene, Option<PathBuf
     };
     if let Ok(dict) = obj.cast::<PyDict>() {
         let json = convert::to_json(dict.as_any(), "scene")?;
+        let json_for_errors = json.clone();
         return serde_json::from_value(json)
             .map(|scene| (scene, None))
-            .map_err(|e| {
-                let message = e.to_string();
-                let hint = lavender_engine::scene::count_hint(&message);
-                errors::value(format!("scene dict: {message}{hint}"))
+            .map_err(|e| match negative_count(&json_for_errors, "") {
+                // serde names no field (QA 2026-12-07): the first negative count, by path.
+                Some((path, value)) => errors::value(format!(
+                    "scene dict: `{path}` = {value} must be a whole number >= {}",
+                    if path.ends_with("velocity_iterations") || path.ends_with("links") {
+                        "1"
+                    } else if path.ends_with("rows") {
+                        "2"
+                    } else {
+                        "0"
+                    }
+                )),
+                None => {
+                    let message = e.to_string();
+                    let hint = lavender_engine::scene::count_hint(&message);
+                    errors::value(format!("scene dict: {message}{hint}"))
+                }
             });
     }
     if obj.hasattr("to_dict")? && !obj.is_instance_of::<PyString>() {
