@@ -1249,11 +1249,14 @@ impl Scene {
             g.add_joints(&mut world, ids)?;
         }
         world.sync();
-        if let Some(warning) = world.conflict_warning() {
-            tracing::warn!("{warning}");
-        }
-        if let Some(warning) = world.start_error_warning() {
-            tracing::warn!("{warning}");
+        // Judged only where a warning is heard (Python asks the world itself).
+        if tracing::enabled!(tracing::Level::WARN) {
+            if let Some(warning) = world.conflict_warning() {
+                tracing::warn!("{warning}");
+            }
+            if let Some(warning) = world.start_error_warning() {
+                tracing::warn!("{warning}");
+            }
         }
         Ok(world)
     }

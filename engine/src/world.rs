@@ -1797,8 +1797,9 @@ fn spacing_at(x: f32) -> f32 {
 /// ([`World::start_error_warning`]): a modelling slip, not rounding or a slight sag.
 const START_ANCHOR_ERROR: f32 = 1e-2;
 
-/// Angular error or limit violation (rad, or m for a slider's limit) beyond which a joint
-/// starts far from holding ([`World::start_error_warning`]).
+/// Angular error or a hinge's limit violation (rad) beyond which a joint starts far from
+/// holding ([`World::start_error_warning`]; a slider's limit is held to
+/// [`START_ANCHOR_ERROR`]).
 const START_ANGULAR_ERROR: f32 = 0.1;
 
 /// Anchor error (m) beyond which joints sharing their bodies disagree

@@ -17,9 +17,9 @@
 //! whose joints are all off by the same rigid motion agrees: a door built half a millimetre
 //! off both its hinges, or one far from the origin whose anchors round alike.
 
-use glam::{DVec3, Quat, Vec3};
+use glam::{DVec3, Vec3};
 
-use super::{JointKind, Joints};
+use super::{diagnose_joint, revolute, JointKind, Joints};
 use crate::bodies::Bodies;
 
 /// How far the worst joint of a pair is from agreeing with the others.
@@ -132,11 +132,13 @@ fn joint_rows(bodies: &Bodies, joints: &Joints, j: usize, scale: f64, rows: &mut
             point(u, -u.dot(e));
         }
     }
+    // A locked limit's coordinate (column 7, the slide or the angle as the limit reads it)
+    // against the lock.
     let locked = joints.limit[j]
         .filter(|[lo, hi]| hi - lo < 2e-5)
-        .map(|[lo, _]| lo);
-    if let (JointKind::Prismatic, Some(lock)) = (kind, locked) {
-        point(axis_a, -(axis_a.dot(e) - f64::from(lock)));
+        .map(|[lo, _]| f64::from(diagnose_joint(bodies, joints, j)[7] - lo));
+    if let (JointKind::Prismatic, Some(off_lock)) = (kind, locked) {
+        point(axis_a, -off_lock);
     }
     let mut angular = |u: DVec3, value: f64| {
         rows.push(Row {
@@ -164,28 +166,20 @@ fn joint_rows(bodies: &Bodies, joints: &Joints, j: usize, scale: f64, rows: &mut
             let (u1, u2) = (axis_a.cross(t1), axis_a.cross(t2));
             let one_plus_cos = 1.0 + axis_a.dot(b_axis);
             let swing = if one_plus_cos < 1e-12 {
-                2.0 * u1
+                // Opposed: the half turn the axis rows give (`revolute::opposed_turn_axis`).
+                let centre = -(qb * joints.anchor_b[j]);
+                let across = revolute::opposed_turn_axis(axis_a.as_vec3(), centre, u1.as_vec3());
+                2.0 * d(across)
             } else {
                 axis_a.cross(b_axis) * (2.0 / one_plus_cos).sqrt()
             };
             angular(u1, u1.dot(swing));
             angular(u2, u2.dot(swing));
-            if let Some(lock) = locked {
-                angular(axis_a, f64::from(hinge_angle(qa, qb, joints, j) - lock));
+            if let Some(off_lock) = locked {
+                angular(axis_a, off_lock);
             }
         }
     }
-}
-
-/// The hinge angle of joint `j` (rad, in `[-pi, pi]`), as the rows read it.
-fn hinge_angle(qa: Quat, qb: Quat, joints: &Joints, j: usize) -> f32 {
-    let reference = joints.reference[j];
-    let mut q_rel = (qa * reference).inverse() * qb;
-    if q_rel.w < 0.0 {
-        q_rel = -q_rel;
-    }
-    let axis_in_ref = reference.inverse() * joints.axis_a[j];
-    2.0 * q_rel.xyz().dot(axis_in_ref).atan2(q_rel.w)
 }
 
 /// `x` minimising `|A x - b|^2 + lambda |x|^2` over `rows`, `lambda` a trace's 1e-12 (the
