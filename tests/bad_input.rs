@@ -675,16 +675,25 @@ fn joints_on_one_pair_that_disagree_are_named() {
         warning.contains("joint `l5`") || warning.contains("joint `l0`"),
         "{warning}"
     );
-    for (name, _) in lavender::engine::builtin_scenes() {
-        let world = Scene::builtin(name).unwrap().build().unwrap();
+    for (name, world) in shipped_and_regression_worlds() {
         assert_eq!(world.conflict_warning(), None, "{name}");
     }
+}
+
+/// Every shipped scene's world and every regression scene's, with its name or path.
+fn shipped_and_regression_worlds() -> Vec<(String, World)> {
+    let shipped = lavender::engine::builtin_scenes()
+        .into_iter()
+        .map(|(name, _)| (name.to_string(), Scene::builtin(name).unwrap()));
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/regressions");
-    for entry in std::fs::read_dir(root).unwrap() {
+    let regressions = std::fs::read_dir(root).unwrap().map(|entry| {
         let path = entry.unwrap().path();
-        let world = Scene::load(&path).unwrap().build().unwrap();
-        assert_eq!(world.conflict_warning(), None, "{}", path.display());
-    }
+        (path.display().to_string(), Scene::load(&path).unwrap())
+    });
+    shipped
+        .chain(regressions)
+        .map(|(name, scene)| (name, scene.build().unwrap()))
+        .collect()
 }
 
 /// Joints far from holding as built are named (QA 2026-12-07: a weld between boxes 1 m
@@ -712,15 +721,8 @@ fn joints_far_from_holding_at_the_start_are_named() {
                 .contains("; joint `weld`, 1.00e0 m off its anchor, 0.00e0 rad off its axes. If"),
         "{warning}"
     );
-    for (name, _) in lavender::engine::builtin_scenes() {
-        let world = Scene::builtin(name).unwrap().build().unwrap();
+    for (name, world) in shipped_and_regression_worlds() {
         assert_eq!(world.start_error_warning(), None, "{name}");
-    }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/regressions");
-    for entry in std::fs::read_dir(root).unwrap() {
-        let path = entry.unwrap().path();
-        let world = Scene::load(&path).unwrap().build().unwrap();
-        assert_eq!(world.start_error_warning(), None, "{}", path.display());
     }
 }
 
