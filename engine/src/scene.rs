@@ -1257,6 +1257,9 @@ impl Scene {
             if let Some(warning) = world.start_error_warning() {
                 tracing::warn!("{warning}");
             }
+            if let Some(warning) = world.locked_pair_warning() {
+                tracing::warn!("{warning}");
+            }
         }
         Ok(world)
     }

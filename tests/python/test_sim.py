@@ -697,6 +697,30 @@ def test_joints_on_one_pair_that_disagree_are_warned_about():
         door(0.0)
 
 
+def test_joints_that_lock_their_pair_by_accident_are_warned_about():
+    # QA 2026-12-07: a door whose hinge lines were apart held as built, then rattled and lost
+    # its swing, with no word.
+    def door(gap):
+        sb = (
+            lavender.SceneBuilder()
+            .body("frame", kind="static")
+            .body("door", position=[0.5, 0, 0], mass=20, box=[0.5, 0.02, 1.0])
+        )
+        sb.revolute("upper", "frame", "door", anchor_a=[0, 0, 0.9], anchor_b=[-0.5, 0, 0.9], axis=[0, 0, 1])
+        sb.revolute(
+            "lower", "frame", "door", anchor_a=[gap, 0, -0.9], anchor_b=[gap - 0.5, 0, -0.9], axis=[0, 0, 1]
+        )
+        return sb.build()
+
+    with pytest.warns(
+        RuntimeWarning, match=r"1 pair of bodies locked .* `upper` and `lower` join `frame` and `door`.* 6\.99e-5 m"
+    ):
+        door(0.001)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        door(0.0)
+
+
 def test_joints_far_from_holding_at_the_start_are_warned_about():
     # QA 2026-12-07: a weld between boxes 1 m apart snapped one across, with no word.
     def weld(gap):

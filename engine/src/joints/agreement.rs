@@ -19,7 +19,7 @@
 
 use glam::{DVec3, Vec3};
 
-use super::{diagnose_joint, revolute, JointKind, Joints};
+use super::{diagnose_joint, revolute, JointKind, Joints, LIMIT_SLOP};
 use crate::bodies::Bodies;
 
 /// How far the worst joint of a pair is from agreeing with the others.
@@ -101,6 +101,93 @@ pub(crate) fn disagreement(
         .map(|(_, _, d)| d)
 }
 
+/// Whether the joints of `shared` (on one pair of bodies) leave the pair no common motion:
+/// the least strain any unit motion of B against A (1 m or 1 rad) puts on their rows (m;
+/// radians of angular rows weighed as `scale` metres each), the smallest singular value of
+/// the stacked rows. `None` for fewer than two joints, and where a joint alone locks the
+/// pair (a weld, a locked limit): then the lock is meant.
+///
+/// Each joint allows motions of its own (a hinge a turn about its line, a ball joint the
+/// turns about its anchor, a slider a slide along its axis); together the joints allow the
+/// motions common to all, and where there are none the pair is locked by accident (two
+/// hinge lines apart, a ball joint off a hinge's line): the rows fight whenever the bodies
+/// move.
+pub(crate) fn lock_strain(
+    bodies: &Bodies,
+    joints: &Joints,
+    shared: &[usize],
+    scale: f64,
+) -> Option<f64> {
+    let locks_alone =
+        |j: usize| joints.kind[j] == JointKind::Fixed || joints.limit[j].is_some_and(locks);
+    if shared.len() < 2 || shared.iter().any(|&j| locks_alone(j)) {
+        return None;
+    }
+    let mut rows = Vec::new();
+    for &j in shared {
+        joint_rows(bodies, joints, j, scale, &mut rows);
+    }
+    Some(least_singular_value(&rows))
+}
+
+/// Whether a limit `[lo, hi]` locks its joint's coordinate: a range narrower than twice
+/// the limit slop, as the solver reads it (`joints::locked_lanes`).
+fn locks([lo, hi]: [f32; 2]) -> bool {
+    lo + 2.0 * LIMIT_SLOP > hi
+}
+
+/// The smallest singular value of the rows' matrix (6 columns): the square root of the
+/// least eigenvalue of `A^T A`, by cyclic Jacobi rotations (deterministic, f64).
+fn least_singular_value(rows: &[Row]) -> f64 {
+    let mut n = [[0.0f64; 6]; 6];
+    for row in rows {
+        for (n, mi) in n.iter_mut().zip(row.m) {
+            for (n, mk) in n.iter_mut().zip(row.m) {
+                *n += mi * mk;
+            }
+        }
+    }
+    let scale: f64 = (0..6).map(|i| n[i][i]).sum();
+    for _ in 0..64 {
+        let off: f64 = (0..6)
+            .flat_map(|p| (p + 1..6).map(move |q| (p, q)))
+            .map(|(p, q)| n[p][q] * n[p][q])
+            .sum();
+        if off <= 1e-30 * scale * scale {
+            break;
+        }
+        for p in 0..6 {
+            for q in p + 1..6 {
+                if n[p][q] == 0.0 {
+                    continue;
+                }
+                // The rotation that zeroes n[p][q]: tan(2 phi) = 2 n_pq / (n_qq - n_pp).
+                let theta = (n[q][q] - n[p][p]) / (2.0 * n[p][q]);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                // Columns p and q turned (N J), then rows p and q (J^T N J).
+                for row in &mut n {
+                    let (kp, kq) = (row[p], row[q]);
+                    row[p] = c * kp - s * kq;
+                    row[q] = s * kp + c * kq;
+                }
+                let (row_p, row_q) = (n[p], n[q]);
+                for k in 0..6 {
+                    n[p][k] = c * row_p[k] - s * row_q[k];
+                    n[q][k] = s * row_p[k] + c * row_q[k];
+                }
+            }
+        }
+    }
+    (0..6)
+        .map(|i| n[i][i])
+        .fold(f64::INFINITY, f64::min)
+        .max(0.0)
+        .sqrt()
+}
+
 /// The rows of joint `j` at the current poses (see the module documentation).
 fn joint_rows(bodies: &Bodies, joints: &Joints, j: usize, scale: f64, rows: &mut Vec<Row>) {
     let (a, b) = (joints.body_a[j] as usize, joints.body_b[j] as usize);
@@ -135,7 +222,7 @@ fn joint_rows(bodies: &Bodies, joints: &Joints, j: usize, scale: f64, rows: &mut
     // A locked limit's coordinate (column 7, the slide or the angle as the limit reads it)
     // against the lock.
     let locked = joints.limit[j]
-        .filter(|[lo, hi]| hi - lo < 2e-5)
+        .filter(|&limit| locks(limit))
         .map(|[lo, _]| f64::from(diagnose_joint(bodies, joints, j)[7] - lo));
     if let (JointKind::Prismatic, Some(off_lock)) = (kind, locked) {
         point(axis_a, -off_lock);
@@ -226,6 +313,39 @@ fn least_squares(rows: &[Row]) -> [f64; 6] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(m: [f64; 6]) -> Row {
+        Row {
+            m,
+            rhs: 0.0,
+            joint: 0,
+            angular: false,
+        }
+    }
+
+    #[test]
+    fn least_singular_value_finds_the_free_motion_and_the_weakest_row() {
+        // Rows constraining five motions with weights 1..5: the sixth is free.
+        let mut rows: Vec<Row> = (0..5)
+            .map(|k| {
+                let mut m = [0.0; 6];
+                m[k] = (k + 1) as f64;
+                row(m)
+            })
+            .collect();
+        assert!(least_singular_value(&rows) < 1e-12);
+        // Constrained too, weakly, and across the others' axes: sigma_min is its weight.
+        let mut m = [0.0; 6];
+        m[5] = 0.25;
+        rows.push(row(m));
+        // Turned by a rotation mixing columns 1 and 5 (singular values unchanged).
+        let (c, s) = (0.6, 0.8);
+        for r in &mut rows {
+            let (a, b) = (r.m[1], r.m[5]);
+            (r.m[1], r.m[5]) = (c * a - s * b, s * a + c * b);
+        }
+        assert!((least_singular_value(&rows) - 0.25).abs() < 1e-12);
+    }
 
     #[test]
     fn least_squares_solves_a_consistent_system_and_leaves_free_motions_at_zero() {
