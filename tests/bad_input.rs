@@ -850,3 +850,54 @@ fn joints_that_lock_their_pair_by_accident_are_named() {
         assert_eq!(world.locked_pair_warning(), None, "{name}");
     }
 }
+
+/// Substeps too long for a body's swing are named (QA 2026-12-07: the pendulum run with
+/// `max_substep = dt = 1` s came apart, with no word); the default substeps are not, nor any
+/// shipped or regression scene at its own settings. The measured numbers the warning quotes.
+#[test]
+fn substeps_too_long_for_a_swing_are_named() {
+    // The shipped pendulum (period 2.008 s, swing energy m g L (1 - cos 0.1) = 0.0490 J) in
+    // frames of one substep of `h`, 20 s; the warning and how far its energy rose above the
+    // start at the end of any frame, and the largest anchor error.
+    let run = |h: f32| {
+        let mut scene = Scene::builtin("pendulum").unwrap();
+        (scene.world.dt, scene.world.max_substep) = (Some(h), Some(h));
+        let mut world = scene.build().unwrap();
+        let warning = world.substep_warning();
+        let start = world.total_energy();
+        let (mut rise, mut anchor) = (0.0f64, 0.0f32);
+        for _ in 0..(20.0 / h).round() as usize {
+            world.step(h).unwrap();
+            rise = rise.max(world.total_energy() - start);
+            anchor = world
+                .constraint_data()
+                .iter()
+                .map(|r| r[3])
+                .fold(anchor, f32::max);
+        }
+        (warning, rise, anchor)
+    };
+    // 10.04 substeps per swing: no word (rose 2.2e-2 J, 44 % of the swing).
+    let (warning, rise, _) = run(0.2);
+    assert_eq!(warning, None);
+    assert!((rise - 2.17e-2).abs() < 2e-3, "{rise}");
+    // 8.0 per swing: named, and the energy rose 61 % of the swing's.
+    let (warning, rise, _) = run(0.25);
+    let warning = warning.expect("8 substeps per swing");
+    assert!(
+        warning.starts_with("1 joint holds a body that swings faster than the substeps resolve; joint `hinge`")
+            && warning.contains(
+                "joint `hinge` holds `bob` as a pendulum of period 2.008e0 s under gravity, and substeps of up to 2.500e-1 s (`max_substep`) give it 8.0 per swing"
+            )
+            && warning.ends_with("Use `max_substep` at most 1.004e-1 s (20 per swing)"),
+        "{warning}"
+    );
+    assert!((rise / 0.0490 - 0.61).abs() < 0.03, "{rise}");
+    // 2 per swing: named; it comes apart (1.6 km of anchor error).
+    let (warning, _, anchor) = run(1.0);
+    assert!(warning.is_some_and(|w| w.contains("give it 2.0 per swing")));
+    assert!(anchor > 1e3, "{anchor}");
+    for (name, world) in shipped_and_regression_worlds() {
+        assert_eq!(world.substep_warning(), None, "{name}");
+    }
+}

@@ -1260,6 +1260,9 @@ impl Scene {
             if let Some(warning) = world.locked_pair_warning() {
                 tracing::warn!("{warning}");
             }
+            if let Some(warning) = world.substep_warning() {
+                tracing::warn!("{warning}");
+            }
         }
         Ok(world)
     }

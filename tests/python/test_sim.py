@@ -721,6 +721,20 @@ def test_joints_that_lock_their_pair_by_accident_are_warned_about():
         door(0.0)
 
 
+def test_substeps_too_long_for_a_swing_are_warned_about():
+    # QA 2026-12-07: a pendulum run with max_substep = dt = 1 s came apart, with no word.
+    def pendulum(h):
+        sb = lavender.SceneBuilder(dt=h, max_substep=h)
+        sb.body("pivot", kind="static").body("bob", position=[0, -1, 0], mass=1.0, box=[0.05, 0.05, 0.05])
+        return sb.revolute("hinge", "pivot", "bob", anchor_b=[0, 1, 0], axis=[0, 0, 1]).build()
+
+    with pytest.warns(RuntimeWarning, match=r"joint `hinge` holds `bob` as a pendulum .* give it 8\.0 per swing"):
+        pendulum(0.25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pendulum(1 / 60)
+
+
 def test_joints_far_from_holding_at_the_start_are_warned_about():
     # QA 2026-12-07: a weld between boxes 1 m apart snapped one across, with no word.
     def weld(gap):

@@ -690,8 +690,9 @@ fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
 
 /// A `RuntimeWarning` for each joint f32 cannot hold (`World::conditioning_warning`) and each
 /// pair of bodies whose joints disagree (`World::conflict_warning`), joints far from holding
-/// at the start (`World::start_error_warning`) and pairs their joints lock by accident
-/// (`World::locked_pair_warning`); the command line logs the same through `tracing`.
+/// at the start (`World::start_error_warning`), pairs their joints lock by accident
+/// (`World::locked_pair_warning`) and swings the substeps do not resolve
+/// (`World::substep_warning`); the command line logs the same through `tracing`.
 fn warn_ill_conditioned(world: &World) -> PyResult<()> {
     Python::attach(|py| {
         for j in 0..world.joints().len() {
@@ -706,6 +707,9 @@ fn warn_ill_conditioned(world: &World) -> PyResult<()> {
             runtime_warning(py, warning)?;
         }
         if let Some(warning) = world.locked_pair_warning() {
+            runtime_warning(py, warning)?;
+        }
+        if let Some(warning) = world.substep_warning() {
             runtime_warning(py, warning)?;
         }
         Ok(())
