@@ -145,6 +145,95 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The settings that differ between `self` and `other` and change results, each as its
+    /// name (the scene file's key) with the two values: every setting but `threads` and
+    /// `solver_path`, which give the same results bit for bit. Empty when a run with either
+    /// reproduces the other's bits.
+    pub fn result_changes(&self, other: &Settings) -> Vec<(&'static str, String, String)> {
+        let mut changes = Vec::new();
+        let mut compare = |name: &'static str, a: String, b: String| {
+            if a != b {
+                changes.push((name, a, b));
+            }
+        };
+        let bias = |s: &Settings| match s.bias_iterations {
+            Some(n) => n.to_string(),
+            None => "all".to_string(),
+        };
+        // Destructured whole, so that a new setting cannot be left out unnoticed.
+        let Settings {
+            gravity,
+            max_substep,
+            velocity_iterations,
+            bias_iterations: _,
+            position_iterations,
+            chain_solve,
+            error_reduction,
+            projection_factor,
+            warm_starting,
+            gyroscopic,
+            curvature,
+            speculative_limits,
+            threads: _,
+            solver_path: _,
+            sleeping,
+            sleep_linear_speed,
+            sleep_angular_speed,
+            time_to_sleep,
+        } = self;
+        let o = other;
+        let text = |x: &dyn std::fmt::Display| x.to_string();
+        compare(
+            "gravity",
+            format!("{:?}", gravity.to_array()),
+            format!("{:?}", o.gravity.to_array()),
+        );
+        compare("max_substep", text(max_substep), text(&o.max_substep));
+        compare(
+            "velocity_iterations",
+            text(velocity_iterations),
+            text(&o.velocity_iterations),
+        );
+        compare("bias_iterations", bias(self), bias(o));
+        compare(
+            "position_iterations",
+            text(position_iterations),
+            text(&o.position_iterations),
+        );
+        compare("chain_solve", text(chain_solve), text(&o.chain_solve));
+        compare(
+            "error_reduction",
+            text(error_reduction),
+            text(&o.error_reduction),
+        );
+        compare(
+            "projection_factor",
+            text(projection_factor),
+            text(&o.projection_factor),
+        );
+        compare("warm_starting", text(warm_starting), text(&o.warm_starting));
+        compare("gyroscopic", text(gyroscopic), text(&o.gyroscopic));
+        compare("curvature", text(curvature), text(&o.curvature));
+        compare(
+            "speculative_limits",
+            text(speculative_limits),
+            text(&o.speculative_limits),
+        );
+        compare("sleeping", text(sleeping), text(&o.sleeping));
+        compare(
+            "sleep_linear_speed",
+            text(sleep_linear_speed),
+            text(&o.sleep_linear_speed),
+        );
+        compare(
+            "sleep_angular_speed",
+            text(sleep_angular_speed),
+            text(&o.sleep_angular_speed),
+        );
+        compare("time_to_sleep", text(time_to_sleep), text(&o.time_to_sleep));
+        changes
+    }
+
     /// Bias passes per substep: [`Settings::bias_iterations`], else `velocity_iterations`.
     pub fn bias_passes(&self) -> u32 {
         self.bias_iterations.unwrap_or(self.velocity_iterations)
@@ -339,6 +428,32 @@ mod tests {
         assert_eq!(s.substeps_for(1.0 / 30.0), 8);
         assert_eq!(s.substeps_for(1.0 / 1000.0), 1);
         assert_eq!(s.substeps_for(0.005), 2);
+    }
+
+    #[test]
+    fn result_changes_name_every_setting_but_threads_and_path() {
+        let a = Settings::default();
+        let same = Settings {
+            threads: 2,
+            solver_path: SolverPath::Scalar,
+            ..a
+        };
+        assert!(a.result_changes(&same).is_empty());
+        let b = Settings {
+            velocity_iterations: 32,
+            bias_iterations: Some(4),
+            chain_solve: true,
+            ..a
+        };
+        let names: Vec<_> = a.result_changes(&b).into_iter().collect();
+        assert_eq!(
+            names,
+            [
+                ("velocity_iterations", "8".into(), "32".into()),
+                ("bias_iterations", "all".into(), "4".into()),
+                ("chain_solve", "false".into(), "true".into()),
+            ]
+        );
     }
 
     #[test]

@@ -273,14 +273,29 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
 }
 
 impl Resumed {
+    /// The settings the world now runs with that differ from the log's and change results
+    /// (set with `world.set_settings` after the resume: more velocity passes to see whether
+    /// a spike goes away, say), as [`lavender_engine::Settings::result_changes`]: the name,
+    /// the log's value, the world's. Empty when the continued run reproduces the log's bits.
+    pub fn changed_settings(&self) -> Vec<(&'static str, String, String)> {
+        self.scene.settings().result_changes(self.world.settings())
+    }
+
     /// A recorder for the continued run, under the original run's header (same scene hash,
-    /// names and settings), so that `diff` compares the two logs directly.
+    /// names and settings), so that `diff` compares the two logs directly. A variant (settings
+    /// changed since the resume, [`Resumed::changed_settings`]) is recorded under a header of
+    /// its own settings instead, so that its log resumes as the variant it is (the scene
+    /// hash leaves settings out, so `lavender diff` compares the two as one scene).
     ///
     /// Refuses `path` when it is the log the run was resumed from, which recording would
     /// replace.
     pub fn recorder(&self, path: impl AsRef<Path>, options: RecordOptions) -> Result<Recorder> {
         crate::files::refuse_to_overwrite_input(&self.source, path.as_ref())?;
-        Recorder::create_with_header(path, &self.header, &self.world, options)
+        if self.changed_settings().is_empty() {
+            Recorder::create_with_header(path, &self.header, &self.world, options)
+        } else {
+            Recorder::create_with(path, &self.scene, &self.world, self.dt, options)
+        }
     }
 
     /// Substep length, s.

@@ -14,6 +14,7 @@ mod run;
 mod scenes;
 mod scrub;
 mod scrub_joint;
+mod solver_args;
 mod tutorial;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

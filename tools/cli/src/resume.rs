@@ -12,11 +12,13 @@ use std::path::PathBuf;
 /// poses, velocities, warm-start impulses and clock after substep SUBSTEP, and continue. The
 /// continued run reproduces the original frames bit for bit (checked through the state hash
 /// of the restored substep). SUBSTEP may lie inside a frame: the rest of that frame is run
-/// one substep at a time, then whole frames.
+/// one substep at a time, then whole frames. Solver flags (`--velocity-iterations`,
+/// `--chain-solve`, ...) make the continuation a variant: the moments before a spike re-run
+/// with other settings, compared with `lavender diff` (its log records its settings).
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lavender run chain --record run.lvlog                         5 s: substeps 0 to 1199\n  lavender scrub run.lvlog --spikes                             find the substep to resume from\n  lavender resume run.lvlog --from 600 --record again.lvlog     re-run from substep 600 to the end\n  lavender diff run.lvlog again.lvlog                           identical over the common substeps\n  lavender resume run.lvlog --from 1000 --steps 30 --record detail.h5\n                                                                30 frames from substep 1000, to HDF5"
+    after_help = "Examples:\n  lavender run chain --record run.lvlog                         5 s: substeps 0 to 1199\n  lavender scrub run.lvlog --spikes                             find the substep to resume from\n  lavender resume run.lvlog --from 600 --record again.lvlog     re-run from substep 600 to the end\n  lavender diff run.lvlog again.lvlog                           identical over the common substeps\n  lavender resume run.lvlog --from 1000 --steps 30 --record detail.h5\n                                                                30 frames from substep 1000, to HDF5\n  lavender resume run.lvlog --from 1000 --velocity-iterations 32 --record v32.lvlog\n                                                                a variant: 32 passes from there on\n  lavender diff run.lvlog v32.lvlog                             where and how far it departs"
 )]
 pub struct Args {
     /// The run log (written by `lavender run --record`).
@@ -34,6 +36,10 @@ pub struct Args {
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Solver settings over the log's: the continued run is then a variant, not the
+    /// original (except `--threads` and `--scalar`, which give the same bits).
+    #[command(flatten)]
+    solver: crate::solver_args::SolverArgs,
 }
 
 pub fn main(args: Args) -> anyhow::Result<()> {
@@ -43,6 +49,13 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let reader = open_log(&args.log)?;
     let mut resumed = resume(&reader, args.from)
         .with_context(|| format!("resuming {} from substep {}", args.log.display(), args.from))?;
+    // A variant: other solver settings from here on (the same substeps, so frames line up).
+    let mut settings = *resumed.world.settings();
+    args.solver
+        .apply(&mut settings, &format!("the log {}", args.log.display()))?;
+    settings.validate()?;
+    resumed.world.set_settings(settings)?;
+    let changed = resumed.changed_settings();
     for k in &resumed.corrupt_keyframes {
         eprintln!(
             "note: the keyframe at substep {k} is corrupt; restored from an earlier keyframe \
@@ -158,8 +171,38 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         "wall_seconds": wall,
         "record": log.as_ref().map(|l| serde_json::json!({"path": l.path, "frames": l.frames, "bytes": l.bytes})),
         "departed_at_substep": departed,
+        "settings_changed": changed
+            .iter()
+            .map(|(name, log, now)| serde_json::json!({"setting": name, "log": log, "now": now}))
+            .collect::<Vec<_>>(),
     });
-    if let Some(s) = departed {
+    let variant = (!changed.is_empty()).then(|| {
+        let list: Vec<String> = changed
+            .iter()
+            .map(|(name, log, now)| format!("{name} {log} -> {now}"))
+            .collect();
+        list.join(", ")
+    });
+    if let Some(list) = &variant {
+        // Departing is what a variant does: say so, not that the log was changed.
+        eprintln!(
+            "note: a variant of {}: {list} from substep {} on{}{}",
+            args.log.display(),
+            args.from + 1,
+            match departed {
+                Some(s) => format!("; its state first differs from the log's at substep {s}"),
+                None => "; its states equal the log's at every substep it shares".into(),
+            },
+            match &log {
+                Some(l) => format!(
+                    ". Its log records these settings: `lavender diff {} {}` compares the two",
+                    args.log.display(),
+                    l.path.display()
+                ),
+                None => String::new(),
+            }
+        );
+    } else if let Some(s) = departed {
         // A keyframe to continue from, unless its state is the non-finite one a failed
         // substep left (QA 2026-12-06: the note recommended resuming from it, which fails).
         let keyframe = reader.index_of_substep(s).is_some_and(|i| {
@@ -222,6 +265,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         world.substeps_done().saturating_sub(1),
         world.time()
     );
+    if let Some(list) = &variant {
+        out.push_str(&format!("settings changed: {list}\n"));
+    }
     if let Some(l) = &log {
         out.push_str(&format!(
             "recorded {}, {} to {}\n",

@@ -2,7 +2,7 @@
 
 use crate::output::{count, emit, emit_json, progress};
 use anyhow::{bail, Context};
-use lavender_engine::{ResidualMax, Scene, SolverPath, World};
+use lavender_engine::{ResidualMax, Scene, World};
 use lavender_replay::recorder::{OutputKind, Recorder};
 use lavender_replay::scrub::EnergySummary;
 use std::path::Path;
@@ -31,34 +31,8 @@ pub struct Args {
     /// ceil(dt / max_substep) substeps.
     #[arg(long)]
     dt: Option<f64>,
-    /// Sequential-impulse velocity passes per substep (default 8).
-    #[arg(long, value_parser = crate::output::whole::<u32>)]
-    velocity_iterations: Option<u32>,
-    /// Split-impulse bias passes per substep, each run with one of the first velocity passes
-    /// (default: one per velocity pass; at most --velocity-iterations). Fewer cost less and
-    /// leave more of the position error to the projection passes. `all`: one per velocity
-    /// pass, whatever the scene file says.
-    #[arg(long, value_name = "N|all", value_parser = parse_bias_iterations)]
-    bias_iterations: Option<BiasIterations>,
-    /// Positional projection passes per substep (default 2).
-    #[arg(long, value_parser = crate::output::whole::<u32>)]
-    position_iterations: Option<u32>,
-    /// Solve chains of joints directly (as `chain_solve = true` in the scene's `[world]`; off
-    /// by default): each path of hinges and ball joints (limited ones too) is solved exactly
-    /// in every velocity pass instead of row by row, so one or two passes do what
-    /// Gauss-Seidel needs many for (a hanging net, a long chain). A recorded run keeps the
-    /// setting.
-    #[arg(long)]
-    chain_solve: bool,
-    /// Solve row by row even where the scene file says `chain_solve = true`.
-    #[arg(long, conflicts_with = "chain_solve")]
-    no_chain_solve: bool,
-    /// Worker threads (default 0: one per core for a scene of 1,024 joints or 4,096 bodies
-    /// and more, the calling thread for a smaller one, where threads cost more than they
-    /// save; 1 runs on the calling thread; 2 or more always use that many). Results are
-    /// bitwise identical for every thread count.
-    #[arg(long, value_parser = crate::output::whole::<u32>)]
-    threads: Option<u32>,
+    #[command(flatten)]
+    solver: crate::solver_args::SolverArgs,
     /// Let islands at rest sleep (as `sleeping = true` in the scene's `[world]`; off by
     /// default). A recorded run keeps the setting, so `lavender resume` reproduces it.
     #[arg(long)]
@@ -66,57 +40,6 @@ pub struct Args {
     /// Keep every island awake even where the scene file says `sleeping = true`.
     #[arg(long, conflicts_with = "sleep")]
     no_sleep: bool,
-    /// Start each substep's velocity passes from zero impulses instead of the last substep's
-    /// (as `warm_starting = false` in the scene's `[world]`; on by default). The workaround
-    /// for a light body jointed to much heavier ones, which warm starting can set spinning
-    /// where the hub solve does not reach (engine/DESIGN.md: Hubs; a light link carrying a
-    /// heavy body is solved directly whether warm-started or not). Nothing else should use
-    /// it: without warm
-    /// starting long chains and stacks come apart (the shipped 100-link chain reaches 9.9 m of
-    /// anchor error in 5 s, 6.5 m even with 32 velocity passes). A recorded run keeps the
-    /// setting.
-    #[arg(long)]
-    no_warm_start: bool,
-    /// Warm-start the velocity passes even where the scene file says `warm_starting = false`.
-    #[arg(long, conflicts_with = "no_warm_start")]
-    warm_start: bool,
-    /// Leave out the gyroscopic term of rotating bodies (as `gyroscopic = false` in the scene's
-    /// `[world]`; on by default): a free body then turns about a fixed world axis instead of
-    /// keeping its angular momentum. For comparing with engines that leave the term out
-    /// (bodies with three equal moments are the same either way). A recorded run keeps the
-    /// setting.
-    #[arg(long)]
-    no_gyroscopic: bool,
-    /// Integrate the gyroscopic term even where the scene file says `gyroscopic = false`.
-    #[arg(long, conflicts_with = "no_gyroscopic")]
-    gyroscopic: bool,
-    /// Leave out the velocity rows' curvature offsets (as `curvature = false` in the scene's
-    /// `[world]`; on by default): each substep's velocity solve then aims along the
-    /// constraints' tangents instead of their chords, and swinging or spinning bodies lose
-    /// kinetic energy at first order in the substep. For comparing with engines that leave
-    /// the term out. A recorded run keeps the setting.
-    #[arg(long)]
-    no_curvature: bool,
-    /// Give the velocity rows their curvature offsets even where the scene file says
-    /// `curvature = false`.
-    #[arg(long, conflicts_with = "no_curvature")]
-    curvature: bool,
-    /// Give a limited joint its stop's row as soon as it would reach the stop within the
-    /// substep, with the speculative offset `C / h`, instead of once it has crossed it (as
-    /// `speculative_limits = true` in the scene's `[world]`; off by default, the tutorial
-    /// chapter's rule): a joint swinging fast into a stop then stops at it instead of passing
-    /// it by up to a substep's motion. A recorded run keeps the setting.
-    #[arg(long)]
-    speculative_limits: bool,
-    /// Limits add their rows only once crossed even where the scene file says
-    /// `speculative_limits = true`.
-    #[arg(long, conflicts_with = "speculative_limits")]
-    no_speculative_limits: bool,
-    /// Run the scalar reference path (the same joint kernels one joint at a time instead of
-    /// eight in SIMD lanes): the same results bit for bit, slower. For checking the wide path
-    /// and for profiling against it.
-    #[arg(long)]
-    scalar: bool,
     /// Record every substep to this file: a Lavender log (`.lvlog`) or HDF5 (`.h5`, `.hdf5`).
     /// Ctrl-C stops the run at the end of a frame with the log finished (exit code 130).
     #[arg(long, value_name = "PATH")]
@@ -164,22 +87,6 @@ impl std::fmt::Display for ToleranceExceeded {
 
 impl std::error::Error for ToleranceExceeded {}
 
-/// `--bias-iterations`: a number of bias passes, or `None` for one per velocity pass (`all`).
-#[derive(Debug, Clone, Copy)]
-struct BiasIterations(Option<u32>);
-
-fn parse_bias_iterations(text: &str) -> Result<BiasIterations, String> {
-    if text == "all" {
-        return Ok(BiasIterations(None));
-    }
-    text.parse().map(|n| BiasIterations(Some(n))).map_err(|_| {
-        format!(
-            "`{text}` is not a number of passes: give a whole number >= 0, or `all` for one \
-             bias pass per velocity pass"
-        )
-    })
-}
-
 /// Loads a scene by shipped name or path; returns it with the file it comes from. As in the
 /// Python `Sim`, an argument that looks like a path (a `/` or `\` in it, or a `.toml` ending)
 /// is one; otherwise a shipped scene's name wins (a file of that name in the working
@@ -217,68 +124,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     let (scene, file) = load_scene(args.scene.as_deref())?;
     let mut settings = scene.settings();
-    if let Some(n) = args.velocity_iterations {
-        settings.velocity_iterations = n;
-    }
-    if let Some(BiasIterations(n)) = args.bias_iterations {
-        settings.bias_iterations = n;
-    }
-    if let Some(n) = args.position_iterations {
-        settings.position_iterations = n;
-    }
-    // The scene's bias passes against fewer velocity passes given here: say where each
-    // came from (QA 2026-12-07: "bias_iterations = 8 must be at most velocity_iterations"
-    // named neither the scene file nor the way out).
-    if let (Some(velocity), None, Some(bias)) = (
-        args.velocity_iterations,
-        args.bias_iterations,
-        settings
-            .bias_iterations
-            .filter(|&b| b > settings.velocity_iterations),
-    ) {
-        bail!(
-            "the scene file {file} sets `bias_iterations = {bias}`, more bias passes than the \
-             {velocity} velocity passes of --velocity-iterations (each bias pass runs with a \
-             velocity pass): add `--bias-iterations all` (one per velocity pass) or \
-             `--bias-iterations N` with N at most {velocity}"
-        );
-    }
-    if let Some(n) = args.threads {
-        settings.threads = n;
-    }
-    // Each switch's two forms (clap refuses both at once): the on form sets it, the off form
-    // clears it, neither leaves the scene's value.
-    let switches = [
-        (args.sleep, args.no_sleep, &mut settings.sleeping),
-        (
-            args.chain_solve,
-            args.no_chain_solve,
-            &mut settings.chain_solve,
-        ),
-        (
-            args.warm_start,
-            args.no_warm_start,
-            &mut settings.warm_starting,
-        ),
-        (
-            args.gyroscopic,
-            args.no_gyroscopic,
-            &mut settings.gyroscopic,
-        ),
-        (args.curvature, args.no_curvature, &mut settings.curvature),
-        (
-            args.speculative_limits,
-            args.no_speculative_limits,
-            &mut settings.speculative_limits,
-        ),
-    ];
-    for (on, off, setting) in switches {
-        if on || off {
-            *setting = on;
-        }
-    }
-    if args.scalar {
-        settings.solver_path = SolverPath::Scalar;
+    args.solver
+        .apply(&mut settings, &format!("the scene file {file}"))?;
+    // Each switch's two forms (clap refuses both at once), as the solver's switches.
+    if args.sleep || args.no_sleep {
+        settings.sleeping = args.sleep;
     }
     if let Some(dt) = scene.world.dt.filter(|dt| !(dt.is_finite() && *dt > 0.0)) {
         bail!(

@@ -1799,3 +1799,80 @@ fn an_interrupted_export_says_so_as_the_other_commands_do() {
     assert!(!partial(), "the temporary file is removed");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `resume` with solver flags re-runs the moments after a substep as a variant: it says what
+/// changed, its log records the new settings (and resumes as the variant, bit for bit), and
+/// `diff` finds where it departs; `--threads` and `--scalar` are no variant.
+#[test]
+fn resume_with_other_settings_runs_a_variant_that_diff_compares() {
+    let dir = scratch("variant");
+    let (log, variant, same) = (
+        dir.join("run.lvlog"),
+        dir.join("v32.lvlog"),
+        dir.join("same.lvlog"),
+    );
+    record("chain", "2", &log);
+    let args = [
+        "resume",
+        s(&log),
+        "--from",
+        "200",
+        "--velocity-iterations",
+        "32",
+        "--chain-solve",
+        "--record",
+        s(&variant),
+        "--json",
+    ];
+    let out = lavender(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["settings_changed"],
+        serde_json::json!([
+            {"setting": "velocity_iterations", "log": "8", "now": "32"},
+            {"setting": "chain_solve", "log": "false", "now": "true"},
+        ]),
+        "{v}"
+    );
+    assert_eq!(v["departed_at_substep"], 201, "{v}");
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        note.contains("note: a variant of ")
+            && note.contains(
+                "velocity_iterations 8 -> 32, chain_solve false -> true from substep 201 on"
+            )
+            && !note.contains("changed from outside"),
+        "{note}"
+    );
+    // `diff` compares them as one scene (no --force) and finds the substep.
+    let out = lavender(&["diff", s(&log), s(&variant), "--json"]);
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{d}");
+    assert_eq!(d["first_divergent_substep"], 201, "{d}");
+    // The variant's log holds its settings: resumed, it reproduces itself.
+    let out = ok(&["resume", s(&variant), "--from", "300", "--json"]);
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["departed_at_substep"], serde_json::Value::Null, "{r}");
+    assert_eq!(r["settings_changed"], serde_json::json!([]), "{r}");
+    // Threads and the scalar path give the same bits: no variant.
+    let text = ok(&[
+        "resume",
+        s(&log),
+        "--from",
+        "200",
+        "--threads",
+        "2",
+        "--scalar",
+        "--record",
+        s(&same),
+    ]);
+    assert!(!text.contains("settings changed"), "{text}");
+    let out = lavender(&["diff", s(&log), s(&same)]);
+    assert_eq!(out.status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
