@@ -682,6 +682,14 @@ fn joints_on_one_pair_that_disagree_are_named() {
 
 /// Every shipped scene's world and every regression scene's, with its name or path.
 fn shipped_and_regression_worlds() -> Vec<(String, World)> {
+    shipped_and_regression_scenes()
+        .into_iter()
+        .map(|(name, scene)| (name, scene.build().unwrap()))
+        .collect()
+}
+
+/// Every shipped scene and every regression scene, with its name or path.
+fn shipped_and_regression_scenes() -> Vec<(String, Scene)> {
     let shipped = lavender::engine::builtin_scenes()
         .into_iter()
         .map(|(name, _)| (name.to_string(), Scene::builtin(name).unwrap()));
@@ -690,10 +698,7 @@ fn shipped_and_regression_worlds() -> Vec<(String, World)> {
         let path = entry.unwrap().path();
         (path.display().to_string(), Scene::load(&path).unwrap())
     });
-    shipped
-        .chain(regressions)
-        .map(|(name, scene)| (name, scene.build().unwrap()))
-        .collect()
+    shipped.chain(regressions).collect()
 }
 
 /// Joints far from holding as built are named (QA 2026-12-07: a weld between boxes 1 m
@@ -786,8 +791,8 @@ fn joints_that_lock_their_pair_by_accident_are_named() {
         }
         (world.total_energy() / start, world.locked_pair_warning())
     };
-    // Coaxial, and 1e-5 m apart (rounding's order in a scene of kilometres): no word, and
-    // the energy kept to 1e-4 (measured: 1.000018 and 0.99985).
+    // Coaxial, and 1e-5 m apart: no word, and the energy kept to 1e-3 (measured: 1.000018
+    // and 0.99985).
     for gap in [0.0, 1e-5] {
         let (kept, warning) = swing(gap);
         assert!((kept - 1.0).abs() < 1e-3, "gap {gap}: {kept}");
@@ -803,10 +808,36 @@ fn joints_that_lock_their_pair_by_accident_are_named() {
     assert!(
         warning.starts_with("1 pair of bodies locked by joints that each let them move")
             && warning.contains(
-                "The first: `upper` and `lower` join `frame` and `door`; any turn of one against the other by 1 rad, or slide by 1 m, strains them by at least 6.99e-5 m (radians weighed at 0.1 m)"
+                "The first: `upper` and `lower` join `frame` and `door`; any turn of one against the other by 1 rad, or slide by 1 m, strains them by at least 6.96e-4 m (a radian of their axes weighed as 5 m)"
             ),
         "{warning}"
     );
+    // The lower hinge listed the other way round (the door its body A): the same door, the
+    // same word (QA: coaxial hinges so listed read as locked, the rows taken about two
+    // centres); also 1 km from the frame's centre (QA: 1 cm apart read as free there).
+    let listed_both_ways = |gap: f32, far: f32| {
+        let mut world = World::new(Settings::default()).unwrap();
+        let frame = world
+            .add_body(BodyDesc::fixed("frame").position(Vec3::new(-far, 0.0, 0.0)))
+            .unwrap();
+        let door = world
+            .add_body(BodyDesc::dynamic("door").solid_box(20.0, Vec3::new(0.5, 0.02, 1.0)))
+            .unwrap();
+        let at = |x: f32, z: f32| (Vec3::new(x + far - 0.5, 0.0, z), Vec3::new(x - 0.5, 0.0, z));
+        let (frame_upper, door_upper) = at(0.0, 0.9);
+        let (frame_lower, door_lower) = at(gap, -0.9);
+        for joint in [
+            JointDesc::revolute("upper", frame, door).anchors(frame_upper, door_upper),
+            JointDesc::revolute("lower", door, frame).anchors(door_lower, frame_lower),
+        ] {
+            world.add_joint(joint.axis(Vec3::Z)).unwrap();
+        }
+        world.locked_pair_warning()
+    };
+    assert_eq!(listed_both_ways(0.0, 0.0), None);
+    assert_eq!(listed_both_ways(0.0, 1000.0), None);
+    assert!(listed_both_ways(1e-3, 0.0).is_some_and(|w| w.contains("6.96e-4 m")));
+    assert!(listed_both_ways(0.01, 1000.0).is_some());
     // A pendulum body on a hinge about z at the origin and a second joint.
     let pair = |second: &dyn Fn(BodyId, BodyId) -> JointDesc| {
         let mut world = World::new(Settings::default()).unwrap();
@@ -830,7 +861,8 @@ fn joints_that_lock_their_pair_by_accident_are_named() {
     // A ball joint on the hinge's line keeps the turn; 5 cm off it, nothing is left.
     assert_eq!(pair(&ball(Vec3::new(0.0, 0.0, 0.5))), None);
     assert!(pair(&ball(Vec3::new(0.05, 0.0, 0.5))).is_some());
-    // A second hinge on the same line keeps it; one tilted by 0.1 rad does not.
+    // A second hinge on the same line keeps it; one tilted by 1e-5 rad does not (the door
+    // so built lost 1.2 % of its energy in 10 s: QA), nor 0.1 rad.
     let hinge = |axis: Vec3| {
         move |g, b| {
             JointDesc::revolute("second", g, b)
@@ -841,6 +873,7 @@ fn joints_that_lock_their_pair_by_accident_are_named() {
     assert_eq!(pair(&hinge(Vec3::Z)), None);
     let tilted = pair(&hinge(Vec3::new(0.1f32.sin(), 0.0, 0.1f32.cos())));
     assert!(tilted.is_some_and(|w| w.contains("`hinge` and `second` join `g` and `b`")));
+    assert!(pair(&hinge(Vec3::new(1e-5, 0.0, 1.0))).is_some());
     // A slider along the hinge's axis (a cylinder joint by two joints) locks it.
     assert!(pair(&|g, b| JointDesc::prismatic("slider", g, b).axis(Vec3::Z)).is_some());
     // A weld, or a hinge locked by its limit, is a lock meant.
@@ -863,7 +896,7 @@ fn substeps_too_long_for_a_swing_are_named() {
         let mut scene = Scene::builtin("pendulum").unwrap();
         (scene.world.dt, scene.world.max_substep) = (Some(h), Some(h));
         let mut world = scene.build().unwrap();
-        let warning = world.substep_warning();
+        let warning = world.substep_warning(h);
         let start = world.total_energy();
         let (mut rise, mut anchor) = (0.0f64, 0.0f32);
         for _ in 0..(20.0 / h).round() as usize {
@@ -887,7 +920,7 @@ fn substeps_too_long_for_a_swing_are_named() {
     assert!(
         warning.starts_with("1 joint holds a body that swings faster than the substeps resolve; joint `hinge`")
             && warning.contains(
-                "joint `hinge` holds `bob` as a pendulum of period 2.008e0 s under gravity, and substeps of up to 2.500e-1 s (`max_substep`) give it 8.0 per swing"
+                "joint `hinge` holds `bob` as a pendulum of period 2.008e0 s under gravity, and substeps of 2.500e-1 s give it 8.0 per swing"
             )
             && warning.ends_with("Use `max_substep` at most 1.004e-1 s (20 per swing)"),
         "{warning}"
@@ -897,7 +930,67 @@ fn substeps_too_long_for_a_swing_are_named() {
     let (warning, _, anchor) = run(1.0);
     assert!(warning.is_some_and(|w| w.contains("give it 2.0 per swing")));
     assert!(anchor > 1e3, "{anchor}");
-    for (name, world) in shipped_and_regression_worlds() {
-        assert_eq!(world.substep_warning(), None, "{name}");
+    for (name, scene) in shipped_and_regression_scenes() {
+        let world = scene.build().unwrap();
+        assert_eq!(world.substep_warning(scene.frame_dt()), None, "{name}");
     }
+    // Frames of 1/60 s run substeps of 1/60 s whatever `max_substep` above it (QA: warned
+    // about as 1 s substeps).
+    let mut scene = Scene::builtin("pendulum").unwrap();
+    scene.world.max_substep = Some(1.0);
+    assert_eq!(scene.build().unwrap().substep_warning(1.0 / 60.0), None);
+    // A bob turned a quarter about x, its hinge axis given in its own frame (its y, the
+    // world's z; QA: read about another axis): the period is that about the hinge (its moment
+    // there 0.01 kg m^2: 1.45 s, 7.2 substeps of 0.2 s), not about its small moment elsewhere.
+    let bob = |inertia: Vec3| {
+        let settings = Settings {
+            max_substep: 0.2,
+            ..Settings::default()
+        };
+        let mut world = World::new(settings).unwrap();
+        let pivot = world.add_body(BodyDesc::fixed("pivot")).unwrap();
+        let bob = world
+            .add_body(
+                BodyDesc::dynamic("bob")
+                    .inertia(inertia)
+                    .position(Vec3::new(0.0, -0.5, 0.0))
+                    .rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
+            )
+            .unwrap();
+        let hinge = JointDesc::revolute("hinge", pivot, bob)
+            .anchors(Vec3::ZERO, Vec3::new(0.0, 0.0, -0.5))
+            .axes(Vec3::Z, Vec3::Y);
+        world.add_joint(hinge).unwrap();
+        world.substep_warning(0.2)
+    };
+    let fast = bob(Vec3::new(10.0, 0.01, 10.0)).expect("1.45 s: 7.2 substeps");
+    assert!(
+        fast.contains("period 1.447e0 s") && fast.contains("7.2 per swing"),
+        "{fast}"
+    );
+    assert_eq!(bob(Vec3::new(10.0, 10.0, 0.01)), None);
+    // A thin bar (2 m, 1 kg) on a ball joint 1 mm above its centre swings fastest about its
+    // long axis, the least moment across the arm: 0.267 s, 9.0 substeps of 0.0296 s (QA: the
+    // mean of the two moments read 0.372 s).
+    let settings = Settings {
+        max_substep: 0.0296,
+        ..Settings::default()
+    };
+    let mut world = World::new(settings).unwrap();
+    let pivot = world.add_body(BodyDesc::fixed("pivot")).unwrap();
+    let bar = world
+        .add_body(
+            BodyDesc::dynamic("bar")
+                .solid_box(1.0, Vec3::new(1.0, 0.005, 0.005))
+                .position(Vec3::new(0.0, -0.001, 0.0)),
+        )
+        .unwrap();
+    world
+        .add_joint(
+            JointDesc::spherical("ball", pivot, bar)
+                .anchors(Vec3::ZERO, Vec3::new(0.0, 0.001, 0.0)),
+        )
+        .unwrap();
+    let thin = world.substep_warning(0.0296).expect("9.0 substeps");
+    assert!(thin.contains("9.0 per swing"), "{thin}");
 }

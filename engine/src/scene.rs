@@ -1260,7 +1260,7 @@ impl Scene {
             if let Some(warning) = world.locked_pair_warning() {
                 tracing::warn!("{warning}");
             }
-            if let Some(warning) = world.substep_warning() {
+            if let Some(warning) = world.substep_warning(self.frame_dt()) {
                 tracing::warn!("{warning}");
             }
         }

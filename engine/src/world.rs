@@ -649,7 +649,7 @@ impl World {
     /// static or kinematic one, as a pendulum about the joint's anchor: `T = 2 pi / w`,
     /// `w^2 = m g_perp r_perp / (I + m r_perp^2)`, where `r` runs from the body's centre to
     /// the anchor, `I` is the moment about the swing axis (a hinge's axis, with `r` and `g`
-    /// across it; for a ball joint the moment across `r`, `bodies::inv_inertia_across`).
+    /// across it; for a ball joint the least moment across `r`, the fastest swing).
     /// With the body and index. `None` for welds and sliders (no swing), joints between
     /// two dynamic bodies or two fixed ones, and a body hung at its centre or without
     /// gravity across its arm.
@@ -671,8 +671,10 @@ impl World {
         let inv_local = b.inv_inertia_local[body].as_dvec3();
         let (r_perp, g_perp, moment) = match self.joints.kind[j] {
             joints::JointKind::Revolute => {
-                let n = (q * axis).as_dvec3().normalize_or_zero();
-                let local = (q.inverse() * axis).as_dvec3().normalize_or_zero();
+                // The axis is in the body's frame (QA 2026-12-07: turned into it once more, a
+                // rotated bob's period was read about another axis).
+                let local = axis.as_dvec3().normalize_or_zero();
+                let n = q.as_dquat() * local;
                 // I about n: sum n_i^2 I_i over the principal axes (an infinite moment, 1/I =
                 // 0, does not swing).
                 let mut moment = 0.0;
@@ -687,9 +689,9 @@ impl World {
                 (r - n * r.dot(n), g - n * g.dot(n), moment)
             }
             joints::JointKind::Spherical => {
-                let across = crate::bodies::inv_inertia_across(b.inv_inertia_local[body], anchor);
-                let r2 = r.length_squared();
-                (r, g, if across > 0.0 { r2 / across } else { 0.0 })
+                // The fastest swing: about the axis across the arm of least moment (QA
+                // 2026-12-07: the mean of the two missed a thin bar's fast swing).
+                (r, g, least_moment_across(inv_local, anchor.as_dvec3()))
             }
             _ => return None,
         };
@@ -700,14 +702,16 @@ impl World {
     }
 
     /// A sentence when a joint holds a body (to a static or kinematic one) that swings under
-    /// gravity faster than the substeps resolve: fewer than [`MIN_SUBSTEPS_PER_SWING`]
-    /// substeps of the longest length (`max_substep`) in its pendulum period about the joint
+    /// gravity faster than the substeps of frames of `dt` resolve: fewer than
+    /// [`MIN_SUBSTEPS_PER_SWING`] of them in its pendulum period about the joint
     /// (QA 2026-12-07: a pendulum run with `max_substep = dt = 1` s came apart, with no word).
     /// How many joints, and the one with the fewest. `Scene::build` logs it as a `tracing`
     /// warning; the Python module raises it as a `RuntimeWarning`. `None` when every swing is
     /// resolved.
-    pub fn substep_warning(&self) -> Option<String> {
-        let h = f64::from(self.settings.max_substep);
+    pub fn substep_warning(&self, dt: f32) -> Option<String> {
+        // The substeps frames of `dt` run (QA 2026-12-07: `max_substep = 1` with frames of
+        // 1/60 s runs substeps of 1/60 s, and was warned about as 1 s).
+        let h = f64::from(dt / self.settings.substeps_for(dt) as f32);
         let fast: Vec<(usize, usize, f64)> = (0..self.joints.len())
             .filter_map(|j| {
                 self.pendulum_period(j)
@@ -719,7 +723,7 @@ impl World {
         Some(format!(
             "{} faster than the substeps resolve; {}joint `{}` \
              holds `{}` as a pendulum of period {period:.3e} s under gravity, and substeps of \
-             up to {h:.3e} s (`max_substep`) give it {:.1} per swing; below \
+             {h:.3e} s give it {:.1} per swing; below \
              {MIN_SUBSTEPS_PER_SWING} its motion is wrong (the shipped pendulum, period 2.0 s, \
              gained 61 % of its swing's energy in 20 s with 0.25 s substeps and came apart with \
              1 s). Use `max_substep` at most {:.3e} s (20 per swing)",
@@ -818,7 +822,7 @@ impl World {
     /// A sentence when the joints on one pair of bodies, each of which alone lets the bodies
     /// move, together leave them no motion: every turn of one body against the other by 1
     /// rad, or slide by 1 m, strains some joint by more than [`LOCK_STRAIN`] m (angular rows
-    /// weighed at 0.1 m per rad; `joints::agreement::lock_strain`). Such a pair is locked by
+    /// weighed at [`LOCK_METRES_PER_RADIAN`]; `joints::agreement::lock_strain`). Such a pair is locked by
     /// accident (a door on two hinges whose lines are apart, a ball joint off a hinge's line,
     /// a hinge and a slider meant as a cylinder joint): the joints hold as built, but fight
     /// each other whenever the bodies move. A weld or a locked limit on the pair is a lock
@@ -826,7 +830,7 @@ impl World {
     /// `tracing` warning; the Python module raises it as a `RuntimeWarning`. `None` when every
     /// pair of several joints keeps a common motion.
     pub fn locked_pair_warning(&self) -> Option<String> {
-        let scale = f64::from(CONFLICT_ANCHOR_ERROR / CONFLICT_ANGULAR_ERROR);
+        let scale = LOCK_METRES_PER_RADIAN;
         let mut locked = self
             .joints_by_pair()
             .into_iter()
@@ -856,7 +860,7 @@ impl World {
              line, or a body between a hinge and a slider); if they should not, weld them with \
              one fixed joint. The first: {listed} join `{}` and `{}`; any turn of one against \
              the other by 1 rad, or slide by 1 m, strains them by at least {strain:.2e} m \
-             (radians weighed at 0.1 m)",
+             (a radian of their axes weighed as {LOCK_METRES_PER_RADIAN} m)",
             if pairs == 1 {
                 "1 pair".to_string()
             } else {
@@ -1960,6 +1964,28 @@ const CONFLICT_ANCHOR_ERROR: f32 = 1e-4;
 /// ([`World::conflict_warning`]).
 const CONFLICT_ANGULAR_ERROR: f32 = 1e-3;
 
+/// The least moment of inertia (kg m^2) about an axis across the arm `r` (body frame), from
+/// the inverse principal moments `inv_local` (1/(kg m^2); 0 for an infinite moment): the
+/// smaller eigenvalue of the inertia restricted to the plane across `r`; 0 for `r = 0`.
+fn least_moment_across(inv_local: glam::DVec3, r: glam::DVec3) -> f64 {
+    let Some(axis) = r.try_normalize() else {
+        return 0.0;
+    };
+    let moment = |i: f64| if i > 0.0 { 1.0 / i } else { 1e30 };
+    let inertia = glam::DVec3::new(
+        moment(inv_local.x),
+        moment(inv_local.y),
+        moment(inv_local.z),
+    );
+    let (e1, e2) = axis.any_orthonormal_pair();
+    let (a, b, c) = (
+        (e1 * e1).dot(inertia),
+        (e1 * e2).dot(inertia),
+        (e2 * e2).dot(inertia),
+    );
+    0.5 * (a + c) - (0.25 * (a - c) * (a - c) + b * b).sqrt()
+}
+
 /// Substeps per pendulum period below which a swing is not resolved
 /// ([`World::substep_warning`]). The shipped pendulum (period 2.0 s, released at 0.1 rad,
 /// swing energy 0.049 J) over 20 s: 480 substeps per period (the default 1/240 s) rose 3.2e-4
@@ -1969,11 +1995,18 @@ const MIN_SUBSTEPS_PER_SWING: f64 = 10.0;
 
 /// Least strain (m, per turn of 1 rad or slide of 1 m) of the joints on one pair beyond
 /// which they lock it ([`World::locked_pair_warning`]). Measured on a 20 kg door on two
-/// hinges 1.8 m apart, spun at 1 rad/s without gravity for 10 s (`tests/bad_input.rs`): with
-/// its hinge lines 1e-5 m apart it lost 0.02 % of its energy, 1e-4 m 1.6 %, 1e-3 m 95 %;
-/// this bound falls at about 2.9e-5 m there (the door's least strain is 7.0e-2 times the
-/// gap). Rounding of f32 anchors leaves pairs that can move several orders below it.
-const LOCK_STRAIN: f64 = 2e-6;
+/// hinges 1.8 m apart, spun at 1 rad/s without gravity for 10 s (`tests/bad_input.rs`): its
+/// hinge lines 1e-5 m apart (least strain 7.0e-6 m) lost 0.02 % of its energy, 3e-5 m
+/// (2.1e-5 m) 0.14 %, 1e-4 m 1.6 %, 1e-3 m 95 %; its lower hinge's axis tilted by 3e-6 rad
+/// (1.1e-5 m) 0.12 %, 1e-5 rad 1.2 %, 2e-5 rad 4.8 %. Rounding of f32 anchors and axes leaves
+/// pairs that can move orders of magnitude below it.
+const LOCK_STRAIN: f64 = 1e-5;
+
+/// Metres a radian of strain on a joint's angular rows counts as in [`LOCK_STRAIN`]: at 5 m
+/// the door's tilts and gaps of equal least strain lose energy alike (to a factor of two; at
+/// 0.1 m, as the conflict check weighs them, tilts up to 5e-5 rad, losing 27 %, went
+/// unwarned while a 1e-4 m gap, losing 1.6 %, was warned: QA 2026-12-07).
+const LOCK_METRES_PER_RADIAN: f64 = 5.0;
 
 /// `m r^2 / I` above which single precision cannot hold a joint at lever arm `r`
 /// ([`World::conditioning_warning`], [`World::lever_warning`]).

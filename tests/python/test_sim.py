@@ -713,7 +713,7 @@ def test_joints_that_lock_their_pair_by_accident_are_warned_about():
         return sb.build()
 
     with pytest.warns(
-        RuntimeWarning, match=r"1 pair of bodies locked .* `upper` and `lower` join `frame` and `door`.* 6\.99e-5 m"
+        RuntimeWarning, match=r"1 pair of bodies locked .* `upper` and `lower` join `frame` and `door`.* 6\.96e-4 m"
     ):
         door(0.001)
     with warnings.catch_warnings():
@@ -728,8 +728,14 @@ def test_substeps_too_long_for_a_swing_are_warned_about():
         sb.body("pivot", kind="static").body("bob", position=[0, -1, 0], mass=1.0, box=[0.05, 0.05, 0.05])
         return sb.revolute("hinge", "pivot", "bob", anchor_b=[0, 1, 0], axis=[0, 0, 1]).build()
 
-    with pytest.warns(RuntimeWarning, match=r"joint `hinge` holds `bob` as a pendulum .* give it 8\.0 per swing"):
+    with pytest.warns(RuntimeWarning, match=r"joint `hinge` holds `bob` as a pendulum .* give it 8\.0 per swing") as w:
         pendulum(0.25)
+    # Raised at the caller's line (QA: at the builder's).
+    assert w[0].filename == __file__
+    # Frames of 1/60 s run 1/60 s substeps whatever max_substep above it (QA: warned about).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lavender.Sim("pendulum", max_substep=0.25, dt=1 / 60)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pendulum(1 / 60)

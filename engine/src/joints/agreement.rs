@@ -2,7 +2,8 @@
 //! against body A would make every one of them hold at the current poses.
 //!
 //! ```text
-//! B moves by x = (d, w) (m, rad), its point r from its centre by d + w x r:
+//! B moves by x = (d, w) (m, rad) at the point o (the anchors' centroid, `pair_rows`), its
+//! point at r from o by d + w x r:
 //!   point rows     u . d + (r x u) . w = -u . e          (u: x, y, z; a slider's two across n)
 //!   angular rows   s u . w = -s u . theta                 (weld, slider: theta = 2 vec(q_err))
 //!                  s u_k . w = -s u_k . E                 (hinge: u_k = a x t_k, E its swing)
@@ -58,10 +59,7 @@ pub(crate) fn disagreement(
         return None;
     }
     let scale = anchor_tol / angle_tol;
-    let mut rows = Vec::new();
-    for &j in shared {
-        joint_rows(bodies, joints, j, scale, &mut rows);
-    }
+    let rows = pair_rows(bodies, joints, shared, scale);
     let x = least_squares(&rows);
     // Per joint: its residuals' score against the tolerances, and its own error's (the
     // rows' right-hand sides), which names the joint built off where the residuals tie (two
@@ -123,11 +121,9 @@ pub(crate) fn lock_strain(
     if shared.len() < 2 || shared.iter().any(|&j| locks_alone(j)) {
         return None;
     }
-    let mut rows = Vec::new();
-    for &j in shared {
-        joint_rows(bodies, joints, j, scale, &mut rows);
-    }
-    Some(least_singular_value(&rows))
+    Some(least_singular_value(&pair_rows(
+        bodies, joints, shared, scale,
+    )))
 }
 
 /// Whether a limit `[lo, hi]` locks its joint's coordinate: a range narrower than twice
@@ -188,15 +184,64 @@ fn least_singular_value(rows: &[Row]) -> f64 {
         .sqrt()
 }
 
-/// The rows of joint `j` at the current poses (see the module documentation).
-fn joint_rows(bodies: &Bodies, joints: &Joints, j: usize, scale: f64, rows: &mut Vec<Row>) {
+/// The rows of the joints of `shared` (on one pair of bodies), all for one motion: that of
+/// the first joint's body B (the moving body) against the other, measured at the centroid of
+/// the joints' anchors on the moving body. A joint listed the other way round (its A the
+/// moving body) has its rows negated: at a common point, the motion of one body against the
+/// other is minus the reverse one. Why the centroid: measured at a body's centre, a turn
+/// about a line far from it carries a large slide, and the same joints read as freer the
+/// farther the centre (QA 2026-12-07: a door 1 km from its frame's centre on hinge lines 1 cm
+/// apart was not seen as locked; and joints listed in both orders were measured about two
+/// centres, so that coaxial hinges read as locked). Anchors on the moving body alone: their
+/// differences are exact, where the two bodies' anchors differ by f32 rounding far out.
+fn pair_rows(bodies: &Bodies, joints: &Joints, shared: &[usize], scale: f64) -> Vec<Row> {
+    let moving = joints.body_b[shared[0]];
+    let on_moving = |j: usize| {
+        let (body, anchor) = if joints.body_b[j] == moving {
+            (moving as usize, joints.anchor_b[j])
+        } else {
+            (joints.body_a[j] as usize, joints.anchor_a[j])
+        };
+        (bodies.rotation[body] * anchor).as_dvec3()
+    };
+    // Relative to the moving body's centre (the same for every joint), so exact.
+    let centroid = shared.iter().map(|&j| on_moving(j)).sum::<DVec3>() / shared.len() as f64;
+    let mut rows = Vec::new();
+    for &j in shared {
+        let start = rows.len();
+        joint_rows(
+            bodies,
+            joints,
+            j,
+            (scale, on_moving(j) - centroid),
+            &mut rows,
+        );
+        if joints.body_b[j] != moving {
+            for row in &mut rows[start..] {
+                row.m = row.m.map(|x| -x);
+            }
+        }
+    }
+    rows
+}
+
+/// The rows of joint `j` at the current poses (see the module documentation), for the
+/// motion of its body B against its body A, with `r` its anchor's offset from the point the
+/// motion is measured at.
+fn joint_rows(
+    bodies: &Bodies,
+    joints: &Joints,
+    j: usize,
+    (scale, r): (f64, DVec3),
+    rows: &mut Vec<Row>,
+) {
     let (a, b) = (joints.body_a[j] as usize, joints.body_b[j] as usize);
     let (pa, qa) = (bodies.position[a], bodies.rotation[a]);
     let (pb, qb) = (bodies.position[b], bodies.rotation[b]);
     let d = |v: Vec3| v.as_dvec3();
     let on_a = d(pa) + d(qa * joints.anchor_a[j]);
     let on_b = d(pb) + d(qb * joints.anchor_b[j]);
-    let (e, r) = (on_b - on_a, on_b - d(pb));
+    let e = on_b - on_a;
     let kind = joints.kind[j];
     let axis_a = d(qa * joints.axis_a[j]).normalize_or_zero();
     let [t1, t2] = joints.perpendicular[j].map(|t| d(qa * t));

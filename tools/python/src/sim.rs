@@ -459,7 +459,7 @@ impl Sim {
         settings.validate().map_err(errors::engine)?;
         settings.check_substeps(frame_dt).map_err(errors::engine)?;
         let world = scene.build_with(settings).map_err(errors::engine)?;
-        warn_ill_conditioned(&world)?;
+        warn_ill_conditioned(&world, frame_dt)?;
         if let Some(warning) = world.settings().threads_warning() {
             Python::attach(|py| runtime_warning(py, warning))?;
         }
@@ -693,7 +693,7 @@ fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
 /// at the start (`World::start_error_warning`), pairs their joints lock by accident
 /// (`World::locked_pair_warning`) and swings the substeps do not resolve
 /// (`World::substep_warning`); the command line logs the same through `tracing`.
-fn warn_ill_conditioned(world: &World) -> PyResult<()> {
+fn warn_ill_conditioned(world: &World, frame_dt: f32) -> PyResult<()> {
     Python::attach(|py| {
         for j in 0..world.joints().len() {
             if let Some(warning) = world.conditioning_warning(j) {
@@ -709,7 +709,7 @@ fn warn_ill_conditioned(world: &World) -> PyResult<()> {
         if let Some(warning) = world.locked_pair_warning() {
             runtime_warning(py, warning)?;
         }
-        if let Some(warning) = world.substep_warning() {
+        if let Some(warning) = world.substep_warning(frame_dt) {
             runtime_warning(py, warning)?;
         }
         Ok(())

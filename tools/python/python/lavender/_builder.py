@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -232,7 +233,14 @@ class SceneBuilder:
         ``Sim`` constructor."""
         from ._lavender import Sim
 
-        return Sim(self.to_dict(), **settings)
+        # The build's warnings (joints that disagree, a lock, substeps too long, ...) are
+        # raised again at the caller's line, not this one.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sim = Sim(self.to_dict(), **settings)
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=2)
+        return sim
 
     def __repr__(self) -> str:
         return (
