@@ -188,49 +188,28 @@ impl Settings {
             format!("{:?}", gravity.to_array()),
             format!("{:?}", o.gravity.to_array()),
         );
-        compare("max_substep", text(max_substep), text(&o.max_substep));
-        compare(
-            "velocity_iterations",
-            text(velocity_iterations),
-            text(&o.velocity_iterations),
-        );
+        // The rest by name, as the scene file's keys.
+        macro_rules! compare_fields {
+            ($($field:ident),*) => {
+                $(compare(stringify!($field), text($field), text(&o.$field));)*
+            };
+        }
+        compare_fields!(max_substep, velocity_iterations);
         compare("bias_iterations", bias(self), bias(o));
-        compare(
-            "position_iterations",
-            text(position_iterations),
-            text(&o.position_iterations),
+        compare_fields!(
+            position_iterations,
+            chain_solve,
+            error_reduction,
+            projection_factor,
+            warm_starting,
+            gyroscopic,
+            curvature,
+            speculative_limits,
+            sleeping,
+            sleep_linear_speed,
+            sleep_angular_speed,
+            time_to_sleep
         );
-        compare("chain_solve", text(chain_solve), text(&o.chain_solve));
-        compare(
-            "error_reduction",
-            text(error_reduction),
-            text(&o.error_reduction),
-        );
-        compare(
-            "projection_factor",
-            text(projection_factor),
-            text(&o.projection_factor),
-        );
-        compare("warm_starting", text(warm_starting), text(&o.warm_starting));
-        compare("gyroscopic", text(gyroscopic), text(&o.gyroscopic));
-        compare("curvature", text(curvature), text(&o.curvature));
-        compare(
-            "speculative_limits",
-            text(speculative_limits),
-            text(&o.speculative_limits),
-        );
-        compare("sleeping", text(sleeping), text(&o.sleeping));
-        compare(
-            "sleep_linear_speed",
-            text(sleep_linear_speed),
-            text(&o.sleep_linear_speed),
-        );
-        compare(
-            "sleep_angular_speed",
-            text(sleep_angular_speed),
-            text(&o.sleep_angular_speed),
-        );
-        compare("time_to_sleep", text(time_to_sleep), text(&o.time_to_sleep));
         changes
     }
 
