@@ -943,25 +943,16 @@ fn substeps_too_long_for_a_swing_are_named() {
     // world's z; QA: read about another axis): the period is that about the hinge (its moment
     // there 0.01 kg m^2: 1.45 s, 7.2 substeps of 0.2 s), not about its small moment elsewhere.
     let bob = |inertia: Vec3| {
-        let settings = Settings {
-            max_substep: 0.2,
-            ..Settings::default()
+        let bob = BodyDesc::dynamic("bob")
+            .inertia(inertia)
+            .position(Vec3::new(0.0, -0.5, 0.0))
+            .rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2));
+        let hinge = |pivot, bob| {
+            JointDesc::revolute("hinge", pivot, bob)
+                .anchors(Vec3::ZERO, Vec3::new(0.0, 0.0, -0.5))
+                .axes(Vec3::Z, Vec3::Y)
         };
-        let mut world = World::new(settings).unwrap();
-        let pivot = world.add_body(BodyDesc::fixed("pivot")).unwrap();
-        let bob = world
-            .add_body(
-                BodyDesc::dynamic("bob")
-                    .inertia(inertia)
-                    .position(Vec3::new(0.0, -0.5, 0.0))
-                    .rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
-            )
-            .unwrap();
-        let hinge = JointDesc::revolute("hinge", pivot, bob)
-            .anchors(Vec3::ZERO, Vec3::new(0.0, 0.0, -0.5))
-            .axes(Vec3::Z, Vec3::Y);
-        world.add_joint(hinge).unwrap();
-        world.substep_warning(0.2)
+        hung_from_a_pivot(0.2, bob, hinge).substep_warning(0.2)
     };
     let fast = bob(Vec3::new(10.0, 0.01, 10.0)).expect("1.45 s: 7.2 substeps");
     assert!(
@@ -972,25 +963,31 @@ fn substeps_too_long_for_a_swing_are_named() {
     // A thin bar (2 m, 1 kg) on a ball joint 1 mm above its centre swings fastest about its
     // long axis, the least moment across the arm: 0.267 s, 9.0 substeps of 0.0296 s (QA: the
     // mean of the two moments read 0.372 s).
+    let bar = BodyDesc::dynamic("bar")
+        .solid_box(1.0, Vec3::new(1.0, 0.005, 0.005))
+        .position(Vec3::new(0.0, -0.001, 0.0));
+    let ball = |pivot, bar| {
+        JointDesc::spherical("ball", pivot, bar).anchors(Vec3::ZERO, Vec3::new(0.0, 0.001, 0.0))
+    };
+    let world = hung_from_a_pivot(0.0296, bar, ball);
+    let thin = world.substep_warning(0.0296).expect("9.0 substeps");
+    assert!(thin.contains("9.0 per swing"), "{thin}");
+}
+
+/// A world with substeps of at most `max_substep` s: `body` hung from a static `pivot` at the
+/// origin by the joint `joint(pivot, body)` makes.
+fn hung_from_a_pivot(
+    max_substep: f32,
+    body: BodyDesc,
+    joint: impl Fn(BodyId, BodyId) -> JointDesc,
+) -> World {
     let settings = Settings {
-        max_substep: 0.0296,
+        max_substep,
         ..Settings::default()
     };
     let mut world = World::new(settings).unwrap();
     let pivot = world.add_body(BodyDesc::fixed("pivot")).unwrap();
-    let bar = world
-        .add_body(
-            BodyDesc::dynamic("bar")
-                .solid_box(1.0, Vec3::new(1.0, 0.005, 0.005))
-                .position(Vec3::new(0.0, -0.001, 0.0)),
-        )
-        .unwrap();
+    let body = world.add_body(body).unwrap();
+    world.add_joint(joint(pivot, body)).unwrap();
     world
-        .add_joint(
-            JointDesc::spherical("ball", pivot, bar)
-                .anchors(Vec3::ZERO, Vec3::new(0.0, 0.001, 0.0)),
-        )
-        .unwrap();
-    let thin = world.substep_warning(0.0296).expect("9.0 substeps");
-    assert!(thin.contains("9.0 per swing"), "{thin}");
 }

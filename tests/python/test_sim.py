@@ -676,19 +676,31 @@ def test_solver_state_holds_the_impulses_a_keyframe_stores_and_the_projections_m
     assert log[181].state_hash == sim.state_hash()
 
 
+def _door(lower_on_frame_x, lower_on_door_x):
+    """A 20 kg door on two hinges about z from a static frame: the upper on the line x = 0,
+    the lower's anchors at x = ``lower_on_frame_x`` on the frame and ``lower_on_door_x`` on
+    the door (in the world, as built)."""
+    sb = (
+        lavender.SceneBuilder()
+        .body("frame", kind="static")
+        .body("door", position=[0.5, 0, 0], mass=20, box=[0.5, 0.02, 1.0])
+    )
+    sb.revolute("upper", "frame", "door", anchor_a=[0, 0, 0.9], anchor_b=[-0.5, 0, 0.9], axis=[0, 0, 1])
+    sb.revolute(
+        "lower",
+        "frame",
+        "door",
+        anchor_a=[lower_on_frame_x, 0, -0.9],
+        anchor_b=[lower_on_door_x - 0.5, 0, -0.9],
+        axis=[0, 0, 1],
+    )
+    return sb.build()
+
+
 def test_joints_on_one_pair_that_disagree_are_warned_about():
     # QA 2026-12-07: a door on two hinges 1 cm out of line gained 32 J in 30 s, with no word.
     def door(misalignment):
-        sb = (
-            lavender.SceneBuilder()
-            .body("frame", kind="static")
-            .body("door", position=[0.5, 0, 0], mass=20, box=[0.5, 0.02, 1.0])
-        )
-        sb.revolute("upper", "frame", "door", anchor_a=[0, 0, 0.9], anchor_b=[-0.5, 0, 0.9], axis=[0, 0, 1])
-        sb.revolute(
-            "lower", "frame", "door", anchor_a=[misalignment, 0, -0.9], anchor_b=[-0.5, 0, -0.9], axis=[0, 0, 1]
-        )
-        return sb.build()
+        return _door(misalignment, 0.0)
 
     with pytest.warns(RuntimeWarning, match=r"joint `lower` joins `frame` and `door`, as `upper` does; it is 1.00e-2 m"):
         door(0.01)
@@ -701,16 +713,7 @@ def test_joints_that_lock_their_pair_by_accident_are_warned_about():
     # QA 2026-12-07: a door whose hinge lines were apart held as built, then rattled and lost
     # its swing, with no word.
     def door(gap):
-        sb = (
-            lavender.SceneBuilder()
-            .body("frame", kind="static")
-            .body("door", position=[0.5, 0, 0], mass=20, box=[0.5, 0.02, 1.0])
-        )
-        sb.revolute("upper", "frame", "door", anchor_a=[0, 0, 0.9], anchor_b=[-0.5, 0, 0.9], axis=[0, 0, 1])
-        sb.revolute(
-            "lower", "frame", "door", anchor_a=[gap, 0, -0.9], anchor_b=[gap - 0.5, 0, -0.9], axis=[0, 0, 1]
-        )
-        return sb.build()
+        return _door(gap, gap)
 
     with pytest.warns(
         RuntimeWarning, match=r"1 pair of bodies locked .* `upper` and `lower` join `frame` and `door`.* 6\.96e-4 m"

@@ -159,8 +159,8 @@ fn least_singular_value(rows: &[Row]) -> f64 {
                 }
                 // The rotation that zeroes n[p][q]: tan(2 phi) = 2 n_pq / (n_qq - n_pp).
                 let theta = (n[q][q] - n[p][p]) / (2.0 * n[p][q]);
+                // (`signum` of 0 is 1: equal diagonals turn by 45 degrees.)
                 let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
-                let t = if theta == 0.0 { 1.0 } else { t };
                 let c = 1.0 / (t * t + 1.0).sqrt();
                 let s = t * c;
                 // Columns p and q turned (N J), then rows p and q (J^T N J).
