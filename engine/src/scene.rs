@@ -1207,9 +1207,16 @@ impl Scene {
     /// generate, so that a `[[joint]]` may name any of them; then the joints, in the same
     /// order.
     pub fn build_with(&self, settings: Settings) -> Result<World> {
-        if let Some(dt) = self.world.dt {
-            if !(dt.is_finite() && dt > 0.0) {
-                return Err(EngineError::InvalidTimeStep(dt));
+        self.build_for(settings, self.frame_dt())
+    }
+
+    /// [`Scene::build_with`] for a run of frames of `dt` seconds other than the scene's own
+    /// (`lavender run --dt`): the substeps such frames run are the ones judged against each
+    /// swing ([`World::substep_warning`]).
+    pub fn build_for(&self, settings: Settings, dt: f32) -> Result<World> {
+        if let Some(scene_dt) = self.world.dt {
+            if !(scene_dt.is_finite() && scene_dt > 0.0) {
+                return Err(EngineError::InvalidTimeStep(scene_dt));
             }
         }
         if let Some(d) = self.world.duration {
@@ -1222,7 +1229,7 @@ impl Scene {
             }
         }
         let mut world = World::new(settings)?;
-        world.settings().check_substeps(self.frame_dt())?;
+        world.settings().check_substeps(dt)?;
         self.check_size()?;
         for b in &self.bodies {
             world.add_body(b.desc()?)?;
@@ -1260,7 +1267,7 @@ impl Scene {
             if let Some(warning) = world.locked_pair_warning() {
                 tracing::warn!("{warning}");
             }
-            if let Some(warning) = world.substep_warning(self.frame_dt()) {
+            if let Some(warning) = world.substep_warning(dt) {
                 tracing::warn!("{warning}");
             }
         }

@@ -744,6 +744,28 @@ def test_substeps_too_long_for_a_swing_are_warned_about():
         pendulum(1 / 60)
 
 
+def test_longer_frames_and_settings_are_judged_against_each_swing():
+    # Judged at build for the scene's frames only (noted 2026-12-07): a step(dt) or a
+    # set_settings whose substeps are longer is judged again, once per longer substep.
+    sim = lavender.Sim("pendulum", max_substep=0.25)  # 1/60 s frames: 1/60 s substeps
+    with pytest.warns(RuntimeWarning, match=r"joint `hinge` holds `bob` .* give it 8\.0 per swing") as w:
+        sim.step(0.25)
+    assert len(w) == 1 and w[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.step(0.25)  # judged already
+        sim.step(1 / 60)  # shorter substeps
+        sim.run(duration=0.5, dt=0.25)
+    sim = lavender.Sim("pendulum", dt=0.25)  # capped at 1/240 s substeps
+    with pytest.warns(RuntimeWarning, match=r"give it 8\.0 per swing"):
+        sim.set_settings(max_substep=0.25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.set_settings(max_substep=1.0)  # frames of 0.25 s: the same substeps
+    with pytest.warns(RuntimeWarning, match=r"give it 2\.0 per swing"):
+        sim.run(duration=2.0, dt=1.0)
+
+
 def test_joints_far_from_holding_at_the_start_are_warned_about():
     # QA 2026-12-07: a weld between boxes 1 m apart snapped one across, with no word.
     def weld(gap):

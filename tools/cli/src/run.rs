@@ -220,7 +220,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         }
         eprintln!("note: 0 frames to run ({why}); pass --steps N or --duration S");
     }
-    let mut world = scene.build_with(settings)?;
+    // The substeps judged against each swing are those of the frames run (`--dt`).
+    let mut world = scene.build_for(settings, dt)?;
     if let Some(warning) = world.settings().threads_warning() {
         eprintln!("warning: {warning}");
     }

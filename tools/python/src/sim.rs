@@ -62,6 +62,9 @@ pub struct Sim {
     world: World,
     scene: Scene,
     frame_dt: f32,
+    /// The longest substep, s, judged so far against each joint's swing
+    /// (`World::substep_warning`): a frame or setting that makes substeps longer is judged again.
+    judged_substep: f32,
     recording: Option<Recording>,
     /// Where a Sim resumed from a log came from.
     origin: Option<Origin>,
@@ -437,6 +440,7 @@ impl Sim {
     /// The Sim of a run resumed from a log.
     pub(crate) fn resumed(r: Resumed) -> Sim {
         Sim {
+            judged_substep: substep_of(&r.world, r.dt),
             world: r.world,
             scene: r.scene,
             frame_dt: r.dt,
@@ -464,6 +468,7 @@ impl Sim {
             Python::attach(|py| runtime_warning(py, warning))?;
         }
         Ok(Sim {
+            judged_substep: substep_of(&world, frame_dt),
             world,
             scene,
             frame_dt,
@@ -483,6 +488,20 @@ impl Sim {
     /// Ctrl-C stops a long `run` between two frames.
     fn advance(&mut self, py: Python<'_>, dt: f32, frames: u64) -> PyResult<u64> {
         self.advance_watching(py, dt, frames, &mut None)
+    }
+
+    /// Judges frames of `dt` against each joint's swing (`World::substep_warning`, a
+    /// `RuntimeWarning`) when their substeps are longer than any judged before: at build the
+    /// scene's frames were, but `step(dt)`, `run(dt=...)` and `set_settings` may run longer ones.
+    fn judge_substeps(&mut self, dt: f32) -> PyResult<()> {
+        let h = substep_of(&self.world, dt);
+        if h > self.judged_substep {
+            self.judged_substep = h;
+            if let Some(warning) = self.world.substep_warning(dt) {
+                Python::attach(|py| runtime_warning(py, warning))?;
+            }
+        }
+        Ok(())
     }
 
     /// [`Sim::advance`], noting in `far_from` (while `None`) the first frame of this call, of
@@ -509,6 +528,7 @@ impl Sim {
         far_from: &mut Option<(u64, f64, String)>,
     ) -> PyResult<u64> {
         const SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_millis(50);
+        self.judge_substeps(dt)?;
         let mut substeps = 0u64;
         let mut left = frames;
         let result = loop {
@@ -688,6 +708,11 @@ fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
         .ok_or_else(wrong)
 }
 
+/// The substep, s, frames of `dt` run under the world's settings.
+fn substep_of(world: &World, dt: f32) -> f32 {
+    dt / world.settings().substeps_for(dt) as f32
+}
+
 /// A `RuntimeWarning` for each joint f32 cannot hold (`World::conditioning_warning`) and each
 /// pair of bodies whose joints disagree (`World::conflict_warning`), joints far from holding
 /// at the start (`World::start_error_warning`), pairs their joints lock by accident
@@ -799,6 +824,8 @@ impl Sim {
     /// Advances the world by ``dt`` seconds (default: the scene's frame dt) and refreshes the
     /// diagnostics. The engine splits the frame into ``ceil(dt / max_substep)`` equal
     /// substeps. Returns the number of substeps run. The GIL is released while stepping.
+    /// Substeps longer than any run before are judged against each joint's swing, as at
+    /// build (a RuntimeWarning when a swing holds fewer than 10 of them).
     ///
     /// Raises ValueError for a bad dt and NonFiniteError (a ValueError) when the state went
     /// non-finite (the world is rolled back to before the step).
@@ -1149,7 +1176,7 @@ impl Sim {
         if let Some(dt) = overrides.dt {
             self.frame_dt = dt;
         }
-        Ok(())
+        self.judge_substeps(self.frame_dt)
     }
 
     /// The solver settings as a dict (gravity, max_substep, velocity_iterations,
