@@ -1,11 +1,12 @@
 //! `lavender resume`: continue a recorded run from one of its substeps.
 
 use crate::output::{emit, emit_json, progress};
-use crate::run::human_bytes;
+use crate::run::{human_bytes, ToleranceExceeded};
 use crate::scrub::open_log;
 use anyhow::{bail, Context};
-use lavender_replay::recorder::RecordOptions;
+use lavender_replay::recorder::{OutputKind, RecordOptions};
 use lavender_replay::resume::resume;
+use lavender_replay::LogReader;
 use std::path::PathBuf;
 
 /// Rebuild a recorded run from its log (scene and settings from the header), restore the
@@ -18,7 +19,7 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lavender run chain --record run.lvlog                         5 s: substeps 0 to 1199\n  lavender scrub run.lvlog --spikes                             find the substep to resume from\n  lavender resume run.lvlog --from 600 --record again.lvlog     re-run from substep 600 to the end\n  lavender diff run.lvlog again.lvlog                           identical over the common substeps\n  lavender resume run.lvlog --from 1000 --steps 30 --record detail.h5\n                                                                30 frames from substep 1000, to HDF5\n  lavender resume run.lvlog --from 1000 --velocity-iterations 32 --record v32.lvlog\n                                                                a variant: 32 passes from there on\n  lavender diff run.lvlog v32.lvlog                             where and how far it departs"
+    after_help = "Examples:\n  lavender run chain --record run.lvlog                         5 s: substeps 0 to 1199\n  lavender scrub run.lvlog --spikes                             find the substep to resume from\n  lavender resume run.lvlog --from 600 --record again.lvlog     re-run from substep 600 to the end\n  lavender diff run.lvlog again.lvlog                           identical over the common substeps\n  lavender resume run.lvlog --from 1000 --steps 30 --record detail.h5\n                                                                30 frames from substep 1000, to HDF5\n  lavender resume run.lvlog --from 1000 --velocity-iterations 32 --record v32.lvlog\n                                                                a variant: 32 passes from there on\n  lavender diff run.lvlog v32.lvlog                             where and how far it departs\n  lavender resume run.lvlog --from 1000 --velocity-iterations 32 --max-anchor-error 0.005\n                                                                exit code 1 if a joint still exceeds 5 mm"
 )]
 pub struct Args {
     /// The run log (written by `lavender run --record`).
@@ -33,6 +34,12 @@ pub struct Args {
     /// Record the continued run (`.lvlog` or `.h5`).
     #[arg(long, value_name = "PATH")]
     record: Option<PathBuf>,
+    /// Fail once any joint's anchor error exceeds METERS at a continued substep, as `run`'s:
+    /// the run stops at the end of that frame (a recording is finished there), the summary
+    /// says which joint went over and when, and the exit code is 1. For checking that a
+    /// variant holds where the original came apart.
+    #[arg(long, value_name = "METERS", value_parser = crate::run::parse_tolerance)]
+    max_anchor_error: Option<f64>,
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
@@ -108,8 +115,32 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     // Without --steps: exactly to the log's last substep, also where a killed writer's log
     // ends inside a frame (so that `diff` finds the two runs identical).
     let to_end = args.steps.is_none().then(|| last.saturating_sub(args.from));
-    while done < frames && !crate::interrupt::requested() {
+    // The residuals over the continued substeps (compared below with the log's over the
+    // same ones: what a variant changed), and the first over `--max-anchor-error`.
+    let mut max = lavender_engine::ResidualMax::default();
+    let mut peak: Option<AnchorPeak> = None;
+    let mut exceeded: Option<AnchorPeak> = None;
+    while done < frames && !crate::interrupt::requested() && exceeded.is_none() {
         let observer = |w: &lavender_engine::World, info: lavender_engine::SubstepInfo| {
+            if info.finite {
+                let before = max.anchor_error;
+                max.fold(w.constraint_data());
+                if max.anchor_error > before {
+                    let p = AnchorPeak {
+                        anchor_error: max.anchor_error,
+                        joint: max.anchor_joint,
+                        substep: info.substep,
+                        time: info.time,
+                    };
+                    peak = Some(p);
+                    let over = args
+                        .max_anchor_error
+                        .is_some_and(|m| f64::from(p.anchor_error) > m);
+                    if over && exceeded.is_none() {
+                        exceeded = Some(p);
+                    }
+                }
+            }
             if departed.is_none() {
                 if let Some(i) = reader.index_of_substep(info.substep) {
                     if reader.index()[i].state_hash != w.state_hash() {
@@ -157,6 +188,20 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let wall = start.elapsed().as_secs_f64();
     let log = recorder.map(|r| r.finish()).transpose()?;
     let world = &resumed.world;
+    let names = world.joints().names();
+    // The log's largest anchor error over the substeps continued, where it records them.
+    let recorded = log_peak(&reader, args.from + 1, world.substeps_done());
+    let peak_json = |p: Option<AnchorPeak>| {
+        p.map(|p| {
+            serde_json::json!({
+                "anchor_error": p.anchor_error,
+                "joint": names[p.joint],
+                "joint_index": p.joint,
+                "substep": p.substep,
+                "time": p.time,
+            })
+        })
+    };
     let mut json = serde_json::json!({
         "from_substep": args.from,
         "keyframe_substep": resumed.keyframe_substep,
@@ -171,6 +216,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         "wall_seconds": wall,
         "record": log.as_ref().map(|l| serde_json::json!({"path": l.path, "frames": l.frames, "bytes": l.bytes})),
         "departed_at_substep": departed,
+        // Largest over the continued substeps (null: no joint had any), and the log's over
+        // the same substeps (null where it records none of them).
+        "max_anchor_error": peak_json(peak),
+        "log_max_anchor_error": peak_json(recorded),
+        "max_angular_error": max.angular_error,
+        "max_limit_violation": max.limit_violation,
         "settings_changed": changed
             .iter()
             .map(|(name, log, now)| serde_json::json!({"setting": name, "log": log, "now": now}))
@@ -225,7 +276,33 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             }
         );
     }
-    if done < frames {
+    // Which joint went over --max-anchor-error, when and how far, in words (as `run`).
+    let over = exceeded.map(|e| {
+        format!(
+            "joint `{}` reached an anchor error of {:.3e} m at substep {} (t = {:.4} s), over \
+             --max-anchor-error {:.3e} m",
+            names[e.joint],
+            e.anchor_error,
+            e.substep,
+            e.time,
+            args.max_anchor_error.unwrap_or_default()
+        )
+    });
+    if let Some(tolerance) = args.max_anchor_error {
+        json["max_anchor_error_tolerance"] = serde_json::json!(tolerance);
+        json["tolerance_exceeded"] = match exceeded {
+            Some(_) => peak_json(exceeded)
+                .map(|mut e| {
+                    e["frames_run"] = serde_json::json!(done);
+                    e["frames_asked"] = serde_json::json!(frames);
+                    e
+                })
+                .unwrap_or_default(),
+            None => serde_json::Value::Null,
+        };
+    }
+    let interrupted = done < frames && exceeded.is_none();
+    if interrupted {
         if args.json {
             // As `run`: the summary of what ran, marked interrupted.
             json["interrupted"] = serde_json::json!({ "frames_run": done, "frames_asked": frames });
@@ -239,8 +316,26 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         ))
         .into());
     }
+    let tolerance_failed = over.map(|over| {
+        let scrub = match &log {
+            Some(l) if OutputKind::of(&l.path) == OutputKind::Log => format!(
+                " (`lavender scrub {} --at {}` shows that substep)",
+                l.path.display(),
+                exceeded.map_or(0, |e| e.substep)
+            ),
+            _ => String::new(),
+        };
+        (
+            format!("{over}; stopped after frame {done} of {frames}"),
+            ToleranceExceeded(format!(
+                "the resumed run failed its tolerance: {over}; stopped after frame {done} of \
+                 {frames}{scrub}"
+            )),
+        )
+    });
     if args.json {
-        return emit_json(&json);
+        emit_json(&json)?;
+        return tolerance_failed.map_or(Ok(()), |(_, e)| Err(e.into()));
     }
     let mut out = format!(
         "resumed {} after substep {} (restored from {}{}), ran {} in {:.3} s; now at \
@@ -268,6 +363,23 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if let Some(list) = &variant {
         out.push_str(&format!("settings changed: {list}\n"));
     }
+    let said = |p: AnchorPeak| {
+        format!(
+            "{:.3e} m (joint `{}`, substep {})",
+            p.anchor_error, names[p.joint], p.substep
+        )
+    };
+    out.push_str(&format!(
+        "max anchor error: {}{}\n",
+        peak.map_or_else(|| "0 m".to_string(), said),
+        match recorded {
+            Some(r) => format!("; the log's over the same substeps: {}", said(r)),
+            None => String::new(),
+        }
+    ));
+    if let Some((text, _)) = &tolerance_failed {
+        out.push_str(&format!("tolerance exceeded: {text}\n"));
+    }
     if let Some(l) = &log {
         out.push_str(&format!(
             "recorded {}, {} to {}\n",
@@ -276,5 +388,43 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             l.path.display()
         ));
     }
-    emit(&out)
+    emit(&out)?;
+    tolerance_failed.map_or(Ok(()), |(_, e)| Err(e.into()))
+}
+
+/// The largest anchor error over some substeps, the joint holding it and when.
+#[derive(Debug, Clone, Copy)]
+struct AnchorPeak {
+    /// m.
+    anchor_error: f32,
+    joint: usize,
+    substep: u64,
+    /// s.
+    time: f64,
+}
+
+/// The log's largest anchor error over substeps `from..to` (from its index's per-frame
+/// summaries; a NaN frame is passed over, as the state that went non-finite is reported
+/// apart), or `None` where it records none of them with a joint holding one.
+fn log_peak(reader: &LogReader, from: u64, to: u64) -> Option<AnchorPeak> {
+    reader
+        .index()
+        .iter()
+        .map(|m| &m.summary)
+        .filter(|s| (from..to).contains(&s.substep) && s.anchor_error.value.is_finite())
+        .filter_map(|s| {
+            s.anchor_error.joint.map(|j| AnchorPeak {
+                anchor_error: s.anchor_error.value,
+                joint: j as usize,
+                substep: s.substep,
+                time: s.time,
+            })
+        })
+        .reduce(|a, b| {
+            if b.anchor_error > a.anchor_error {
+                b
+            } else {
+                a
+            }
+        })
 }

@@ -57,7 +57,7 @@ pub struct Args {
 }
 
 /// `--max-anchor-error`: a distance in metres, finite and not negative.
-fn parse_tolerance(text: &str) -> Result<f64, String> {
+pub(crate) fn parse_tolerance(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
         _ => Err(format!(

@@ -1876,3 +1876,70 @@ fn resume_with_other_settings_runs_a_variant_that_diff_compares() {
     assert_eq!(out.status.code(), Some(0));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `resume` reports the largest anchor error over the substeps it ran beside the log's over
+/// the same substeps (the same bits for a plain resume), and `--max-anchor-error` fails the
+/// continued run as it fails `run`: the check that a variant holds where the original did not.
+#[test]
+fn resume_reports_its_anchor_error_beside_the_logs_and_holds_to_a_tolerance() {
+    let dir = scratch("resume-tolerance");
+    let log = dir.join("run.lvlog");
+    record("chain", "2", &log);
+    let json = |extra: &[&str]| {
+        let mut args = vec!["resume", s(&log), "--from", "200", "--json"];
+        args.extend_from_slice(extra);
+        let out = lavender(&args);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), v)
+    };
+    let (code, same) = json(&[]);
+    assert_eq!(code, Some(0), "{same}");
+    let peak = &same["max_anchor_error"];
+    assert_eq!(peak, &same["log_max_anchor_error"], "{same}");
+    // The 100-link chain's worst over substeps 201 to 479 (measured 2026-12-07: 7.617e-3 m).
+    let original = peak["anchor_error"].as_f64().unwrap();
+    assert!((original - 7.617e-3).abs() < 0.05e-3, "{same}");
+    assert!(
+        (201..480).contains(&peak["substep"].as_u64().unwrap()),
+        "{same}"
+    );
+    // 32 velocity passes from there on: 6.04e-3 m, the log's beside it unchanged.
+    let (code, v32) = json(&["--velocity-iterations", "32"]);
+    assert_eq!(code, Some(0), "{v32}");
+    let better = v32["max_anchor_error"]["anchor_error"].as_f64().unwrap();
+    assert!((better - 6.04e-3).abs() < 0.05e-3, "{v32}");
+    assert_eq!(v32["log_max_anchor_error"], same["log_max_anchor_error"]);
+    // Held to 7e-3 m: the original fails (exit 1, where), the variant passes.
+    let (code, failed) = json(&["--max-anchor-error", "7e-3"]);
+    assert_eq!(code, Some(1), "{failed}");
+    let over = &failed["tolerance_exceeded"];
+    let at = over["substep"].as_u64().unwrap();
+    assert!(
+        over["anchor_error"].as_f64().unwrap() > 7e-3
+            && (201..480).contains(&at)
+            && failed["last_substep"].as_u64().unwrap() < 480,
+        "{failed}"
+    );
+    let (code, held) = json(&["--max-anchor-error", "7e-3", "--velocity-iterations", "32"]);
+    assert_eq!(code, Some(0), "{held}");
+    assert_eq!(held["tolerance_exceeded"], serde_json::Value::Null);
+    // In words too, with the exit code.
+    let out = lavender(&[
+        "resume",
+        s(&log),
+        "--from",
+        "200",
+        "--max-anchor-error",
+        "7e-3",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text.contains("max anchor error: 7.")
+            && text.contains("the log's over the same substeps: 7.")
+            && text.contains("tolerance exceeded: joint ")
+            && text.contains(&format!("at substep {at} ")),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
