@@ -462,6 +462,15 @@ fn resume_passes_over_a_corrupt_keyframe() {
         world_state_hash(&resumed.world),
         open(&path).frame(173).unwrap().state_hash()
     );
+    // From the corrupt frame itself: refused, naming the substeps next to it that resume
+    // (QA 2026-12-07: "checksum mismatch" and no way on).
+    let err = resume(&d, 150).unwrap_err().to_string();
+    assert!(
+        err.contains("the frame of substep 150 is corrupt (checksum mismatch)")
+            && err.ends_with("resume from substep 149 or 151"),
+        "{err}"
+    );
+    assert!(resume(&d, 151).is_ok());
 }
 
 /// A world built in code, stepped a while, then recorded with the scene written from it

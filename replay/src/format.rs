@@ -129,7 +129,7 @@ pub fn check_magic(bytes: &[u8]) -> bool {
 }
 
 /// World settings the run used, copied from the engine without depending on it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorldSettingsRecord {
     /// Frame time step in seconds.
     pub dt: f64,
@@ -141,6 +141,21 @@ pub struct WorldSettingsRecord {
     pub position_iterations: u32,
     /// Gravity vector.
     pub gravity: [f32; 3],
+}
+
+/// The engine's default settings at frames of 1/60 s (a header that valid settings need:
+/// [`Header::validate`] refuses a zero `dt`).
+impl Default for WorldSettingsRecord {
+    fn default() -> Self {
+        let s = lavender_engine::Settings::default();
+        WorldSettingsRecord {
+            dt: f64::from(1.0f32 / 60.0),
+            max_substep: f64::from(s.max_substep),
+            velocity_iterations: s.velocity_iterations,
+            position_iterations: s.position_iterations,
+            gravity: s.gravity.to_array(),
+        }
+    }
 }
 
 /// Everything known about a run before its first substep.
@@ -323,6 +338,24 @@ impl Header {
         }
         if self.body_count > u32::MAX as usize || self.joint_count > u32::MAX as usize {
             return Err("more than u32::MAX bodies or joints".into());
+        }
+        // Settings no run was made with (QA 2026-12-07: a header rewritten with `dt = -1`
+        // and its checksum fixed was exported as such; `velocity_iterations = 0` resumed).
+        let w = &self.world;
+        if !(w.dt.is_finite() && w.dt > 0.0) {
+            return Err(format!("dt = {} s is not a positive time step", w.dt));
+        }
+        if !(w.max_substep.is_finite() && w.max_substep > 0.0) {
+            return Err(format!(
+                "max_substep = {} s is not a positive substep",
+                w.max_substep
+            ));
+        }
+        if w.velocity_iterations == 0 {
+            return Err("velocity_iterations = 0: every run solves at least one pass".into());
+        }
+        if !w.gravity.iter().all(|g| g.is_finite()) {
+            return Err(format!("gravity {:?} is not finite", w.gravity));
         }
         if let Some(p) = &self.spike_index {
             if let Some(c) = p.columns.iter().find(|&&c| c >= DIAGNOSTIC_COLUMNS.len()) {
@@ -750,6 +783,28 @@ pub(crate) fn record_crc(len_field: &[u8], payload: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A header whose checksum holds but whose settings no run was made with is refused
+    /// (QA 2026-12-07: `dt = -1` exported, `velocity_iterations = 0` resumed).
+    #[test]
+    fn a_header_with_settings_no_run_has_is_invalid() {
+        let good = crate::testutil::header(2, 2);
+        assert_eq!(good.validate(), Ok(()));
+        let with = |f: &dyn Fn(&mut WorldSettingsRecord)| {
+            let mut h = good.clone();
+            f(&mut h.world);
+            h.validate().unwrap_err()
+        };
+        assert!(with(&|w| w.dt = -1.0).contains("dt = -1 s"));
+        assert!(with(&|w| w.dt = f64::NAN).contains("dt = NaN"));
+        assert!(with(&|w| w.max_substep = 0.0).contains("max_substep = 0 s"));
+        assert!(with(&|w| w.velocity_iterations = 0).contains("velocity_iterations = 0"));
+        assert!(with(&|w| w.gravity[1] = f32::INFINITY).contains("not finite"));
+        // No projection pass is a run's choice.
+        let mut h = good.clone();
+        h.world.position_iterations = 0;
+        assert_eq!(h.validate(), Ok(()));
+    }
 
     #[test]
     fn joints_are_found_by_name_or_index() {

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use memmap2::Mmap;
@@ -20,7 +20,8 @@ use crate::error::{ReplayError, Result};
 use crate::format::{
     align16, check_magic, decode_record_head, record_crc, ArchivedFooterRecord,
     ArchivedFrameRecord, FrameInput, FrameMeta, FrameSummary, Header, Prefix, FORMAT_MAJOR,
-    KIND_FOOTER, KIND_FRAME, MAGIC, PREFIX_SIZE, RECORD_HEAD_SIZE, TRAILER_MAGIC, TRAILER_SIZE,
+    KIND_FOOTER, KIND_FRAME, MAGIC, PREFIX_SIZE, RECORD_ALIGN, RECORD_HEAD_SIZE, TRAILER_MAGIC,
+    TRAILER_SIZE,
 };
 use crate::scrub::{Spike, SpikeParams};
 
@@ -205,6 +206,9 @@ pub struct LogReader {
     frames: Vec<FrameMeta>,
     /// Per frame: UNCHECKED, VALID or INVALID.
     checked: Vec<AtomicU8>,
+    /// Per VALID frame: the checksum its record head held when it was validated. A frame
+    /// read again is served only while its head still holds it (see [`LogReader::frame`]).
+    checksums: Vec<AtomicU32>,
     /// Indices of frames that carry solver state, ascending.
     keyframes: Vec<usize>,
     /// A valid footer was read: the log is complete.
@@ -292,6 +296,32 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<(Prefix, Header, u64)> {
     // file's length.
     let body_end = PREFIX_SIZE as u64 + prefix.header_len;
     if body_end > bytes.len() as u64 {
+        // A writer writes its whole header before any frame: a frame record in the file
+        // shows the header was written, and its length in the prefix is what is damaged
+        // (QA 2026-12-07: a flipped bit there read as a killed writer's file).
+        let first_record = (align16(PREFIX_SIZE)..bytes.len().saturating_sub(RECORD_HEAD_SIZE - 1))
+            .step_by(RECORD_ALIGN)
+            .find(|&o| {
+                // A whole record whose checksum holds (not a name in the header's JSON).
+                let (kind, crc, len) = decode_record_head(&bytes[o..o + RECORD_HEAD_SIZE]);
+                let payload = usize::try_from(len)
+                    .ok()
+                    .and_then(|l| (o + RECORD_HEAD_SIZE).checked_add(l))
+                    .and_then(|end| bytes.get(o + RECORD_HEAD_SIZE..end));
+                (kind == KIND_FRAME || kind == KIND_FOOTER)
+                    && payload.is_some_and(|p| record_crc(&bytes[o + 8..o + 16], p) == crc)
+            });
+        if let Some(at) = first_record {
+            return Err(corrupt_header(
+                path,
+                format!(
+                    "its prefix gives a header of {} bytes, but the file ({} bytes) holds a \
+                     record from byte {at}: the prefix's length field is damaged",
+                    prefix.header_len,
+                    bytes.len()
+                ),
+            ));
+        }
         return Err(header_cut_short(
             path,
             bytes.len(),
@@ -321,6 +351,14 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<(Prefix, Header, u64)> {
 
 /// Validates the frame record at `offset` (head, checksum, archive, shape) and returns its
 /// payload range. Never reads out of bounds.
+/// The record head at `offset` (kind, checksum, payload length), if it lies in `bytes`.
+fn record_head_at(bytes: &[u8], offset: u64) -> Option<([u8; 4], u32, u64)> {
+    let start = usize::try_from(offset).ok()?;
+    bytes
+        .get(start..start.checked_add(RECORD_HEAD_SIZE)?)
+        .map(decode_record_head)
+}
+
 fn check_frame<'b>(
     bytes: &'b [u8],
     offset: u64,
@@ -734,6 +772,7 @@ impl LogReader {
             data_start,
             frames: Vec::new(),
             checked: Vec::new(),
+            checksums: Vec::new(),
             keyframes: Vec::new(),
             finished: false,
             scan_end: data_start,
@@ -807,8 +846,15 @@ impl LogReader {
             if m.has_solver_state {
                 self.keyframes.push(self.frames.len());
             }
+            // A frame a scan validated is in the bytes now: its head's checksum is the one.
+            let crc = if state == VALID {
+                record_head_at(self.storage.bytes(), m.offset).map_or(0, |(_, crc, _)| crc)
+            } else {
+                0
+            };
             self.frames.push(m);
             self.checked.push(AtomicU8::new(state));
+            self.checksums.push(AtomicU32::new(crc));
         }
     }
 
@@ -975,6 +1021,14 @@ impl LogReader {
         &self.skipped
     }
 
+    /// The corrupt stretch that lost `substep`'s frame, if one did: where a substep between
+    /// the first and the last recorded is missing, the error can say why.
+    pub fn gap_holding(&self, substep: u64) -> Option<&SkippedRecord> {
+        self.skipped
+            .iter()
+            .find(|g| g.after_substep.is_none_or(|a| a < substep) && substep < g.before_substep)
+    }
+
     /// An error naming the first gap (see [`LogReader::skipped_records`]) between frames
     /// `frames.start` and `frames.end - 1`: what a reader of that range would otherwise
     /// silently miss.
@@ -1055,10 +1109,31 @@ impl LogReader {
     /// Validates frame `i` if this is its first use.
     fn ensure_valid(&self, i: usize) -> Result<()> {
         let state = self.checked[i].load(Ordering::Acquire);
-        if state == VALID {
-            return Ok(());
-        }
         let offset = self.frames[i].offset;
+        if state == VALID {
+            // Its record head still as validated (one 16-byte read): a file another program
+            // wrote over in place (`cp other.lvlog run.lvlog`, as long or longer) puts other
+            // bytes here, and reading them unchecked at the old offsets read out of bounds
+            // (QA 2026-12-07: a shape of 1.7e9 joints, then SIGSEGV).
+            return match record_head_at(self.storage.bytes(), offset) {
+                Some((kind, crc, len))
+                    if kind == KIND_FRAME
+                        && len == self.frames[i].len
+                        && crc == self.checksums[i].load(Ordering::Acquire) =>
+                {
+                    Ok(())
+                }
+                _ => Err(ReplayError::CorruptFrame {
+                    path: self.path.clone(),
+                    index: i,
+                    substep: self.frames[i].summary.substep,
+                    offset,
+                    detail: "its bytes changed since they were checked: another program \
+                             wrote over the file (open it again to read what it holds now)"
+                        .into(),
+                }),
+            };
+        }
         let outcome =
             check_frame(self.storage.bytes(), offset, &self.header).and_then(|(len, rec)| {
                 if same_meta(&meta_of(offset, len, rec), &self.frames[i]) {
@@ -1069,6 +1144,8 @@ impl LogReader {
             });
         match outcome {
             Ok(()) => {
+                let crc = record_head_at(self.storage.bytes(), offset).map_or(0, |(_, c, _)| c);
+                self.checksums[i].store(crc, Ordering::Release);
                 self.checked[i].store(VALID, Ordering::Release);
                 Ok(())
             }
@@ -1108,7 +1185,9 @@ impl LogReader {
         // (bytecheck) accepted exactly these bytes as an `ArchivedFrameRecord`. The bytes
         // cannot have changed since: owned storage is never mutated, a mapping is replaced
         // only by `refresh(&mut self)` (which keeps the same offsets and file contents), and
-        // `open`'s contract forbids other processes from modifying them.
+        // `open`'s contract forbids other processes from modifying them. (Where one does
+        // anyway between two calls, `ensure_valid` refuses a frame whose record head no
+        // longer holds the length and checksum it was validated with.)
         unsafe { rkyv::access_unchecked::<ArchivedFrameRecord<'static>>(payload) }
     }
 
@@ -1678,6 +1757,21 @@ mod tests {
                 && !msg.contains("cut short"),
             "{msg}"
         );
+        // A length within bounds but past the file's end (QA 2026-12-07: bit 30 of it, read
+        // as a writer killed in its header): frame records follow, so it is the prefix.
+        let mut damaged = bytes.clone();
+        damaged[16 + 3] ^= 0x40;
+        let msg = LogReader::from_bytes(&damaged).unwrap_err().to_string();
+        assert!(
+            msg.contains("holds a record from byte")
+                && msg.contains("the prefix's length field is damaged")
+                && !msg.contains("cut short"),
+            "{msg}"
+        );
+        // Cut inside the header, nothing after it: cut short, as before.
+        let cut = &bytes[..PREFIX_SIZE + 40];
+        let msg = LogReader::from_bytes(cut).unwrap_err().to_string();
+        assert!(msg.contains("cut short"), "{msg}");
         bytes[PREFIX_SIZE + 3] ^= 0x20; // inside the header JSON
         let err = LogReader::from_bytes(&bytes).unwrap_err();
         assert!(
@@ -1730,6 +1824,53 @@ mod tests {
         assert!(r.column(0, 3).is_err());
         assert!(r.validate_all().is_err());
         assert_frame_eq(&r, 3, &frames[3]);
+    }
+
+    /// QA 2026-12-07: a file written over in place (`cp other.lvlog run.lvlog`) as long or
+    /// longer passed the length check, and frames validated before were read unchecked from
+    /// the other file's bytes (a shape of 1.7e9 joints, then SIGSEGV). A frame read again
+    /// is served only while its record head holds the length and checksum it was validated
+    /// with: another layout, or the same layout with other values, is a `CorruptFrame`.
+    #[test]
+    fn a_file_written_over_in_place_is_an_error_not_a_read_of_other_bytes() {
+        let header = testutil::header(2, 2);
+        let frames = testutil::frames(2, 2, 5, 0);
+        let ours = testutil::log_bytes(&header, &frames, true);
+        let mut moved = testutil::frames(2, 2, 5, 0);
+        moved[3].poses[1][0] += 1.0;
+        let others = [
+            // Another scene, longer: every frame at another offset.
+            testutil::log_bytes(
+                &testutil::header(9, 40),
+                &testutil::frames(9, 40, 8, 2),
+                true,
+            ),
+            // The same layout, one value other.
+            testutil::log_bytes(&header, &moved, true),
+        ];
+        for (case, other) in others.iter().enumerate() {
+            assert!(other.len() >= ours.len(), "case {case}");
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("run.lvlog");
+            std::fs::write(&path, &ours).unwrap();
+            // SAFETY: the test writes over the file between calls only, never during one,
+            // and checks that this is refused; no slice from before the write is read after.
+            let r = unsafe { LogReader::open(&path) }.unwrap();
+            for (i, f) in frames.iter().enumerate() {
+                assert_frame_eq(&r, i, f);
+            }
+            // In place: the same inode, truncated and written again (what `cp` does).
+            std::fs::write(&path, other).unwrap();
+            assert!(r.check_length().is_ok(), "case {case}: no shorter");
+            let err = r.frame(3).unwrap_err();
+            assert!(
+                matches!(err, ReplayError::CorruptFrame { index: 3, .. })
+                    && err.to_string().contains("changed since they were checked"),
+                "case {case}: {err}"
+            );
+            assert!(r.validate_all().is_err(), "case {case}");
+            assert!(r.column(0, 3).is_err(), "case {case}");
+        }
     }
 
     #[test]

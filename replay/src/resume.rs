@@ -105,10 +105,7 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
             (Some(a), Some(b)) => (a.summary.substep, b.summary.substep),
             _ => return Err(ReplayError::Resume("the log has no frames".into())),
         };
-        let gap = reader.skipped_records().iter().find(|g| {
-            g.after_substep.is_none_or(|a| a < from_substep) && from_substep < g.before_substep
-        });
-        if let Some(g) = gap {
+        if let Some(g) = reader.gap_holding(from_substep) {
             return Err(ReplayError::Resume(format!(
                 "substep {from_substep} is not in the log: {g}; resume from a substep the log \
                  still has (before or after that stretch)"
@@ -151,6 +148,37 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
         return Err(ReplayError::Resume(format!(
             "substep {from_substep} is inside a frame and a lone substep of {h} s cannot be \
              run exactly with these settings; resume from a frame boundary: {nearest}"
+        )));
+    }
+
+    // The target's own frame must read: its state is what the resume checks against. Where
+    // it fails its checksum, name the nearest substeps that can be resumed from (QA
+    // 2026-12-07: "is corrupt: checksum mismatch" with no way on).
+    if let Err(ReplayError::CorruptFrame { detail, .. }) = reader.frame(target) {
+        let resumable = |&i: &usize| {
+            let m = &reader.index()[i];
+            (single == 1 || (m.summary.substep + 1).is_multiple_of(u64::from(n)))
+                && !m.summary.state_non_finite()
+                && reader.frame(i).is_ok()
+        };
+        let substep = |i: usize| reader.index()[i].summary.substep;
+        let near: Vec<String> = [
+            (0..target).rev().find(resumable).map(substep),
+            (target + 1..reader.len()).find(resumable).map(substep),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|s| s.to_string())
+        .collect();
+        let instead = match near.as_slice() {
+            [] => "; no other frame of the log can be resumed from".to_string(),
+            [one] => format!("; resume from substep {one}"),
+            [before, after] => format!("; resume from substep {before} or {after}"),
+            _ => unreachable!("two candidates at most"),
+        };
+        return Err(ReplayError::Resume(format!(
+            "the frame of substep {from_substep} is corrupt ({detail}), so its state cannot be \
+             checked{instead}"
         )));
     }
 

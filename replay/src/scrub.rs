@@ -729,6 +729,9 @@ pub struct EnergySummary {
     pub max_rise: f64,
     /// The substep of that rise.
     pub max_rise_substep: Option<u64>,
+    /// The first substep whose energy was not finite (inf: a speed or distance whose square
+    /// f32 cannot hold; NaN), if any: no rise is judged from there on.
+    pub non_finite_substep: Option<u64>,
 }
 
 impl EnergySummary {
@@ -741,12 +744,36 @@ impl EnergySummary {
             last: first,
             max_rise: 0.0,
             max_rise_substep: None,
+            non_finite_substep: None,
+        }
+    }
+
+    /// How the energy compares with the start, in words after "... J at the end": a rise,
+    /// none, or that it cannot be judged (QA 2026-12-07: an infinite energy read as "never
+    /// above the start"). `start` names the reference ("the start", "the first").
+    pub fn rise_text(&self, start: &str) -> String {
+        if !self.first.is_finite() {
+            return format!(", not finite at {start}: no rise can be judged");
+        }
+        let rise = match self.max_rise_substep {
+            Some(substep) => format!(
+                "; rose {:.3e} J above {start} (at substep {substep})",
+                self.max_rise
+            ),
+            None => format!(", never above {start}"),
+        };
+        match self.non_finite_substep {
+            Some(s) => format!("{rise} up to substep {s}, where it is not finite"),
+            None => rise,
         }
     }
 
     /// Takes in the energy after `substep`, J (a non-finite one never counts as a rise).
     pub fn fold(&mut self, energy: f64, substep: u64) {
         self.last = energy + 0.0;
+        if !energy.is_finite() && self.non_finite_substep.is_none() {
+            self.non_finite_substep = Some(substep);
+        }
         let rise = energy - self.first;
         if rise > self.max_rise {
             (self.max_rise, self.max_rise_substep) = (rise, Some(substep));
@@ -1023,8 +1050,21 @@ mod tests {
             (-1.0, 0.5, Some(5))
         );
         assert_eq!(s.last, -0.75);
+        assert_eq!(s.non_finite_substep, Some(6));
+        assert_eq!(
+            s.rise_text("the start"),
+            "; rose 5.000e-1 J above the start (at substep 5) up to substep 6, where it is not \
+             finite"
+        );
         let falling = EnergySummary::of(&[point(0, 2.0), point(1, 1.0)]).unwrap();
         assert_eq!((falling.max_rise, falling.max_rise_substep), (0.0, None));
+        assert_eq!(falling.rise_text("the first"), ", never above the first");
+        // Infinite from the start (QA 2026-12-07: "never above the start").
+        let inf = EnergySummary::of(&[point(0, f64::INFINITY), point(1, f64::NAN)]).unwrap();
+        assert_eq!(
+            inf.rise_text("the start"),
+            ", not finite at the start: no rise can be judged"
+        );
         assert!(EnergySummary::of(&[]).is_none());
         // -0 J (bodies at height 0) is reported as 0, which prints as 0, not -0.
         let zero = EnergySummary::of(&[point(0, -0.0), point(1, -0.0)]).unwrap();

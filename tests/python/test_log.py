@@ -700,6 +700,67 @@ def test_a_log_truncated_in_place_is_an_oserror_not_a_crash(tmp_path):
     log.close()
 
 
+def test_a_log_written_over_in_place_longer_is_an_oserror_not_a_crash(tmp_path):
+    # QA (2026-12-07): `cp big.lvlog run.lvlog` over an open log (as long or longer): a frame
+    # read before was served from the other file's bytes (a shape of 1.7e9 joints, SIGSEGV).
+    path, big = tmp_path / "run.lvlog", tmp_path / "big.lvlog"
+    record_substeps(lavender.Sim("pendulum"), path, 8)
+    record_substeps(lavender.Sim("chain"), big, 8)
+    log = lavender.Log(path)
+    kept = np.array(log[5].diagnostics)
+    with open(path, "r+b") as f:  # in place, as cp does
+        f.truncate(0)
+        f.write(big.read_bytes())
+    with pytest.raises(OSError, match="changed since they were checked: another program wrote over"):
+        log[5].diagnostics
+    with pytest.raises(OSError, match="is corrupt"):  # frames never read: checked as new
+        log.column(0, 3)
+    assert kept.shape == (1, 8)
+    log.close()
+
+
+def test_refresh_beside_reads_in_another_thread_does_not_deadlock(tmp_path):
+    # QA (2026-12-07): refresh() held the Log's lock while taking the GIL back, and a thread
+    # holding the GIL waiting to read the Log hung the process. Run in a child with a timeout,
+    # so that a regression fails instead of hanging the suite.
+    import subprocess
+    import sys
+
+    path = tmp_path / "run.lvlog"
+    record_substeps(lavender.Sim("chain"), path, 20)
+    code = f"""
+import threading, time, lavender
+log = lavender.Log({str(path)!r})
+stop = time.monotonic() + 1.0
+def follow():
+    while time.monotonic() < stop:
+        log.refresh()
+t = threading.Thread(target=follow)
+t.start()
+n = 0
+while time.monotonic() < stop:
+    n += len(log)
+t.join()
+print(n > 0)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr
+
+
+def test_bools_and_huge_substeps_are_refused_by_name(tmp_path):
+    # QA (2026-12-07): log[True] was frame 1; resume(10**30) named 2**64 - 1.
+    path = tmp_path / "run.lvlog"
+    record_substeps(lavender.Sim("pendulum"), path, 4)
+    log = lavender.Log(path)
+    with pytest.raises(TypeError, match="not bool"):
+        log[True]
+    with pytest.raises(TypeError, match="not bool"):
+        log.frame_at_substep(True)
+    with pytest.raises(ValueError, match=f"substep {10**30} is not in the log"):
+        log.resume(10**30)
+    log.close()
+
+
 def test_one_corrupt_frame_is_passed_over_with_a_warning_where_asked(tmp_path):
     # QA (2026-12-05): one corrupt frame made every whole-log call fail, where `lavender
     # scrub` passes over it and says which.

@@ -103,6 +103,19 @@ def test_vectors_and_numbers_are_not_strings_sets_or_bools():
     assert built.build().body_count == 1
 
 
+def test_a_scene_dict_that_contains_itself_is_a_value_error():
+    # QA (2026-12-07): a self-referencing or very deeply nested dict overflowed the stack.
+    d = {"description": "x"}
+    d["world"] = d
+    with pytest.raises(ValueError, match="more than 32 levels deep"):
+        lavender.Sim(d)
+    x = 0
+    for _ in range(20000):
+        x = [x]
+    with pytest.raises(ValueError, match="more than 32 levels deep"):
+        lavender.Sim({"body": [{"name": "a", "position": x}]})
+
+
 def test_a_vector_of_bools_is_refused():
     # QA (2026-12-07): gravity=[True, 0, 0] was [1, 0, 0], where dt=True is refused.
     with pytest.raises(ValueError, match="not bools"):

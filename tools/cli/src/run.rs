@@ -707,6 +707,7 @@ impl Summary {
                 "end": self.energy.last,
                 "max_rise": self.energy.max_rise,
                 "max_rise_substep": self.energy.max_rise_substep,
+                "non_finite_substep": self.energy.non_finite_substep,
             },
             "solver_path": self.solver_path,
             "settings": serde_json::to_value(self.settings).unwrap_or_default(),
@@ -746,13 +747,7 @@ impl Summary {
             self.max.limit_violation,
             self.energy.first,
             self.energy.last,
-            match self.energy.max_rise_substep {
-                Some(substep) => format!(
-                    "; rose {:.3e} J above the start (at substep {substep})",
-                    self.energy.max_rise
-                ),
-                None => ", never above the start".to_string(),
-            },
+            self.energy.rise_text("the start"),
             self.settings_text(),
         ) + &self
             .sleeping

@@ -300,13 +300,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             "\ntotal energy {:.6e} J after the first frame, {:.6e} J after the last{}",
             e.first,
             e.last,
-            match e.max_rise_substep {
-                Some(substep) => format!(
-                    "; rose {:.3e} J above the first (at substep {substep})",
-                    e.max_rise
-                ),
-                None => ", never above the first".to_string(),
-            }
+            e.rise_text("the first")
         );
     }
     // Where the state blew up, which the joints' columns need not show (a free body).
@@ -318,8 +312,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             b.substep, b.time, b.name, b.index
         );
     }
-    let _ = writeln!(out, "\nworst joints (by peak anchor error):");
-    {
+    if reader.header().joint_count == 0 {
+        // QA 2026-12-07: a heading over an empty table.
+        let _ = writeln!(out, "\nno joints: the run has bodies only");
+    } else {
+        let _ = writeln!(out, "\nworst joints (by peak anchor error):");
         let _ = writeln!(
             out,
             "  {:<24} {:>12} {:>9} {:>12} {:>9} {:>12} {:>9}",
@@ -578,6 +575,14 @@ fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
     let index = match (args.at, args.time) {
         (Some(s), _) => reader.index_of_substep(s).with_context(|| {
             let idx = reader.index();
+            if let Some(g) = reader.gap_holding(s) {
+                // Within the recorded range, lost to damage (QA 2026-12-07: "not in the log
+                // (it records substeps 0 to 13)" for substep 5).
+                return format!(
+                    "substep {s} is not in the log: {g}; look at a substep before or after \
+                     that stretch"
+                );
+            }
             format!(
                 "substep {s} is not in the log (it records substeps {} to {})",
                 idx[0].summary.substep,
@@ -592,6 +597,18 @@ fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
         })?,
         (None, None) => unreachable!("checked by the caller"),
     };
+    // Past the end, the last frame is shown (documented); a mistyped time should not pass
+    // unnoticed (QA 2026-12-07: `--time 100` of a 1 s log said nothing), as `export --to`.
+    if let Some(t) = args.time {
+        let last = reader.index()[reader.len() - 1].summary;
+        if index == reader.len() - 1 && t > last.time + reader.header().substep_length() {
+            eprintln!(
+                "note: time {t} s is past the log's last frame (substep {}, t = {:.6} s); \
+                 showing that one",
+                last.substep, last.time
+            );
+        }
+    }
     let f = reader.frame(index)?;
     let h = reader.header();
     let residual = |r: &[f32; 8]| {
@@ -714,6 +731,20 @@ fn open_when_started(path: &Path) -> anyhow::Result<LogReader> {
             Err(e) => e,
         };
         match not_started(&e) {
+            // An empty file that no writer holds, for as long as a header may take: not a
+            // recording starting (QA 2026-12-07: `: > zero.lvlog` was waited for forever).
+            Some(true)
+                if start.elapsed() >= FOLLOW_HEADER_WAIT
+                    && std::fs::metadata(path).is_ok_and(|m| m.len() == 0)
+                    && lavender_replay::files::no_writer(path) == Some(true) =>
+            {
+                bail!(
+                    "{} is empty and no recording holds it (a writer locks its log from the \
+                     start): nothing will be written there. Follow the log a running recording \
+                     writes (`lavender run SCENE --record NAME.lvlog`)",
+                    path.display()
+                )
+            }
             Some(true) => {}
             Some(false) if start.elapsed() < FOLLOW_HEADER_WAIT => {}
             _ => return Err(e),

@@ -1561,6 +1561,16 @@ fn follow_refuses_a_path_no_recording_can_create_at_once() {
         let out = lavender(&["run", "pendulum", "--steps", "1", "--record", s(&path)]);
         assert_eq!(out.status.code(), Some(2), "{}", path.display());
     }
+    // An empty file no writer holds: waited for as a header may take (5 s), then refused
+    // (QA 2026-12-07: waited for forever).
+    let empty = dir.join("zero.lvlog");
+    std::fs::write(&empty, b"").unwrap();
+    let start = std::time::Instant::now();
+    let out = lavender(&["scrub", s(&empty), "--follow"]);
+    assert!(start.elapsed() < std::time::Duration::from_secs(8));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is empty and no recording holds it"), "{err}");
     // An existing log is followed whatever its name.
     let log = dir.join("run.lvlog");
     record("pendulum", "0.1", &log);
@@ -1940,6 +1950,80 @@ fn resume_reports_its_anchor_error_beside_the_logs_and_holds_to_a_tolerance() {
             && text.contains("tolerance exceeded: joint ")
             && text.contains(&format!("at substep {at} ")),
         "{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// QA 2026-12-07, the replay tools' smaller findings: a substep lost in a recovered gap is
+/// named as lost there; `--time` past the end says so; a log of bodies only says it has no
+/// joints; an energy that is not finite is never "never above the start"; `resume` takes
+/// `--sleep`/`--no-sleep` as variants.
+#[test]
+fn replay_tools_say_what_they_cannot_show() {
+    let dir = scratch("cannot-show");
+    let log = dir.join("s.lvlog");
+    ok(&["run", "pendulum", "--steps", "5", "--record", s(&log)]);
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.truncate(6000);
+    bytes[3000] ^= 1;
+    let gap = dir.join("gap.lvlog");
+    std::fs::write(&gap, &bytes).unwrap();
+    let out = lavender(&["scrub", s(&gap), "--at", "5"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(2)
+            && err.contains("substep 5 is not in the log: ")
+            && err.contains("hold no valid frame")
+            && err.contains("look at a substep before or after that stretch"),
+        "{err}"
+    );
+    let out = lavender(&["scrub", s(&log), "--time", "100"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("note: time 100 s is past the log's last frame (substep 19,"),
+        "{err}"
+    );
+    let out = lavender(&["scrub", s(&log), "--time", "0.05"]);
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty());
+    // Bodies only, one of them too fast for its energy to be finite.
+    let scene = dir.join("rocket.toml");
+    std::fs::write(
+        &scene,
+        "[world]\nduration = 0.2\n\n[[body]]\nname = \"rocket\"\nlinear_velocity = [3.0e37, 0.0, 0.0]\n",
+    )
+    .unwrap();
+    let rocket = dir.join("rocket.lvlog");
+    let text = ok(&["run", s(&scene), "--record", s(&rocket)]);
+    assert!(
+        text.contains("not finite at the start: no rise can be judged")
+            && !text.contains("never above"),
+        "{text}"
+    );
+    let text = ok(&["scrub", s(&rocket)]);
+    assert!(
+        text.contains("no joints: the run has bodies only")
+            && !text.contains("worst joints")
+            && text.contains("not finite at the first: no rise can be judged"),
+        "{text}"
+    );
+    // Sleeping switched off from a substep on: a variant that names it.
+    let grid = dir.join("grid.lvlog");
+    ok(&[
+        "run",
+        "grid",
+        "--sleep",
+        "--duration",
+        "0.5",
+        "--record",
+        s(&grid),
+    ]);
+    let out = ok(&["resume", s(&grid), "--from", "59", "--no-sleep", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["settings_changed"],
+        serde_json::json!([{"setting": "sleeping", "log": "true", "now": "false"}]),
+        "{v}"
     );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -95,7 +95,27 @@ pub fn describe(obj: &Bound<'_, PyAny>) -> String {
 /// scalars) as JSON, so that a scene dict goes through the same serde definitions as a scene
 /// file. `path` names the position in errors, e.g. `scene["body"][1]["mass"]`.
 pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::Value> {
+    to_json_within(obj, path, MAX_SCENE_DEPTH)
+}
+
+/// How deep a scene dict may nest: a scene's deepest value is a number in a list in a table
+/// in a list of tables (4 levels). Beyond this, a dict or list that contains itself recursed
+/// until the stack overflowed (QA 2026-12-07: a segfault).
+const MAX_SCENE_DEPTH: usize = 32;
+
+/// [`to_json`] with `depth` levels of dicts and lists left.
+fn to_json_within(obj: &Bound<'_, PyAny>, path: &str, depth: usize) -> PyResult<serde_json::Value> {
     use serde_json::Value;
+    let nested = obj.is_instance_of::<PyDict>()
+        || obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>();
+    if nested && depth == 0 {
+        return Err(errors::value(format!(
+            "{}...: the scene nests dicts and lists more than {MAX_SCENE_DEPTH} levels deep \
+             (a dict or list that contains itself?); a scene needs 4",
+            path.chars().take(80).collect::<String>()
+        )));
+    }
     if obj.is_none() {
         return Ok(Value::Null);
     }
@@ -132,7 +152,7 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::Value
                     describe(&k)
                 ))
             })?;
-            let value = to_json(&v, &format!("{path}[{key:?}]"))?;
+            let value = to_json_within(&v, &format!("{path}[{key:?}]"), depth - 1)?;
             map.insert(key, value);
         }
         return Ok(Value::Object(map));
@@ -140,15 +160,16 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::Value
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let mut items = Vec::new();
         for (i, item) in obj.try_iter()?.enumerate() {
-            items.push(to_json(&item?, &format!("{path}[{i}]"))?);
+            items.push(to_json_within(&item?, &format!("{path}[{i}]"), depth - 1)?);
         }
         return Ok(Value::Array(items));
     }
     // NumPy arrays and scalars (and anything else with `tolist`, e.g. array-likes).
     if obj.hasattr("tolist")? {
         let plain = obj.call_method0("tolist")?;
-        if !plain.is(obj) {
-            return to_json(&plain, path);
+        // Counted as a level: a `tolist` that returns another such object ends too.
+        if !plain.is(obj) && depth > 0 {
+            return to_json_within(&plain, path, depth - 1);
         }
     }
     Err(errors::value(format!(

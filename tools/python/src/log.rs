@@ -356,6 +356,12 @@ fn location<'py>(py: Python<'py>, loc: &Option<Location>) -> PyResult<Option<Bou
 /// A frame index as Python gives it: an int too large for 64 bits is out of range (an
 /// IndexError, as for a list), anything but an int a TypeError.
 fn frame_index(index: &Bound<'_, PyAny>, log: &Log) -> PyResult<i64> {
+    // A bool is never meant as an index (QA 2026-12-07: `log[True]` was frame 1).
+    if index.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "a frame index is an int (negative counts from the end), not bool",
+        ));
+    }
     if let Ok(i) = index.extract::<i64>() {
         return Ok(i);
     }
@@ -374,6 +380,11 @@ fn frame_index(index: &Bound<'_, PyAny>, log: &Log) -> PyResult<i64> {
 /// A substep bound from Python: an int beyond 64 bits is beyond every log (u64::MAX, not
 /// an OverflowError: QA 2026-12-06), a negative one a ValueError naming it.
 fn substep_bound(name: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if v.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{name} is an int, not bool"
+        )));
+    }
     let e = match v.extract::<i64>() {
         Ok(s) => return non_negative(name, s),
         Err(e) => e,
@@ -504,14 +515,15 @@ impl Log {
     /// path): this Log keeps the run it opened; open the path again for the new one.
     /// Frames and arrays taken before stay valid: an array keeps the mapping it was read
     /// from. Raises RuntimeError if another thread is inside a call on this Log that
-    /// released the GIL (``column``, ``spikes``, ...); refresh once it has returned. ::
+    /// released the GIL (``column``, ``spikes``, ...); refresh once it has returned. The GIL
+    /// is held while the new frames are checked. ::
     ///
     ///     log = lavender.Log("live.lvlog")   # while the run is still recording
     ///     while not log.finished:
     ///         if log.refresh():
     ///             print(len(log), log.summaries()["max_anchor_error"][-1])
     ///         time.sleep(1.0)
-    fn refresh(&self, py: Python<'_>) -> PyResult<usize> {
+    fn refresh(&self) -> PyResult<usize> {
         let mut current = self.reader.write().unwrap_or_else(PoisonError::into_inner);
         let Some(current) = current.as_mut() else {
             return Err(self.closed());
@@ -530,7 +542,11 @@ impl Log {
                 reader.path().display()
             )));
         }
-        py.detach(|| reader.refresh()).map_err(errors::replay)
+        // With the GIL held (QA 2026-12-07): released here, the write guard stayed held while
+        // taking the GIL back, and another thread holding the GIL and waiting to read this
+        // Log (`len(log)` beside a follower's `refresh`) deadlocked the process. Holding it,
+        // no thread can wait for the lock: each takes it only with the GIL.
+        reader.refresh().map_err(errors::replay)
     }
 
     fn __getitem__(slf: &Bound<'_, Self>, index: &Bound<'_, PyAny>) -> PyResult<Frame> {
@@ -891,8 +907,9 @@ impl Log {
     /// The total energy over the run, as ``lavender scrub`` prints it (from the index: no
     /// frame is read): a dict with ``first`` and ``last`` (J, after the first and the last
     /// frame's substep), ``max_rise`` (the largest rise above ``first``, J; 0 when it never
-    /// rose: a run without drives should not gain energy) and ``max_rise_substep`` (or
-    /// None). None for a log without frames.
+    /// rose: a run without drives should not gain energy), ``max_rise_substep`` (or None)
+    /// and ``non_finite_substep``, the first substep whose energy is not finite (inf or NaN;
+    /// no rise is judged from there on), or None. None for a log without frames.
     fn energy<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let reader = self.reader()?;
         let Some(e) = scrub::EnergySummary::of(&scrub::timeline(&reader)) else {
@@ -903,6 +920,7 @@ impl Log {
         d.set_item("last", e.last)?;
         d.set_item("max_rise", e.max_rise)?;
         d.set_item("max_rise_substep", e.max_rise_substep)?;
+        d.set_item("non_finite_substep", e.non_finite_substep)?;
         Ok(Some(d))
     }
 
@@ -911,7 +929,8 @@ impl Log {
     /// ``peak_anchor_error``, ``anchor_error_substep``, ``peak_angular_error``,
     /// ``angular_error_substep``, ``peak_limit_violation``, ``limit_violation_substep``,
     /// ``first_non_finite_substep`` (a substep is ``None`` where there is none: a column that
-    /// never rose above 0, a joint that stayed finite). Corrupt frames are passed over with a
+    /// never rose above 0, a joint that stayed finite; a peak is ``None`` where its column
+    /// never held a finite value). Corrupt frames are passed over with a
     /// RuntimeWarning naming them, as ``lavender scrub`` does.
     #[pyo3(signature = (n = 10))]
     fn worst_joints<'py>(&self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
@@ -926,11 +945,14 @@ impl Log {
             let d = PyDict::new(py);
             d.set_item("joint", w.joint)?;
             d.set_item("name", w.name)?;
-            d.set_item("peak_anchor_error", w.peak_anchor_error)?;
+            // -inf where the column never held a finite value: None, as the JSON's null (QA
+            // 2026-12-07: -inf for a header-only log).
+            let peak = |v: f32| (v != f32::NEG_INFINITY).then_some(v);
+            d.set_item("peak_anchor_error", peak(w.peak_anchor_error))?;
             d.set_item("anchor_error_substep", w.anchor_error_substep)?;
-            d.set_item("peak_angular_error", w.peak_angular_error)?;
+            d.set_item("peak_angular_error", peak(w.peak_angular_error))?;
             d.set_item("angular_error_substep", w.angular_error_substep)?;
-            d.set_item("peak_limit_violation", w.peak_limit_violation)?;
+            d.set_item("peak_limit_violation", peak(w.peak_limit_violation))?;
             d.set_item("limit_violation_substep", w.limit_violation_substep)?;
             d.set_item("first_non_finite_substep", w.first_non_finite_substep)?;
             out.append(d)?;
@@ -1096,7 +1118,14 @@ impl Log {
     /// left in that frame) reproduces the recorded frames bit for bit. ValueError when the
     /// run cannot be resumed there.
     fn resume(&self, py: Python<'_>, substep: &Bound<'_, PyAny>) -> PyResult<Sim> {
+        let given = substep.to_string();
         let substep = substep_bound("substep", substep)?;
+        if substep == u64::MAX && given != u64::MAX.to_string() {
+            // Beyond 64 bits: say the number given (QA 2026-12-07: it said 2^64 - 1).
+            return Err(errors::value(format!(
+                "substep {given} is not in the log: it is beyond any substep a run records"
+            )));
+        }
         let reader = &*self.reader()?;
         let resumed = py
             .detach(|| resume::resume(reader, substep))
@@ -1219,7 +1248,21 @@ impl Log {
 
     fn __repr__(&self) -> String {
         let Ok(reader) = self.reader() else {
-            return format!("<lavender.Log {}: closed>", self.path.display());
+            // Closed, or the file shrank under it (QA 2026-12-07: both read "closed").
+            let open = self
+                .reader
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some();
+            return format!(
+                "<lavender.Log {}: {}>",
+                self.path.display(),
+                if open {
+                    "unreadable: the file changed under it; open it again"
+                } else {
+                    "closed"
+                }
+            );
         };
         format!(
             "<lavender.Log {}: {} frames, {} bodies, {} joints{}>",

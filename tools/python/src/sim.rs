@@ -1236,6 +1236,9 @@ impl Sim {
     /// directly, and refuses to record over the log it was resumed from (ValueError).
     /// The recording ends with
     /// ``stop_recording()`` or when the Sim is garbage-collected; both write the footer.
+    /// An array read in place from the Sim (``constraint_data(copy=False)``, ...) keeps it
+    /// alive, so ``del sim`` alone leaves the log unfinished while such an array exists:
+    /// call ``stop_recording()``.
     #[pyo3(signature = (path, keyframe_every = 16))]
     fn record(&mut self, path: &Bound<'_, PyAny>, keyframe_every: i64) -> PyResult<()> {
         let keyframe_every = crate::log::non_negative("keyframe_every", keyframe_every)?;

@@ -437,7 +437,7 @@ class Log:
         """Onsets of residual spikes (``lavender scrub``'s finder and defaults; from the
         log's spike index when the parameters are the defaults)."""
     def energy(self) -> Optional[Dict[str, Any]]:
-        """``first``, ``last``, ``max_rise`` (J) and ``max_rise_substep``, as ``lavender scrub`` prints them."""
+        """``first``, ``last``, ``max_rise`` (J), ``max_rise_substep`` and ``non_finite_substep``, as ``lavender scrub`` prints them."""
     def worst_joints(self, n: int = 10) -> List[_WorstJoint]:
         """The joints with the largest peak anchor error."""
     def diff(
