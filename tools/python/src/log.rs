@@ -33,10 +33,12 @@ use crate::sim::Sim;
 /// from alive (also after ``refresh`` re-maps a growing file). While a Log
 /// or any such array exists, the file must not be modified or truncated by another program
 /// (Lavender's own writers only append, and ``Sim.record`` replaces a file by unlinking it
-/// first, which is safe). A file truncated in place (``cp other.lvlog run.lvlog``) between
-/// two calls is an OSError at the next call; while a call reads it, or under an array read
-/// in place, the process dies of SIGBUS: keep copies (``np.array(a)``) of arrays you keep
-/// across such a change.
+/// first, which is safe). A file truncated or written over in place (``cp other.lvlog
+/// run.lvlog``) between two calls is an OSError at the next call that reads a frame (each
+/// frame's record head is checked against the checksum it was validated with); while a
+/// call reads it, or under an array read in place, the process dies of SIGBUS (truncated)
+/// or reads the other file's bytes (written over): keep copies (``np.array(a)``) of arrays
+/// you keep across such a change.
 #[pyclass(module = "lavender", name = "Log", frozen)]
 pub struct Log {
     /// The reader; [`Log::refresh`] replaces it in place (only when no other thread holds a
