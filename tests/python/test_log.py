@@ -761,6 +761,23 @@ def test_bools_and_huge_substeps_are_refused_by_name(tmp_path):
     log.close()
 
 
+def test_a_log_and_its_frames_pickle_as_the_path_and_index(tmp_path):
+    # QA (2026-12-07): "cannot pickle 'lavender.Log' object", with no advice.
+    import copy
+    import pickle
+
+    path = tmp_path / "run.lvlog"
+    record_substeps(lavender.Sim("chain"), path, 6)
+    log = lavender.Log(path)
+    again = pickle.loads(pickle.dumps(log))
+    assert again is not log and again.path == log.path and len(again) == len(log) == 6
+    frame = pickle.loads(pickle.dumps(log[4]))
+    assert frame.substep == log[4].substep
+    np.testing.assert_array_equal(frame.diagnostics, log[4].diagnostics)
+    assert copy.copy(log[2]).substep == log[2].substep
+    log.close()
+
+
 def test_one_corrupt_frame_is_passed_over_with_a_warning_where_asked(tmp_path):
     # QA (2026-12-05): one corrupt frame made every whole-log call fail, where `lavender
     # scrub` passes over it and says which.

@@ -981,8 +981,16 @@ fn draw(
         .map(f64::from)
     });
     let (t0, t1) = chart::time_range(timeline[0].time, timeline[timeline.len() - 1].time);
+    // Where the state went non-finite, which no residual curve need show (QA 2026-12-07:
+    // a free body that blew up gave two empty panels).
+    let blew_up = scrub::first_non_finite_body(reader).map_or(String::new(), |b| {
+        format!(
+            "; non-finite from substep {} (t = {:.4} s, body `{}`)",
+            b.substep, b.time, b.name
+        )
+    });
     let title = format!(
-        "{}: per-substep max residuals, {} marked",
+        "{}: per-substep max residuals, {} marked{blew_up}",
         chart::short_name(reader.path(), 60),
         count(spikes.len() as u64, "spike")
     );

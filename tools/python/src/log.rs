@@ -58,6 +58,9 @@ struct LogBytes {
 
 /// One substep of a recorded run (from ``Log.frame``, ``log[i]``, ``Log.frame_at_substep``
 /// or ``Log.frame_at_time``). Its arrays are read in place from the log's memory map.
+/// What a [`Frame`] pickles as: `operator.getitem` and its arguments, the log and the index.
+type FrameReduced<'py> = (Bound<'py, PyAny>, (Py<Log>, usize));
+
 #[pyclass(module = "lavender", name = "Frame", frozen)]
 pub struct Frame {
     log: Py<Log>,
@@ -1248,6 +1251,15 @@ impl Log {
         Ok(self.reader()?.version())
     }
 
+    /// Pickled (and copied) as its path: unpickling opens the file again, e.g. to hand a log
+    /// to a ``multiprocessing`` worker (a memory map cannot travel; QA 2026-12-07: "cannot
+    /// pickle", with no advice).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, pyo3::types::PyType>, (PathBuf,))> {
+        Ok((slf.get_type(), (slf.get().path.clone(),)))
+    }
+
     fn __repr__(&self) -> String {
         let Ok(reader) = self.reader() else {
             // Closed, or the file shrank under it (QA 2026-12-07: both read "closed").
@@ -1375,6 +1387,13 @@ impl Frame {
         d.set_item("first_non_finite_body", s.first_non_finite_body)?;
         d.set_item("non_finite", s.non_finite)?;
         Ok(d)
+    }
+
+    /// Pickled (and copied) as its log and index: unpickling opens the log again and takes
+    /// the frame from it (see ``Log.__reduce__``).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<FrameReduced<'py>> {
+        let getitem = py.import("operator")?.getattr("getitem")?;
+        Ok((getitem, (self.log.clone_ref(py), self.index)))
     }
 
     fn __repr__(&self) -> String {
