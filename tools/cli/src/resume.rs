@@ -1,10 +1,10 @@
 //! `lavender resume`: continue a recorded run from one of its substeps.
 
 use crate::output::{emit, emit_json, progress};
-use crate::run::{human_bytes, ToleranceExceeded};
+use crate::run::{human_bytes, AnchorPeak, ToleranceExceeded};
 use crate::scrub::open_log;
 use anyhow::{bail, Context};
-use lavender_replay::recorder::{OutputKind, RecordOptions};
+use lavender_replay::recorder::RecordOptions;
 use lavender_replay::resume::resume;
 use lavender_replay::LogReader;
 use std::path::PathBuf;
@@ -287,17 +287,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         );
     }
     // Which joint went over --max-anchor-error, when and how far, in words (as `run`).
-    let over = exceeded.map(|e| {
-        format!(
-            "joint `{}` reached an anchor error of {:.3e} m at substep {} (t = {:.4} s), over \
-             --max-anchor-error {:.3e} m",
-            names[e.joint],
-            e.anchor_error,
-            e.substep,
-            e.time,
-            args.max_anchor_error.unwrap_or_default()
-        )
-    });
+    let over = exceeded.map(|e| e.over(&names[e.joint], args.max_anchor_error.unwrap_or_default()));
     if let Some(tolerance) = args.max_anchor_error {
         json["max_anchor_error_tolerance"] = serde_json::json!(tolerance);
         json["tolerance_exceeded"] = match exceeded {
@@ -326,15 +316,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let tolerance_failed = over.map(|over| {
-        let scrub = match &log {
-            Some(l) if OutputKind::of(&l.path) == OutputKind::Log => format!(
-                " (`lavender scrub {} --at {}` shows that substep)",
-                l.path.display(),
-                exceeded.map_or(0, |e| e.substep)
-            ),
-            _ => String::new(),
-        };
+    let tolerance_failed = over.zip(exceeded).map(|(over, e)| {
+        let scrub = e.scrub_hint(log.as_ref());
         (
             format!("{over}; stopped after frame {done} of {frames}"),
             ToleranceExceeded(format!(
@@ -400,17 +383,6 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     emit(&out)?;
     tolerance_failed.map_or(Ok(()), |(_, e)| Err(e.into()))
-}
-
-/// The largest anchor error over some substeps, the joint holding it and when.
-#[derive(Debug, Clone, Copy)]
-struct AnchorPeak {
-    /// m.
-    anchor_error: f32,
-    joint: usize,
-    substep: u64,
-    /// s.
-    time: f64,
 }
 
 /// The log's largest anchor error over substeps `from..to` (from its index's per-frame

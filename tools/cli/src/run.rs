@@ -66,13 +66,39 @@ pub(crate) fn parse_tolerance(text: &str) -> Result<f64, String> {
     }
 }
 
-/// The first substep at which a joint's anchor error went over `--max-anchor-error`.
+/// A joint's anchor error at one substep: the largest over a run, or the first over
+/// `--max-anchor-error` (`run` and `resume`).
 #[derive(Debug, Clone, Copy)]
-struct Exceeded {
-    substep: u64,
-    time: f64,
-    joint: usize,
-    anchor_error: f32,
+pub(crate) struct AnchorPeak {
+    pub substep: u64,
+    /// s.
+    pub time: f64,
+    pub joint: usize,
+    /// m.
+    pub anchor_error: f32,
+}
+
+impl AnchorPeak {
+    /// The peak as the first over `--max-anchor-error` `tolerance` (m), in words.
+    pub fn over(&self, joint_name: &str, tolerance: f64) -> String {
+        format!(
+            "joint `{joint_name}` reached an anchor error of {:.3e} m at substep {} (t = {:.4} \
+             s), over --max-anchor-error {tolerance:.3e} m",
+            self.anchor_error, self.substep, self.time,
+        )
+    }
+
+    /// Where to look at it: the `scrub` command for its substep, where `log` is a Lavender log.
+    pub fn scrub_hint(&self, log: Option<&lavender_replay::LogSummary>) -> String {
+        match log {
+            Some(log) if OutputKind::of(&log.path) == OutputKind::Log => format!(
+                " (`lavender scrub {} --at {}` shows that substep)",
+                log.path.display(),
+                self.substep
+            ),
+            _ => String::new(),
+        }
+    }
 }
 
 /// A run that went over `--max-anchor-error`: `output::finish` exits with code 1 on it.
@@ -264,7 +290,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     // sliders 90 m out, and ended without a word; its hub system in `f64` holds it now, and
     // joints the hub solve takes are not counted).
     let mut far_from = None;
-    let mut exceeded: Option<Exceeded> = None;
+    let mut exceeded: Option<AnchorPeak> = None;
     let mut direct = DirectSolves::default();
     if world.settings().sleeping {
         // Before the first step every island is awake (the schedule is the first step's).
@@ -283,7 +309,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                 // one that went over, at this substep.
                 if let (Some(tolerance), None) = (args.max_anchor_error, &exceeded) {
                     if f64::from(max.anchor_error) > tolerance {
-                        exceeded = Some(Exceeded {
+                        exceeded = Some(AnchorPeak {
                             substep: info.substep,
                             time: info.time,
                             joint: max.anchor_joint,
@@ -421,14 +447,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let interrupted = done < steps && exceeded.is_none();
     // Which joint went over --max-anchor-error, when and how far, in words.
     let over = exceeded.map(|e| {
-        format!(
-            "joint `{}` reached an anchor error of {:.3e} m at substep {} (t = {:.4} s), over \
-             --max-anchor-error {:.3e} m",
-            world.joints().names()[e.joint],
-            e.anchor_error,
-            e.substep,
-            e.time,
-            args.max_anchor_error.unwrap_or_default()
+        e.over(
+            &world.joints().names()[e.joint],
+            args.max_anchor_error.unwrap_or_default(),
         )
     });
     let emitted = if args.json {
@@ -485,15 +506,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         ))
         .into());
     }
-    if let Some(over) = over {
-        let scrub = match &log {
-            Some(log) if OutputKind::of(&log.path) == OutputKind::Log => format!(
-                " (`lavender scrub {} --at {}` shows that substep)",
-                log.path.display(),
-                exceeded.map_or(0, |e| e.substep)
-            ),
-            _ => String::new(),
-        };
+    if let (Some(over), Some(e)) = (over, exceeded) {
+        let scrub = e.scrub_hint(log.as_ref());
         return Err(ToleranceExceeded(format!(
             "the run failed its tolerance: {over}; stopped after frame {done} of {steps}{scrub}"
         ))
