@@ -756,6 +756,9 @@ def test_bools_and_huge_substeps_are_refused_by_name(tmp_path):
         log[True]
     with pytest.raises(TypeError, match="not bool"):
         log.frame_at_substep(True)
+    with pytest.raises(ValueError, match="time must be a number of seconds, got True"):
+        log.frame_at_time(True)
+    assert log.frame_at_time(0.01).substep == log.frame_at_time(np.float32(0.01)).substep
     with pytest.raises(ValueError, match=f"substep {10**30} is not in the log"):
         log.resume(10**30)
     log.close()

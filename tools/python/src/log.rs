@@ -589,7 +589,9 @@ impl Log {
     /// earlier), after the last frame the last, and ``time = 0`` the first substep's
     /// (ValueError if ``time`` is not finite, as for ``lavender scrub --time``, or precedes
     /// the first frame by more than a substep).
-    fn frame_at_time(slf: &Bound<'_, Self>, time: f64) -> PyResult<Frame> {
+    fn frame_at_time(slf: &Bound<'_, Self>, time: &Bound<'_, PyAny>) -> PyResult<Frame> {
+        // A bool is no time (QA 2026-12-07: `frame_at_time(True)` was t = 1 s).
+        let time = crate::sim::seconds("time", time)?;
         if !time.is_finite() {
             return Err(errors::value(format!(
                 "time = {time}: give a finite number of seconds"

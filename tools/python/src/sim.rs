@@ -696,7 +696,7 @@ fn replay_failure(e: &lavender_replay::ReplayError) -> (PyErrKind, String, Faile
 }
 
 /// A time argument in seconds: a number, never a bool (`step(True)` ran a 1 s frame).
-fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
     let wrong = || {
         errors::value(format!(
             "{name} must be a number of seconds, got {}",
