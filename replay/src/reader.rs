@@ -349,8 +349,6 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<(Prefix, Header, u64)> {
     Ok((prefix, header, data_start))
 }
 
-/// Validates the frame record at `offset` (head, checksum, archive, shape) and returns its
-/// payload range. Never reads out of bounds.
 /// The record head at `offset` (kind, checksum, payload length), if it lies in `bytes`.
 fn record_head_at(bytes: &[u8], offset: u64) -> Option<([u8; 4], u32, u64)> {
     let start = usize::try_from(offset).ok()?;
@@ -359,6 +357,8 @@ fn record_head_at(bytes: &[u8], offset: u64) -> Option<([u8; 4], u32, u64)> {
         .map(decode_record_head)
 }
 
+/// Validates the frame record at `offset` (head, checksum, archive, shape) and returns its
+/// payload range. Never reads out of bounds.
 fn check_frame<'b>(
     bytes: &'b [u8],
     offset: u64,
