@@ -761,6 +761,8 @@ def test_bools_and_huge_substeps_are_refused_by_name(tmp_path):
     assert log.frame_at_time(0.01).substep == log.frame_at_time(np.float32(0.01)).substep
     with pytest.raises(ValueError, match=f"substep {10**30} is not in the log"):
         log.resume(10**30)
+    with pytest.raises(ValueError, match="columns is a column .* or a list of them, got"):
+        log.spikes(columns={3: 1})
     log.close()
 
 

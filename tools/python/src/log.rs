@@ -863,6 +863,11 @@ impl Log {
                         convert::describe(&cs)
                     ))
                 };
+                // A dict iterates over its keys, which were taken as the columns (QA
+                // 2026-12-07: `columns={3: 1}`).
+                if cs.is_instance_of::<PyDict>() {
+                    return Err(not_columns());
+                }
                 cs.try_iter()
                     .map_err(|_| not_columns())?
                     .map(|c| convert::column_index(&c?))
