@@ -47,13 +47,6 @@ pub struct Args {
     /// original (except `--threads` and `--scalar`, which give the same bits).
     #[command(flatten)]
     solver: crate::solver_args::SolverArgs,
-    /// Let islands at rest sleep from here on (a variant where the log's run kept them awake).
-    #[arg(long)]
-    sleep: bool,
-    /// Keep every island awake from here on, waking those asleep (a variant where the log's
-    /// run let them sleep: whether sleeping changed what followed).
-    #[arg(long, conflicts_with = "sleep")]
-    no_sleep: bool,
 }
 
 pub fn main(args: Args) -> anyhow::Result<()> {
@@ -67,9 +60,6 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let mut settings = *resumed.world.settings();
     args.solver
         .apply(&mut settings, &format!("the log {}", args.log.display()))?;
-    if args.sleep || args.no_sleep {
-        settings.sleeping = args.sleep;
-    }
     settings.validate()?;
     resumed.world.set_settings(settings)?;
     let changed = resumed.changed_settings();

@@ -33,13 +33,6 @@ pub struct Args {
     dt: Option<f64>,
     #[command(flatten)]
     solver: crate::solver_args::SolverArgs,
-    /// Let islands at rest sleep (as `sleeping = true` in the scene's `[world]`; off by
-    /// default). A recorded run keeps the setting, so `lavender resume` reproduces it.
-    #[arg(long)]
-    sleep: bool,
-    /// Keep every island awake even where the scene file says `sleeping = true`.
-    #[arg(long, conflicts_with = "sleep")]
-    no_sleep: bool,
     /// Record every substep to this file: a Lavender log (`.lvlog`) or HDF5 (`.h5`, `.hdf5`).
     /// Ctrl-C stops the run at the end of a frame with the log finished (exit code 130).
     #[arg(long, value_name = "PATH")]
@@ -152,10 +145,6 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let mut settings = scene.settings();
     args.solver
         .apply(&mut settings, &format!("the scene file {file}"))?;
-    // Each switch's two forms (clap refuses both at once), as the solver's switches.
-    if args.sleep || args.no_sleep {
-        settings.sleeping = args.sleep;
-    }
     if let Some(dt) = scene.world.dt.filter(|dt| !(dt.is_finite() && *dt > 0.0)) {
         bail!(
             "the scene file {file} sets `[world] dt = {dt}`, which is not a positive number of \

@@ -1,5 +1,6 @@
 //! The solver's flags, shared by `lavender run` and `lavender resume`: iteration counts,
-//! threads, the solver path and the switches that a scene's `[world]` also sets.
+//! threads, the solver path and the switches that a scene's `[world]` also sets (sleeping
+//! among them).
 
 use anyhow::bail;
 use lavender_engine::{Settings, SolverPath};
@@ -86,6 +87,15 @@ pub struct SolverArgs {
     /// and for profiling against it.
     #[arg(long)]
     scalar: bool,
+    /// Let islands at rest sleep (as `sleeping = true` in the scene's `[world]`; off by
+    /// default). A recorded run keeps the setting, so `lavender resume` reproduces it; given
+    /// to `resume`, islands may sleep from the resumed substep on (a variant).
+    #[arg(long)]
+    sleep: bool,
+    /// Keep every island awake even where the scene file (or the log, for `resume`) says
+    /// `sleeping = true`, waking those asleep: whether sleeping changed what followed.
+    #[arg(long, conflicts_with = "sleep")]
+    no_sleep: bool,
 }
 
 impl SolverArgs {
@@ -144,6 +154,7 @@ impl SolverArgs {
                 self.no_speculative_limits,
                 &mut settings.speculative_limits,
             ),
+            (self.sleep, self.no_sleep, &mut settings.sleeping),
         ];
         for (on, off, setting) in switches {
             if on || off {
