@@ -198,7 +198,7 @@ impl<T: hdf5::H5Type + ChunkValue> Column<T> {
     fn whole_block(&self, at: usize, frames: usize) -> Option<chunks::Block<'_, T>> {
         let shape = self
             .chunk
-            .filter(|s| frames > 0 && frames <= s.frames && at % s.frames == 0)?;
+            .filter(|s| frames > 0 && frames <= s.frames && at.is_multiple_of(s.frames))?;
         Some(chunks::Block {
             values: &self.buf,
             width: self.width,
