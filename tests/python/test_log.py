@@ -595,6 +595,27 @@ def test_negative_substeps_and_counts_are_value_errors(tmp_path):
         log.frame_at_substep(2**64)
     with pytest.raises(ValueError, match="must be >= 0"):
         log.frame_at_substep(-(2**70))
+    # Counts beyond 64 bits name the argument and the number (QA 2026-12-07: a bare
+    # "OverflowError: int too big to convert"); True and False are not counts.
+    sim = lavender.Sim("pendulum")
+    for call, name in [
+        (lambda big: log.worst_joints(big), "n"),
+        (lambda big: log.spikes(window=big), "window"),
+        (lambda big: log.spikes(min_history=big), "min_history"),
+        (lambda big: log.export_hdf5(tmp_path / "x.h5", every=big), "every"),
+        (lambda big: sim.record(tmp_path / "k.lvlog", keyframe_every=big), "keyframe_every"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^{name} = {2**70}: is too large \(at most 9223372036854775807\)"):
+            call(2**70)
+        with pytest.raises(ValueError, match=rf"^{name} = -{2**70}: must be >= 0"):
+            call(-(2**70))
+        with pytest.raises(TypeError, match=rf"{name} must be a whole number, not True"):
+            call(True)
+        with pytest.raises(TypeError, match=rf"{name} must be a whole number, got 2.5"):
+            call(2.5)
+    assert not (tmp_path / "x.h5").exists() and not (tmp_path / "k.lvlog").exists()
+    # NumPy integers are whole numbers.
+    assert len(log.worst_joints(np.int64(1))) == 1
 
 
 def test_a_keyboard_interrupt_stops_an_hdf5_export_and_leaves_nothing(tmp_path):

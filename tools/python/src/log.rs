@@ -419,6 +419,49 @@ fn python_int<'py>(v: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
         .filter(|i| i.is_instance_of::<PyInt>())
 }
 
+/// A whole-number argument named `name`: any Python int (beyond 64 bits a ValueError that
+/// names the argument and gives the number, not the bare OverflowError of the conversion;
+/// QA 2026-12-07), not True or False.
+pub(crate) fn whole(name: &str, obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{name} must be a whole number, not {obj}"
+        )));
+    }
+    if !obj.is_instance_of::<pyo3::types::PyInt>() {
+        // NumPy integers and other `__index__` types convert; anything else is pyo3's
+        // TypeError, which names the type.
+        return obj.extract::<i64>().map_err(|e| {
+            match obj.is_instance_of::<pyo3::types::PyFloat>() {
+                true => pyo3::exceptions::PyTypeError::new_err(format!(
+                    "{name} must be a whole number, got {obj}"
+                )),
+                false => e,
+            }
+        });
+    }
+    obj.extract::<i64>().map_err(|_| {
+        let why = match obj.lt(0).unwrap_or(false) {
+            true => "must be >= 0".to_string(),
+            false => format!("is too large (at most {})", i64::MAX),
+        };
+        errors::value(format!("{name} = {obj}: {why}"))
+    })
+}
+
+/// Named [`whole`] extractors for `#[pyo3(from_py_with = ...)]`.
+pub(crate) mod whole_arg {
+    use pyo3::prelude::*;
+    macro_rules! named {
+        ($($f:ident),*) => {$(
+            pub(crate) fn $f(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+                super::whole(stringify!($f), obj)
+            }
+        )*};
+    }
+    named!(n, window, min_history, every, keyframe_every);
+}
+
 /// A substep or count from Python: a ValueError naming it when negative (instead of the
 /// OverflowError of an unsigned conversion).
 pub(crate) fn non_negative(name: &str, v: i64) -> PyResult<u64> {
@@ -835,8 +878,8 @@ impl Log {
         &self,
         py: Python<'py>,
         columns: Option<Bound<'py, PyAny>>,
-        window: i64,
-        min_history: i64,
+        #[pyo3(from_py_with = whole_arg::window)] window: i64,
+        #[pyo3(from_py_with = whole_arg::min_history)] min_history: i64,
         k: f32,
         abs_threshold: f32,
         rel_floor: f32,
@@ -945,7 +988,11 @@ impl Log {
     /// never held a finite value). Corrupt frames are passed over with a
     /// RuntimeWarning naming them, as ``lavender scrub`` does.
     #[pyo3(signature = (n = 10))]
-    fn worst_joints<'py>(&self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
+    fn worst_joints<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = whole_arg::n)] n: i64,
+    ) -> PyResult<Bound<'py, PyList>> {
         let n = non_negative("n", n)? as usize;
         let reader = &*self.reader()?;
         let (worst, skipped) = py
@@ -1070,7 +1117,7 @@ impl Log {
         path: &Bound<'py, PyAny>,
         from_substep: Option<&Bound<'py, PyAny>>,
         to_substep: Option<&Bound<'py, PyAny>>,
-        every: i64,
+        #[pyo3(from_py_with = whole_arg::every)] every: i64,
     ) -> PyResult<Bound<'py, PyDict>> {
         let from_substep = from_substep
             .map(|f| substep_bound("from_substep", f))

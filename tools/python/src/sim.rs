@@ -1240,7 +1240,11 @@ impl Sim {
     /// alive, so ``del sim`` alone leaves the log unfinished while such an array exists:
     /// call ``stop_recording()``.
     #[pyo3(signature = (path, keyframe_every = 16))]
-    fn record(&mut self, path: &Bound<'_, PyAny>, keyframe_every: i64) -> PyResult<()> {
+    fn record(
+        &mut self,
+        path: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = crate::log::whole_arg::keyframe_every)] keyframe_every: i64,
+    ) -> PyResult<()> {
         let keyframe_every = crate::log::non_negative("keyframe_every", keyframe_every)?;
         if let Some(r) = &self.recording {
             return Err(errors::value(format!(
