@@ -799,7 +799,7 @@ impl World {
                 continue;
             }
             let length = (anchor1 - anchor2).as_dvec3().length();
-            if !(length > 0.0) {
+            if length.is_nan() || length <= 0.0 {
                 continue;
             }
             let m = 1.0 / f64::from(inv_mass[link]);
