@@ -73,6 +73,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         }
     }
     let progress = |done: usize| bar.set_position(done as u64);
+    let started = std::time::Instant::now();
     let exported = if to_log {
         lavender_replay::copy::copy_interruptible(&reader, &args.output, range, progress, stop)
     } else {
@@ -112,6 +113,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             args.output.display()
         ))
     })?;
+    let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     // Past the end is "to the end", said (QA 2026-12-07: it was clamped without a word);
     // before the start, "from the start" (QA 2026-12-07: the same, for a log that starts
@@ -147,6 +149,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             "first_substep": substeps.map(|s| s.0),
             "last_substep": substeps.map(|s| s.1),
             "every": args.every,
+            "wall_seconds": wall,
         }))
     } else {
         let span = substeps.map_or(String::new(), |(a, b)| {
@@ -158,7 +161,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             format!(" (substeps {a} to {b}{every})")
         });
         emit(&format!(
-            "exported {} frame{}{span} to {}: {}\n",
+            "exported {} frame{}{span} to {}: {} in {wall:.2} s\n",
             summary.frames,
             if summary.frames == 1 { "" } else { "s" },
             summary.path.display(),

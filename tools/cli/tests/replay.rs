@@ -190,6 +190,8 @@ fn record_then_diff_resume_and_scrub() {
     assert_eq!(v["first_substep"], 10);
     assert_eq!(v["last_substep"], 48);
     assert_eq!(v["every"], 2);
+    let wall = v["wall_seconds"].as_f64().expect("the export's wall time");
+    assert!(wall > 0.0 && wall.is_finite(), "{wall}");
     assert_eq!(v["format"], "hdf5");
     assert!(std::fs::read(&h5).unwrap().starts_with(b"\x89HDF"));
     // --to past the end exports to the end and says so.
