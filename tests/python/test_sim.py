@@ -124,6 +124,18 @@ def test_a_vector_of_bools_is_refused():
     with pytest.raises(ValueError, match="not bools"):
         sim.set_body_velocity("bob", np.array([True, False, False]))
     sim.set_body_velocity("bob", np.array([1.0, 0.0, 0.0]))  # numbers still are
+    # Nor complex numbers (QA 2026-12-07: taken with NumPy's ComplexWarning only, their
+    # imaginary parts dropped).
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for vector in [np.array([1 + 2j, 0, 0]), [1j, 0.0, 0.0], np.array([1, 0, 0], dtype=np.complex64)]:
+            with pytest.raises(ValueError, match="real numbers, not complex ones"):
+                sim.set_body_velocity("bob", vector)
+        with pytest.raises(ValueError, match="real numbers, not complex ones"):
+            lavender.Sim("pendulum", gravity=np.array([0, -9.81 + 0j, 0]))
+    assert np.array_equal(sim.body_velocity("bob")[:3], [1.0, 0.0, 0.0])
 
 
 def test_a_count_beyond_64_bits_is_too_large_not_fractional():

@@ -397,6 +397,25 @@ fn scenes_and_tutorial_list() {
     assert!(one.starts_with("sweep"), "{one}");
     let out = lavender(&["tutorial", "constraints", "sweeep", "--list"]);
     assert_eq!(out.status.code(), Some(2));
+    // An experiment that draws nothing says --out went unused (QA 2026-12-07: silent), and
+    // creates no directory there.
+    let dir = tempfile::tempdir().unwrap();
+    let unused = dir.path().join("plots");
+    let out = lavender(&[
+        "tutorial",
+        "constraints",
+        "diagnostics",
+        "--quick",
+        "--out",
+        unused.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("note: `diagnostics` draws no plots; --out ") && err.contains("was not used"),
+        "{err}"
+    );
+    assert!(!unused.exists());
 }
 
 #[test]

@@ -18,12 +18,26 @@ pub fn floats<const N: usize>(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[f
             .name()
             .is_ok_and(|n| n == "bool" || n == "bool_")
     };
+    // Nor is a complex number (QA 2026-12-07: NumPy's complex vectors were taken with only
+    // NumPy's ComplexWarning, their imaginary parts dropped).
+    let is_complex = |x: &Bound<'_, PyAny>| {
+        x.is_instance_of::<pyo3::types::PyComplex>()
+            || x.get_type()
+                .name()
+                .is_ok_and(|n| n.to_str().is_ok_and(|n| n.starts_with("complex")))
+    };
     if !obj.is_instance_of::<PyString>() {
         if let Ok(items) = obj.try_iter() {
             for item in items.take(N + 1).flatten() {
                 if is_bool(&item) {
                     return Err(errors::value(format!(
                         "{what} must be a sequence of {N} numbers, not bools; got {}",
+                        describe(obj)
+                    )));
+                }
+                if is_complex(&item) {
+                    return Err(errors::value(format!(
+                        "{what} must be a sequence of {N} real numbers, not complex ones; got {}",
                         describe(obj)
                     )));
                 }
