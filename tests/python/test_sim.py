@@ -168,6 +168,20 @@ def test_an_energy_that_overflows_single_precision_is_warned_about():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lavender.Sim("pendulum").run(0.05)
+    # step() says it too, once per Sim (QA 2026-12-07: only run() did).
+    sim = lavender.Sim.from_toml('[[body]]\nname = "k"\nlinear_velocity = [3e38, 0.0, 0.0]\n')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            sim.step()
+    assert [str(w.message)[:50] for w in caught] == [
+        "diagnostics or the energy overflowed single precis"
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pendulum = lavender.Sim("pendulum")
+        for _ in range(3):
+            pendulum.step()
 
 
 def test_a_pendulum_far_from_the_origin_is_warned_about():

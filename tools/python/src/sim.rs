@@ -65,6 +65,9 @@ pub struct Sim {
     /// The longest substep, s, judged so far against each joint's swing
     /// (`World::substep_warning`): a frame or setting that makes substeps longer is judged again.
     judged_substep: f32,
+    /// `step()` has said that diagnostics or the energy overflowed f32 (once per Sim;
+    /// `run()` says it at each run's end).
+    overflow_warned: bool,
     recording: Option<Recording>,
     /// Where a Sim resumed from a log came from.
     origin: Option<Origin>,
@@ -441,6 +444,7 @@ impl Sim {
     pub(crate) fn resumed(r: Resumed) -> Sim {
         Sim {
             judged_substep: substep_of(&r.world, r.dt),
+            overflow_warned: false,
             world: r.world,
             scene: r.scene,
             frame_dt: r.dt,
@@ -469,6 +473,7 @@ impl Sim {
         }
         Ok(Sim {
             judged_substep: substep_of(&world, frame_dt),
+            overflow_warned: false,
             world,
             scene,
             frame_dt,
@@ -827,6 +832,10 @@ impl Sim {
     /// Substeps longer than any run before are judged against each joint's swing, as at
     /// build (a RuntimeWarning when a swing holds fewer than 10 of them).
     ///
+    /// The first step after which the energy or a diagnostic overflowed single precision
+    /// (inf) while the state stayed finite says so (a RuntimeWarning, once per Sim; ``run``
+    /// says it at the end of each run).
+    ///
     /// Raises ValueError for a bad dt and NonFiniteError (a ValueError) when the state went
     /// non-finite (the world is rolled back to before the step).
     #[pyo3(signature = (dt = None))]
@@ -835,7 +844,15 @@ impl Sim {
             Some(dt) => frame_dt(seconds("dt", dt)?)?,
             None => self.frame_dt,
         };
-        self.advance(py, dt, 1)
+        let substeps = self.advance(py, dt, 1)?;
+        // QA 2026-12-07: only `run()` said it, so a loop of `step()` read inf unwarned.
+        if !self.overflow_warned {
+            if let Some(warning) = self.world.overflow_warning() {
+                self.overflow_warned = true;
+                runtime_warning(py, warning)?;
+            }
+        }
+        Ok(substeps)
     }
 
     /// Steps ``round(duration / dt)`` frames (defaults: the scene's duration and frame dt)
