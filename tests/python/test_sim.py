@@ -135,7 +135,7 @@ def test_a_vector_of_bools_is_refused():
                 sim.set_body_velocity("bob", vector)
         with pytest.raises(ValueError, match="real numbers, not complex ones"):
             lavender.Sim("pendulum", gravity=np.array([0, -9.81 + 0j, 0]))
-    assert np.array_equal(sim.body_velocity("bob")[:3], [1.0, 0.0, 0.0])
+    assert np.array_equal(sim.body_velocity("bob")[0], [1.0, 0.0, 0.0])
 
 
 def test_a_count_beyond_64_bits_is_too_large_not_fractional():
