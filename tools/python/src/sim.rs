@@ -1252,7 +1252,9 @@ impl Sim {
     /// records under the original run's scene hash, so ``Log.diff`` compares the two
     /// directly, and refuses to record over the log it was resumed from (ValueError).
     /// The recording ends with
-    /// ``stop_recording()`` or when the Sim is garbage-collected; both write the footer.
+    /// ``stop_recording()`` or when the Sim is garbage-collected; both write the footer. A
+    /// step that goes non-finite ends it too, with the substep that did as its last frame
+    /// (the NonFiniteError names the log); ``stop_recording()`` then returns None.
     /// An array read in place from the Sim (``constraint_data(copy=False)``, ...) keeps it
     /// alive, so ``del sim`` alone leaves the log unfinished while such an array exists:
     /// call ``stop_recording()``.
