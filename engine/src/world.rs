@@ -765,17 +765,13 @@ impl World {
             return None;
         }
         let inv_mass = &self.bodies.inv_mass;
-        let mut joints_of: Vec<Vec<usize>> = vec![Vec::new(); inv_mass.len()];
-        for j in 0..self.joints.len() {
-            for body in [self.joints.body_a[j], self.joints.body_b[j]] {
-                let list = &mut joints_of[body as usize];
-                // Only links matter: stop counting past three.
-                if list.len() < 3 {
-                    list.push(j);
-                }
-            }
-        }
-        // (body, its anchor, the other body) at joint `j`, seen from `link`.
+        let (start, joints_at) = crate::schedule::joints_per_body(
+            inv_mass.len(),
+            &self.joint_bodies(),
+            |_| true,
+            |_| true,
+        );
+        // `link`'s anchor at joint `j` and the body at its other end.
         let far_end = |j: usize, link: usize| {
             if self.joints.body_a[j] as usize == link {
                 (self.joints.anchor_a[j], self.joints.body_b[j] as usize)
@@ -784,10 +780,11 @@ impl World {
             }
         };
         let mut fastest: Option<(usize, usize, usize, f64)> = None;
-        for (link, joints) in joints_of.iter().enumerate() {
-            let &[j1, j2] = joints.as_slice() else {
+        for link in 0..inv_mass.len() {
+            let &[j1, j2] = &joints_at[start[link]..start[link + 1]] else {
                 continue;
             };
+            let (j1, j2) = (j1 as usize, j2 as usize);
             let (anchor1, other1) = far_end(j1, link);
             let (anchor2, other2) = far_end(j2, link);
             if inv_mass[link] <= 0.0
