@@ -350,6 +350,16 @@ impl Hdf5Writer {
         let target = crate::files::output_target(path);
         crate::files::remove_stale_partials(&target);
         let partial = crate::files::partial_path(&target);
+        // Created here first so that a refusal reads as the operating system's reason, as for
+        // a `.lvlog` (QA: HDF5 said only "H5Fcreate(): No such file or directory" for /proc);
+        // HDF5 then truncates the empty file.
+        if let Err(source) = std::fs::File::create(&partial) {
+            return Err(ReplayError::Io {
+                action: "creating",
+                path: path.to_path_buf(),
+                source,
+            });
+        }
         match Self::create_inner(&partial, header, chunk) {
             Ok(mut w) => {
                 w.destination = Some(Destination {
@@ -836,6 +846,22 @@ mod tests {
         }
         export(&reader, &out, ExportRange::default(), |_| {}).unwrap();
         assert_eq!(listing(), vec![other, live, "out.h5".to_string()]);
+    }
+
+    /// A directory that refuses new files is named with the operating system's reason, as
+    /// for a `.lvlog` (/proc exists and is a directory, but creating a file there fails).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_refused_file_says_why_in_the_systems_words() {
+        let err = Hdf5Writer::create("/proc/lavender-test.h5", &testutil::header(3, 2))
+            .err()
+            .expect("/proc takes no new files");
+        let ReplayError::Io { action, source, .. } = &err else {
+            panic!("not an I/O error: {err}");
+        };
+        assert_eq!(*action, "creating");
+        assert_eq!(source.kind(), std::io::ErrorKind::NotFound, "{err}");
+        assert!(err.to_string().contains("os error 2"), "{err}");
     }
 
     #[test]
