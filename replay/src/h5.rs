@@ -137,6 +137,14 @@ struct Column<T> {
     buf: Vec<T>,
 }
 
+/// A group without times in its header (see `create_inner`).
+fn group(parent: &Group, name: &str) -> hdf5::Result<Group> {
+    parent
+        .create_group_builder()
+        .obj_track_times(false)
+        .create(name)
+}
+
 impl<T: hdf5::H5Type + ChunkValue> Column<T> {
     fn new(
         group: &Group,
@@ -145,7 +153,11 @@ impl<T: hdf5::H5Type + ChunkValue> Column<T> {
         inner: usize,
         chunk: usize,
     ) -> hdf5::Result<Self> {
-        let builder = group.new_dataset::<T>().shuffle().deflate(DEFLATE_LEVEL);
+        let builder = group
+            .new_dataset::<T>()
+            .shuffle()
+            .deflate(DEFLATE_LEVEL)
+            .obj_track_times(false);
         let (ds, shape) = match (width, inner) {
             (0, 0) => (builder.chunk(chunk).shape(0..).create(name)?, None),
             // An empty body or joint axis: keep it resizable so the chunk fits.
@@ -385,8 +397,11 @@ impl Hdf5Writer {
         // The 1.8 file format (readable by HDF5 1.8 and later: MATLAB, h5py, pandas) or
         // newer: the earliest format keeps attributes in the object header, 64 KiB in all,
         // and the body names of a 4,500-link chain did not fit (QA, 2026-12-05).
+        // No creation and modification times in the object headers: the same run gives the
+        // same bytes, whenever it is written (they made two exports of one log differ).
         let file = hdf5::File::with_options()
             .with_fapl(|p| p.libver_v18())
+            .with_fcpl(|p| p.obj_track_times(false))
             .create(path)?;
         let (b, j) = (h.body_count, h.joint_count);
         str_attr(&file, "format", "lavender run (one frame per substep)")?;
@@ -430,7 +445,7 @@ impl Hdf5Writer {
         str_attr(&time.ds, "units", "s")?;
         let substep = Column::new(&file, "substep", 0, 0, chunk)?;
 
-        let bodies = file.create_group("bodies")?;
+        let bodies = group(&file, "bodies")?;
         strs_attr(&bodies, "names", &body_names)?;
         strs_attr(&bodies, "pose_fields", &POSE_FIELDS)?;
         strs_attr(&bodies, "velocity_fields", &VELOCITY_FIELDS)?;
@@ -445,7 +460,7 @@ impl Hdf5Writer {
             &["m/s", "m/s", "m/s", "rad/s", "rad/s", "rad/s"],
         )?;
 
-        let joints = file.create_group("joints")?;
+        let joints = group(&file, "joints")?;
         strs_attr(&joints, "names", &joint_names)?;
         strs_attr(&joints, "columns", &DIAGNOSTIC_COLUMNS)?;
         strs_attr(&joints, "units", &DIAGNOSTIC_UNITS)?;
@@ -453,7 +468,7 @@ impl Hdf5Writer {
         strs_attr(&diagnostics.ds, "columns", &DIAGNOSTIC_COLUMNS)?;
         strs_attr(&diagnostics.ds, "units", &DIAGNOSTIC_UNITS)?;
 
-        let sg = file.create_group("summary")?;
+        let sg = group(&file, "summary")?;
         let summary = Summary {
             total_energy: Column::new(&sg, "total_energy", 0, 0, chunk)?,
             state_hash: Column::new(&sg, "state_hash", 0, 0, chunk)?,
@@ -1114,7 +1129,8 @@ mod tests {
     }
 
     /// The chunks compressed on the `rayon` pool are the same bytes, and the file the same,
-    /// whatever the pool's thread count.
+    /// whatever the pool's thread count and whenever it is written: the object headers hold
+    /// no times (HDF5 keeps them in whole seconds; the two writes are more than one apart).
     #[test]
     fn the_file_is_the_same_whatever_the_thread_count() {
         let dir = tempfile::tempdir().unwrap();
@@ -1133,14 +1149,13 @@ mod tests {
                     }
                     w.finish().unwrap();
                 });
-            // The stored chunks (offset, filter mask, bytes); the file's other bytes hold
-            // the library's modification times.
+            // The stored chunks (offset, filter mask, bytes), and the whole file.
             let bytes = std::fs::read(&path).unwrap();
             let ds = hdf5::File::open(&path)
                 .unwrap()
                 .dataset("bodies/pose")
                 .unwrap();
-            (0..ds.num_chunks().unwrap())
+            let chunks = (0..ds.num_chunks().unwrap())
                 .map(|i| {
                     let c = ds.chunk_info(i).unwrap();
                     let at = c.addr as usize;
@@ -1150,11 +1165,17 @@ mod tests {
                         bytes[at..at + c.size as usize].to_vec(),
                     )
                 })
-                .collect::<Vec<_>>()
+                .collect::<Vec<_>>();
+            (chunks, bytes)
         };
-        let one = write(1);
+        let (one, one_file) = write(1);
         assert_eq!(one.len(), 2 * 3000usize.div_ceil(one[1].0[1] as usize));
         assert!(one.iter().all(|c| c.1 == 0), "every filter applied");
-        assert!(one == write(3), "chunks differ between 1 and 3 threads");
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let (three, three_file) = write(3);
+        assert!(one == three, "chunks differ between 1 and 3 threads");
+        assert_eq!(one_file.len(), three_file.len());
+        let differ = one_file.iter().zip(&three_file).position(|(a, b)| a != b);
+        assert_eq!(differ, None, "the files differ from this byte on");
     }
 }

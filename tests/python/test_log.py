@@ -388,6 +388,7 @@ def test_a_recording_of_nothing_leaves_an_earlier_file_as_it_was(tmp_path):
     assert log.finished and len(log) == 1 and log[0].substep == 0
     assert not np.isfinite(log[0].poses).all()
     assert sim.substeps_done == 0, "the world rolled back"
+    assert sim.recording is None and sim.stop_recording() is None, "the failure ended it"
 
 
 def test_two_recordings_to_one_path_are_refused(tmp_path):

@@ -1306,7 +1306,9 @@ impl Sim {
 
     /// Ends the recording: writes the footer index and closes the file. Returns a dict
     /// ``{"path", "frames", "bytes"}``, or None when not recording. With no substep recorded
-    /// there is no file: ``frames`` and ``bytes`` are 0, with a RuntimeWarning.
+    /// there is no file: ``frames`` and ``bytes`` are 0, with a RuntimeWarning. A step that
+    /// raised (NonFiniteError, a failed write) has already ended the recording, its error
+    /// saying where the file is and what it holds; ``stop_recording()`` then returns None.
     fn stop_recording<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(r) = self.recording.take() else {
             return Ok(None);

@@ -220,7 +220,8 @@ class Sim:
     def record(self, path: Union[str, "os.PathLike[str]"], keyframe_every: int = 16) -> None:
         """Records every following substep to a log (``.lvlog``) or HDF5 (``.h5``)."""
     def stop_recording(self) -> Optional[_RecordingSummary]:
-        """Ends the recording (writes the footer); None when not recording."""
+        """Ends the recording (writes the footer); None when not recording (a step that
+        raised has already ended it)."""
     @property
     def recording(self) -> Optional[str]:
         """The path being recorded to, or None."""
