@@ -676,7 +676,7 @@ fn logs_and_hdf5_files_are_the_same_bytes_on_one_and_two_threads() {
         for name in ["run.lvlog", "run.h5"] {
             let path = dir.path().join(format!("{threads}-{name}"));
             let mut world = scene.build().unwrap();
-            let mut settings = world.settings().clone();
+            let mut settings = *world.settings();
             settings.threads = threads;
             world.set_settings(settings).unwrap();
             let mut rec =

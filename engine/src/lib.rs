@@ -63,7 +63,7 @@ pub use scene::{builtin_scenes, ChainSpec, GridSpec, Scene};
 pub use settings::{Settings, SolverPath, MAX_RUN_FRAMES, MAX_SUBSTEPS_PER_FRAME, MAX_THREADS};
 pub use solver::solver_bytes_per_joint;
 pub use world::{
-    diagnostics_hash, state_hash, MemoryReport, StepReport, SubstepInfo, World,
+    diagnostics_hash, state_hash, MemoryReport, StepObserver, StepReport, SubstepInfo, World,
     AUTO_POOL_MIN_BODIES, AUTO_POOL_MIN_JOINTS,
 };
 

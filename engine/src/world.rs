@@ -98,7 +98,7 @@ pub struct MemoryReport {
 }
 
 /// A step observer, called after every substep.
-type Observer<'a> = dyn FnMut(&World, SubstepInfo) + 'a;
+pub type StepObserver<'a> = dyn FnMut(&World, SubstepInfo) + 'a;
 
 /// What one call to [`World::step`] did.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -107,6 +107,9 @@ pub struct StepReport {
     pub substeps: u32,
     /// Length of each substep, s.
     pub substep_dt: f32,
+    /// The step ended before its last substep because its `stop` asked
+    /// ([`World::step_stoppable`]); `substeps` says how many ran.
+    pub stopped_early: bool,
 }
 
 /// Where the world is after a substep, passed to step observers.
@@ -1604,7 +1607,7 @@ impl World {
     pub fn step(&mut self, dt: f32) -> Result<StepReport> {
         self.ensure_solver();
         self.in_pool(|w| {
-            let report = w.run_substeps(dt, None, false)?;
+            let report = w.run_substeps(dt, None, false, None)?;
             w.sync_after_substep();
             Ok(report)
         })
@@ -1617,7 +1620,12 @@ impl World {
         dt: f32,
         mut observer: impl FnMut(&World, SubstepInfo),
     ) -> Result<StepReport> {
-        self.run_substeps(dt, Some(&mut |w: &World, info| observer(w, info)), false)
+        self.run_substeps(
+            dt,
+            Some(&mut |w: &World, info| observer(w, info)),
+            false,
+            None,
+        )
     }
 
     /// Like [`World::step_observed`], and when a substep goes non-finite, calls `observer`
@@ -1630,14 +1638,45 @@ impl World {
         dt: f32,
         mut observer: impl FnMut(&World, SubstepInfo),
     ) -> Result<StepReport> {
-        self.run_substeps(dt, Some(&mut |w: &World, info| observer(w, info)), true)
+        self.run_substeps(
+            dt,
+            Some(&mut |w: &World, info| observer(w, info)),
+            true,
+            None,
+        )
+    }
+
+    /// A step that can end between two substeps: before each substep after the first,
+    /// `stop` is asked, and when it answers true the step ends there (a Ctrl-C in a frame of
+    /// thousands of substeps). The world keeps the substeps it ran: a state at a substep
+    /// boundary like any other (its `time` is then not a whole number of frames), with the
+    /// diagnostics refreshed, so that a recording of it stays consistent and the next step
+    /// goes on from there; the report says how many ran (`stopped_early`). `observer`, if
+    /// any, is called as by [`World::step_observed`], and also for a substep that went
+    /// non-finite when `observe_failure` is set (as by
+    /// [`World::step_observed_through_failure`]). A step that is not stopped gives the same
+    /// bits as the other step functions.
+    pub fn step_stoppable(
+        &mut self,
+        dt: f32,
+        observer: Option<&mut StepObserver>,
+        observe_failure: bool,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<StepReport> {
+        let observed = observer.is_some();
+        let report = self.run_substeps(dt, observer, observe_failure, Some(stop))?;
+        if !observed {
+            self.in_pool(|w| w.sync_after_substep());
+        }
+        Ok(report)
     }
 
     fn run_substeps(
         &mut self,
         dt: f32,
-        mut observer: Option<&mut Observer>,
+        mut observer: Option<&mut StepObserver>,
         observe_failure: bool,
+        mut stop: Option<&mut dyn FnMut() -> bool>,
     ) -> Result<StepReport> {
         // Below the smallest normal f32 the solver's flush-to-zero mode would read dt as 0.
         if !(dt.is_finite() && dt >= f32::MIN_POSITIVE) {
@@ -1661,7 +1700,15 @@ impl World {
         // The pool's thread does not inherit this thread's span: the stages' spans nest
         // under `step` only if it is entered there too.
         let step_span = tracing::Span::current();
-        for _ in 0..n {
+        for i in 0..n {
+            if i > 0 && stop.as_mut().is_some_and(|stop| stop()) {
+                tracing::debug!(substeps = i, of = n, "step stopped early");
+                return Ok(StepReport {
+                    substeps: i,
+                    substep_dt: h,
+                    stopped_early: true,
+                });
+            }
             // One entry into the thread pool per substep: the stages, the finiteness check
             // and, for an observer, the diagnostics (entering the pool wakes its workers).
             let checked = self.in_pool(|w| {
@@ -1734,6 +1781,7 @@ impl World {
         Ok(StepReport {
             substeps: n,
             substep_dt: h,
+            stopped_early: false,
         })
     }
 

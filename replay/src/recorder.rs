@@ -625,6 +625,18 @@ impl Recorder {
     /// a path another writer has taken since `create`. A world that gained bodies or joints
     /// since `create` is an error at its next frame.
     pub fn step(&mut self, world: &mut World, dt: f32) -> Result<StepReport> {
+        self.step_stoppable(world, dt, &mut || false)
+    }
+
+    /// [`Recorder::step`] that `stop` can end between two substeps
+    /// ([`World::step_stoppable`]): the world keeps the substeps it ran, and the recording
+    /// holds them, so that it stays the world's history and can go on.
+    pub fn step_stoppable(
+        &mut self,
+        world: &mut World,
+        dt: f32,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<StepReport> {
         // Frames of any length may be recorded, but their substeps must be the header's:
         // a resumed run replays the log with substeps of that length (QA: frames of 0.01 s,
         // 1/300 s substeps, on a recording of 1/60 s frames did not resume).
@@ -646,11 +658,12 @@ impl Recorder {
         let mut first_error = None;
         // A substep that goes non-finite is recorded too (the step then fails and is rolled
         // back): the log ends on the first non-finite values, which `scrub` reports.
-        let report = world.step_observed_through_failure(dt, |w, info| {
+        let mut observer = |w: &World, info| {
             if first_error.is_none() {
                 first_error = self.record(w, info).err();
             }
-        })?;
+        };
+        let report = world.step_stoppable(dt, Some(&mut observer), true, stop)?;
         match first_error {
             Some(e) => Err(e),
             None => Ok(report),

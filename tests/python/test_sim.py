@@ -479,6 +479,41 @@ def test_ctrl_c_stops_a_long_run():
         signal.signal(signal.SIGINT, previous)
 
 
+def test_ctrl_c_inside_one_long_step_ends_it_between_two_substeps(tmp_path):
+    import _thread
+    import signal
+
+    # Carried QA item (2026-12-06): step(dt) of thousands of substeps could not be stopped.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    path = tmp_path / "run.lvlog"
+    try:
+        sim = lavender.Sim("chain")
+        h = 1.0 / 240.0
+        sim.record(path)
+        timer = threading.Timer(0.3, _thread.interrupt_main)
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            sim.step(100.0)  # 24,000 substeps, seconds of stepping unless interrupted
+        timer.cancel()
+        done = sim.substeps_done
+        assert 0 < done < 24000, "stopped inside the frame"
+        assert sim.time == pytest.approx(done * h, rel=1e-6)  # h in single precision
+        # The world is the state after its last substep, and the log holds every substep run.
+        log = lavender.Log(path)
+        assert len(log) == done and log[done - 1].substep == done - 1
+        assert np.array_equal(log[done - 1].poses, sim.poses())
+        assert np.array_equal(log[done - 1].diagnostics, sim.constraint_data())
+        # It goes on from there, recorded, and the log resumes bit for bit.
+        sim.step()
+        summary = sim.stop_recording()
+        assert summary["frames"] == done + 4
+        resumed = lavender.Log(path).resume(done - 1)
+        resumed.step(h)
+        assert np.array_equal(resumed.poses(), lavender.Log(path)[done].poses)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_an_interrupted_run_leaves_what_it_recorded_in_the_file(tmp_path):
     import _thread
     import signal

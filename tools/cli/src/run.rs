@@ -2,7 +2,7 @@
 
 use crate::output::{count, emit, emit_json, progress};
 use anyhow::{bail, Context};
-use lavender_engine::{ResidualMax, Scene, World};
+use lavender_engine::{ResidualMax, Scene, SubstepInfo, World};
 use lavender_replay::recorder::{OutputKind, Recorder};
 use lavender_replay::scrub::EnergySummary;
 use std::path::Path;
@@ -281,6 +281,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let mut far_from = None;
     let mut exceeded: Option<AnchorPeak> = None;
     let mut direct = DirectSolves::default();
+    // Substeps of a frame a Ctrl-C ended early (a long `--dt`): the world keeps them.
+    let mut partial_frame = None;
     if world.settings().sleeping {
         // Before the first step every island is awake (the schedule is the first step's).
         direct.fold(&mut world);
@@ -291,7 +293,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         }
         let mut record_error = None;
         // The substep that goes non-finite is recorded (scrub shows where), not summarised.
-        let stepped = world.step_observed_through_failure(dt, |w, info| {
+        let mut observer = |w: &World, info: SubstepInfo| {
             if info.finite {
                 max.fold(w.constraint_data());
                 // The maxima are the first over it, so the joint holding the maximum is the
@@ -310,7 +312,14 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             if let (Some(r), None) = (recorder.as_mut(), &record_error) {
                 record_error = r.record(w, info).err();
             }
-        });
+        };
+        // Between two substeps of a frame too (a long `--dt`), as at a frame's end.
+        let stepped = world.step_stoppable(
+            dt,
+            Some(&mut observer),
+            true,
+            &mut crate::interrupt::requested,
+        );
         let report = match stepped {
             Ok(report) => report,
             Err(e) => {
@@ -384,6 +393,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             return Err(e).context(format!("recording failed{kept}"));
         }
         substeps += u64::from(report.substeps);
+        if report.stopped_early {
+            energy.fold(world.total_energy(), world.substeps_done() - 1);
+            partial_frame = Some(report.substeps);
+            break;
+        }
         // At the end of every frame (at every substep it cost 4 % of the 100 x 100 chain's
         // step, O(bodies) on one thread).
         energy.fold(world.total_energy(), world.substeps_done() - 1);
@@ -466,7 +480,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             });
         }
         if interrupted {
-            json["interrupted"] = serde_json::json!({ "frames_run": done, "frames_asked": steps });
+            json["interrupted"] = serde_json::json!({
+                "frames_run": done,
+                "frames_asked": steps,
+                "substeps_into_next_frame": partial_frame.unwrap_or(0),
+            });
         }
         emit_json(&json)
     } else {
@@ -490,7 +508,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if interrupted {
         let kept = crate::output::interrupted_log(log.as_ref());
         return Err(crate::interrupt::Interrupted(format!(
-            "interrupted after {done} of {steps} frames (t = {:.4} s){kept}",
+            "interrupted after {done} of {steps} frames{} (t = {:.4} s){kept}",
+            partial_frame.map_or_else(String::new, |n| format!(
+                " and {} of the next",
+                count(u64::from(n), "substep")
+            )),
             world.time()
         ))
         .into());

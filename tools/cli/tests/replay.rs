@@ -991,6 +991,46 @@ fn an_interrupted_run_finishes_its_log() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A Ctrl-C inside one long frame (`--dt 100`: 24,000 substeps) stops between two of its
+/// substeps: the world and the log keep the substeps run, and the summary says so.
+#[cfg(unix)]
+#[test]
+fn an_interrupt_inside_a_long_frame_keeps_the_substeps_run() {
+    let dir = scratch("long-frame");
+    let log = dir.join("run.lvlog");
+    let out = interrupted(
+        &[
+            "run",
+            "chain",
+            "--dt",
+            "100",
+            "--duration",
+            "200",
+            "--record",
+            s(&log),
+            "--json",
+        ],
+        &log,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("frames and"), "{stderr}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let into = j["interrupted"]["substeps_into_next_frame"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(j["interrupted"]["frames_run"], 0, "{j}");
+    assert!(0 < into && into < 24_000, "{j}");
+    assert_eq!(j["record"]["frames"].as_u64(), Some(into), "{j}");
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["scrub", s(&log), "--spikes", "--json"])).unwrap();
+    assert_eq!(
+        (v["source"].as_str(), v["frames"].as_u64()),
+        (Some("index"), Some(into))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn diff_of_a_short_resumed_run_over_the_whole_run_or_the_overlap() {
     let dir = scratch("overlap");

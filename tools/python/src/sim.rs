@@ -536,6 +536,8 @@ impl Sim {
         self.judge_substeps(dt)?;
         let mut substeps = 0u64;
         let mut left = frames;
+        // A Ctrl-C seen inside a frame (a long `step(dt)`): the frame ended there.
+        let mut interrupt: Option<PyErr> = None;
         let result = loop {
             let Sim {
                 world, recording, ..
@@ -545,14 +547,35 @@ impl Sim {
                     .get_mut()
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
             });
+            let seen = &mut interrupt;
             let chunk = py.detach(|| -> Result<(u64, u64), (PyErrKind, String, Failed)> {
                 let start = std::time::Instant::now();
+                // Between two substeps of a frame longer than the signal check: take the
+                // GIL back to see a Ctrl-C (the frame then ends there, the world keeping
+                // the substeps run).
+                let mut checked = start;
+                let mut stop = || {
+                    if checked.elapsed() < SIGNAL_CHECK {
+                        return false;
+                    }
+                    checked = std::time::Instant::now();
+                    *seen = Python::attach(|py| py.check_signals()).err();
+                    seen.is_some()
+                };
                 let (mut done, mut subs) = (0u64, 0u64);
                 while done < left && (done == 0 || start.elapsed() < SIGNAL_CHECK) {
                     let report = match recorder.as_deref_mut() {
-                        None => world.step(dt).map_err(|e| engine_failure(&e))?,
-                        Some(rec) => rec.step(world, dt).map_err(|e| replay_failure(&e))?,
+                        None => world
+                            .step_stoppable(dt, None, false, &mut stop)
+                            .map_err(|e| engine_failure(&e))?,
+                        Some(rec) => rec
+                            .step_stoppable(world, dt, &mut stop)
+                            .map_err(|e| replay_failure(&e))?,
                     };
+                    if report.stopped_early {
+                        subs += u64::from(report.substeps);
+                        break;
+                    }
                     let frame = frames - left + done;
                     if far_from.is_none() && frame.is_multiple_of(16) {
                         *far_from = world
@@ -568,6 +591,11 @@ impl Sim {
                 Ok((done, subs)) => {
                     left -= done;
                     substeps += subs;
+                    if let Some(interrupt) = interrupt.take() {
+                        // Inside a frame: it ended at a substep boundary, recorded so far.
+                        self.drain_recording()?;
+                        return Err(interrupt);
+                    }
                     if left == 0 {
                         break Ok(substeps);
                     }
@@ -829,6 +857,8 @@ impl Sim {
     /// Advances the world by ``dt`` seconds (default: the scene's frame dt) and refreshes the
     /// diagnostics. The engine splits the frame into ``ceil(dt / max_substep)`` equal
     /// substeps. Returns the number of substeps run. The GIL is released while stepping.
+    /// Ctrl-C in a long frame (taken every 50 ms) ends it between two substeps: the world
+    /// keeps the substeps run, a recording holds them, and KeyboardInterrupt rises.
     /// Substeps longer than any run before are judged against each joint's swing, as at
     /// build (a RuntimeWarning when a swing holds fewer than 10 of them).
     ///
@@ -857,7 +887,8 @@ impl Sim {
 
     /// Steps ``round(duration / dt)`` frames (defaults: the scene's duration and frame dt)
     /// with the GIL released (taken back every 50 ms, so that Ctrl-C stops the run between
-    /// two frames). Returns the number of substeps run. A RuntimeWarning says when joints
+    /// two frames, or inside a long frame between two substeps, as ``step``). Returns the
+    /// number of substeps run. A RuntimeWarning says when joints
     /// end the run farther from a body's centre than single precision reliably holds (a
     /// slider run far out), when the energy or a diagnostic overflowed it (inf) while the
     /// state stayed finite, and when a jointed body ends so far from the origin that

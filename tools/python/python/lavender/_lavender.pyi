@@ -150,7 +150,8 @@ class Sim:
     ) -> "Sim":
         """A Sim from scene TOML text."""
     def step(self, dt: Optional[float] = None) -> int:
-        """Advances by ``dt`` s (default: the frame dt); returns the substeps run. GIL released."""
+        """Advances by ``dt`` s (default: the frame dt); returns the substeps run. GIL released;
+        Ctrl-C in a long frame ends it between two substeps (the world keeps them)."""
     def run(self, duration: Optional[float] = None, dt: Optional[float] = None) -> int:
         """Steps ``round(duration / dt)`` frames; returns the substeps run. GIL released."""
     def sync(self) -> None:
