@@ -145,7 +145,11 @@ def main(argv=None):
             ax.set_yticks(range(len(DTS)), [label for label, _ in DTS])
             ax.set(xlabel="velocity iterations", ylabel="frame dt (s)", title=f"{title} ({unit})")
             for (i, j), value in np.ndenumerate(data):
-                ax.text(j, i, f"{value:.3g}", ha="center", va="center", color="w", fontsize=8)
+                # Black on the light cells, white on the dark (WCAG relative luminance).
+                rgb = np.array(image.cmap(image.norm(value))[:3])
+                linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+                color = "k" if linear @ [0.2126, 0.7152, 0.0722] > 0.179 else "w"
+                ax.text(j, i, f"{value:.3g}", ha="center", va="center", color=color, fontsize=8)
             fig.colorbar(image, ax=ax, shrink=0.85)
         fig.suptitle("twisted 8-link chain: worst residual over every substep (darker is smaller)")
         fig.tight_layout()

@@ -38,10 +38,10 @@ pub const NAME: &str = "particle-circle";
 pub struct FailureModes {
     /// Final |C| of the multiplier with and without the `v.v` term, free motion, m^2 (without
     /// it and without a force the multiplier is 0: the unconstrained run).
-    pub curvature_free: [f64; 2],
+    pub curvature_free: CurvatureTerm,
     /// The same under a constant force of 9.81 N along -y, where the multiplier still acts,
     /// and the unconstrained run under that force, m^2.
-    pub curvature_forced: [f64; 3],
+    pub curvature_forced: CurvatureTerm,
     /// Baumgarte gains alpha = beta = 250 1/s (alpha dt = 2.5): the step whose state went
     /// non-finite, or `None` if the run stayed finite.
     pub large_gains_diverged_at_step: Option<usize>,
@@ -49,10 +49,32 @@ pub struct FailureModes {
     pub scaled_gains_max_abs_c: f64,
     /// The error a projection of the position (3e-10, 0) m gives, as text.
     pub near_zero_position: String,
-    /// Max |C| and final |Cdot| of the projection of the position only, m^2 and m^2/s.
-    pub position_only: [f64; 2],
+    /// The projection of the position only.
+    pub position_only: PositionOnly,
     /// Max |Cdot| of the full projection (position and velocity), m^2/s.
     pub full_projection_max_abs_cdot: f64,
+}
+
+/// Final |C| of the multiplier run with and without the chapter's `v.v` curvature term, m^2
+/// (named in the JSON: QA 2026-12-07 found bare arrays there).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct CurvatureTerm {
+    /// With the term (the chapter's multiplier), m^2.
+    pub with_curvature_term: f64,
+    /// Without it, m^2.
+    pub without_curvature_term: f64,
+    /// The run with no constraint under the same force (under a force only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unconstrained: Option<f64>,
+}
+
+/// What projecting the position alone leaves.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct PositionOnly {
+    /// Max |C|, m^2.
+    pub max_abs_c: f64,
+    /// Final |Cdot|, m^2/s.
+    pub final_abs_cdot: f64,
 }
 
 /// Energy drift of Baumgarte ([`ALPHA`], [`BETA`]) over the run, J, started off the circle
@@ -121,16 +143,23 @@ pub fn failure_modes() -> Result<FailureModes, TutorialError> {
         Treatment::Projection { velocity: true },
     )?);
     Ok(FailureModes {
-        curvature_free: [final_c(&s, with)?, final_c(&s, without)?],
-        curvature_forced: [
-            final_c(&pulled, with)?,
-            final_c(&pulled, without)?,
-            final_c(&pulled, Treatment::Unconstrained)?,
-        ],
+        curvature_free: CurvatureTerm {
+            with_curvature_term: final_c(&s, with)?,
+            without_curvature_term: final_c(&s, without)?,
+            unconstrained: None,
+        },
+        curvature_forced: CurvatureTerm {
+            with_curvature_term: final_c(&pulled, with)?,
+            without_curvature_term: final_c(&pulled, without)?,
+            unconstrained: Some(final_c(&pulled, Treatment::Unconstrained)?),
+        },
         large_gains_diverged_at_step,
         scaled_gains_max_abs_c: circle::summarize(&scaled).max_abs_c,
         near_zero_position: near_zero,
-        position_only: [pos_only.max_abs_c, pos_only.final_abs_cdot],
+        position_only: PositionOnly {
+            max_abs_c: pos_only.max_abs_c,
+            final_abs_cdot: pos_only.final_abs_cdot,
+        },
         full_projection_max_abs_cdot: full.max_abs_cdot,
     })
 }
@@ -299,19 +328,19 @@ pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> 
          - normalise a nearly zero position, (3e-10, 0) m: {}\n\
          - project the position only: max |C| {:.3e} m^2 still, but final |Cdot| {:.3e} m^2/s \
          (full projection: max {:.3e})\n",
-        f.curvature_free[1],
-        f.curvature_free[0],
-        f.curvature_forced[1],
-        f.curvature_forced[0],
-        f.curvature_forced[2],
+        f.curvature_free.without_curvature_term,
+        f.curvature_free.with_curvature_term,
+        f.curvature_forced.without_curvature_term,
+        f.curvature_forced.with_curvature_term,
+        f.curvature_forced.unconstrained.unwrap_or(f64::NAN),
         match f.large_gains_diverged_at_step {
             Some(step) => format!("goes non-finite at step {step}"),
             None => "stayed finite".into(),
         },
         f.scaled_gains_max_abs_c,
         f.near_zero_position,
-        f.position_only[0],
-        f.position_only[1],
+        f.position_only.max_abs_c,
+        f.position_only.final_abs_cdot,
         f.full_projection_max_abs_cdot,
     ));
 
@@ -612,9 +641,18 @@ mod tests {
     #[test]
     fn the_failure_modes_the_command_prints_fail_as_the_chapter_says() {
         let f = failure_modes().unwrap();
-        assert!(f.curvature_free[1] > 100.0 * f.curvature_free[0], "{f:?}");
-        let [with, without, free] = f.curvature_forced;
-        assert!(without > 1000.0 * with && without < 0.05 * free, "{f:?}");
+        let free = f.curvature_free;
+        assert!(
+            free.without_curvature_term > 100.0 * free.with_curvature_term,
+            "{f:?}"
+        );
+        let forced = f.curvature_forced;
+        let unconstrained = forced.unconstrained.unwrap();
+        assert!(
+            forced.without_curvature_term > 1000.0 * forced.with_curvature_term
+                && forced.without_curvature_term < 0.05 * unconstrained,
+            "{f:?}"
+        );
         // The README's step 176 and 4.0e-4 m^2 (f64 arithmetic: the same on every machine).
         assert_eq!(f.large_gains_diverged_at_step, Some(176), "{f:?}");
         assert!(
@@ -623,7 +661,7 @@ mod tests {
         );
         assert!(f.near_zero_position.contains("has no direction"), "{f:?}");
         assert!(
-            f.position_only[0] < 3e-16 && f.position_only[1] > 5e-4,
+            f.position_only.max_abs_c < 3e-16 && f.position_only.final_abs_cdot > 5e-4,
             "{f:?}"
         );
         assert!(f.full_projection_max_abs_cdot < 1e-15, "{f:?}");
@@ -634,10 +672,18 @@ mod tests {
             progress: false,
         };
         let report = crate::run(NAME, &opts).unwrap();
+        let json = &report.json["failure_modes"];
+        assert_eq!(json["large_gains_diverged_at_step"], json!(176));
+        // Every figure under its name, none in a bare array.
         assert_eq!(
-            report.json["failure_modes"]["large_gains_diverged_at_step"],
-            json!(176)
+            json["curvature_forced"]["unconstrained"],
+            json!(unconstrained)
         );
+        assert_eq!(
+            json["position_only"]["final_abs_cdot"],
+            json!(f.position_only.final_abs_cdot)
+        );
+        assert!(json["curvature_free"].get("unconstrained").is_none());
         assert!(report.text.contains("Failure modes"), "{}", report.text);
         std::fs::remove_dir_all(&dir).ok();
     }

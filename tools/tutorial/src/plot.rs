@@ -326,6 +326,45 @@ fn decade_label(v: &f64) -> String {
     }
 }
 
+/// Tick labels for a linear axis over `lo..hi`, with the decimals its tick spacing needs
+/// (plotters puts at most about ten ticks on an axis, 1, 2 or 5 times a power of ten apart)
+/// and in scientific notation for tiny or huge values. Plotters' own labels print at most
+/// five decimals, so an axis of micrometres read 0.0 at every tick, and a tick at zero
+/// reached by rounding read -0.0 (QA).
+fn linear_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
+    let span = (hi - lo).abs();
+    let exponent = |v: f64| {
+        if v > 0.0 && v.is_finite() {
+            v.log10().floor() as i32
+        } else {
+            0
+        }
+    };
+    // The finest 1, 2 or 5 times a power of ten that gives at most ten ticks.
+    let power = 10f64.powi(exponent(span / 10.0));
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|step| span / step <= 10.0 + 1e-9)
+        .map_or(0, exponent);
+    let top = exponent(lo.abs().max(hi.abs()));
+    let scientific = !(-3..5).contains(&top);
+    move |&v| {
+        // A tick at zero computed as a rounding error of the range's ends.
+        let v = if v.abs() <= span * 1e-9 { 0.0 } else { v };
+        if scientific {
+            if v == 0.0 {
+                return "0".into();
+            }
+            let d = (top - step).clamp(0, 6) as usize;
+            format!("{v:.d$e}")
+        } else {
+            let d = (-step).clamp(0, 9) as usize;
+            format!("{v:.d$}")
+        }
+    }
+}
+
 /// Finite `(min, max)` of the values, or `None`.
 fn finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     values
@@ -386,14 +425,18 @@ fn draw_line_panel<DB: DrawingBackend>(
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(err)?;
     let decades = (y1 - y0).round() as usize;
+    let (x_ticks, y_ticks) = (linear_ticks(x0, x1), linear_ticks(y0, y1));
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(spec.x_label.as_str())
         .y_desc(spec.y_label.as_str())
+        .x_label_formatter(&x_ticks)
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17));
     if spec.log_floor.is_some() {
         mesh.y_labels((decades + 1).min(12))
             .y_label_formatter(&decade_label);
+    } else {
+        mesh.y_label_formatter(&y_ticks);
     }
     mesh.draw().map_err(err)?;
     // Every drawn point as a fraction of the plotting area, for the legend's placement.
@@ -516,10 +559,13 @@ impl Figure for PathPlot {
             .y_label_area_size(62)
             .build_cartesian_2d(-h..h, -h..h)
             .map_err(err)?;
+        let ticks = linear_ticks(-h, h);
         chart
             .configure_mesh()
             .x_desc(self.x_label.as_str())
             .y_desc(self.y_label.as_str())
+            .x_label_formatter(&ticks)
+            .y_label_formatter(&ticks)
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 17))
             .draw()
@@ -582,6 +628,73 @@ pub fn viridis(t: f64) -> RGBColor {
     let u = (t - ta) / (tb - ta);
     let c = |k: usize| (ca[k] + u * (cb[k] - ca[k])).round() as u8;
     RGBColor(c(0), c(1), c(2))
+}
+
+/// Black or white, whichever reads better on `background` (WCAG contrast: black above a
+/// relative luminance of 0.179). A fixed cut in the colour scale left white labels on the
+/// light green cells (QA).
+pub fn label_color(background: RGBColor) -> RGBColor {
+    let linear = |c: u8| {
+        let c = f64::from(c) / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let RGBColor(r, g, b) = background;
+    let luminance = 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+    if luminance > 0.179 {
+        BLACK
+    } else {
+        WHITE
+    }
+}
+
+/// Where a logarithmic colour bar over `10^lo..10^hi` is labelled, as `(log10 of the value,
+/// label)`: over a decade or more at round values (every decade, or every few over many; 1, 2
+/// and 5 times them when that gives at least three), over less at evenly spaced values 1, 2 or
+/// 5 times a power of ten apart, three to six of them. (The bar's ticks were plotters' evenly
+/// spaced logarithms, labelled with values such as 3.61e-2.)
+pub fn colour_bar_ticks(lo: f64, hi: f64) -> Vec<(f64, String)> {
+    let at = |v: f64| v >= lo - 1e-9 && v <= hi + 1e-9;
+    let decades = |mantissas: &[f64], every: i32| {
+        let mut ticks = Vec::new();
+        for k in (lo.floor() as i32)..=(hi.ceil() as i32) {
+            for &m in mantissas {
+                let v = m.log10() + f64::from(k);
+                if (m != 1.0 || k.rem_euclid(every) == 0) && at(v) {
+                    ticks.push((v, format!("{m}e{k}")));
+                }
+            }
+        }
+        ticks
+    };
+    if hi - lo > 6.0 {
+        return decades(&[1.0], ((hi - lo) / 6.0).ceil() as i32);
+    }
+    for mantissas in [&[1.0][..], &[1.0, 2.0, 5.0]] {
+        let ticks = decades(mantissas, 1);
+        if ticks.len() >= 3 {
+            return ticks;
+        }
+    }
+    // Less than a decade: evenly spaced values.
+    let (a, b) = (10f64.powf(lo), 10f64.powf(hi));
+    let power = 10f64.powf(((b - a) / 6.0).log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|step| ((b - a) / step).floor() <= 6.0)
+        .unwrap_or(10.0 * power);
+    let digits = (b.log10().floor() - step.log10().floor()).clamp(0.0, 6.0) as usize;
+    let first = (a / step).ceil() as i64;
+    (first..)
+        .map(|i| i as f64 * step)
+        .take_while(|&v| v <= b * (1.0 + 1e-12))
+        .filter(|&v| v > 0.0 && at(v.log10()))
+        .map(|v| (v.log10(), format!("{v:.digits$e}")))
+        .collect()
 }
 
 /// A compact value label: `3.61e-2`, or `0`.
@@ -680,7 +793,7 @@ impl Figure for Heatmap {
                         viridis(t).filled(),
                     )))
                     .map_err(err)?;
-                let text_color = if t < 0.6 { WHITE } else { BLACK };
+                let text_color = label_color(viridis(t));
                 let style = ("sans-serif", 17)
                     .into_font()
                     .color(&text_color)
@@ -711,12 +824,25 @@ impl Figure for Heatmap {
             .configure_mesh()
             .disable_mesh()
             .x_labels(0)
+            .y_labels(0)
             .y_desc(self.value_label.as_str())
-            .y_label_formatter(&|v| format_value(10f64.powf(*v)))
-            .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 15))
             .draw()
             .map_err(err)?;
+        // Round values, placed by hand: the axis' own ticks are evenly spaced logarithms.
+        let (bx, by) = bar.get_base_pixel();
+        let tick_font = ("sans-serif", 14)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        for (v, text) in colour_bar_ticks(lmin, lmax) {
+            let (x, y) = bar_chart.backend_coord(&(0.0, v));
+            let (x, y) = (x - bx, y - by);
+            bar.draw(&PathElement::new(vec![(x - 5, y), (x, y)], BLACK))
+                .map_err(err)?;
+            bar.draw(&Text::new(text, (x - 8, y), tick_font.clone()))
+                .map_err(err)?;
+        }
         let n = 64;
         bar_chart
             .draw_series((0..n).map(|i| {
@@ -758,11 +884,14 @@ impl Figure for StabilityMap {
             .y_label_area_size(70)
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(err)?;
+        let (x_ticks, y_ticks) = (linear_ticks(x0, x1), linear_ticks(y0, y1));
         chart
             .configure_mesh()
             .disable_mesh()
             .x_desc(self.x_label.as_str())
             .y_desc(self.y_label.as_str())
+            .x_label_formatter(&x_ticks)
+            .y_label_formatter(&y_ticks)
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 17))
             .draw()
@@ -875,6 +1004,62 @@ mod tests {
         assert_eq!(runs[0], vec![(0.0, 0.0), (1.0, 0.0)]);
         assert_eq!(runs[1], vec![(1.0, 0.5), (0.0, 0.5)]);
         assert!(clip_runs(&[(5.0, 5.0), (6.0, 5.0)], 1.0).is_empty());
+    }
+
+    #[test]
+    fn labels_read_on_every_cell_colour() {
+        // White on the dark half of viridis, black from its light green on (t = 0.6 was
+        // white before, contrast 2.6: below the 3:1 that large text needs).
+        assert_eq!(label_color(viridis(0.0)), WHITE);
+        assert_eq!(label_color(viridis(0.3)), WHITE);
+        assert_eq!(label_color(viridis(0.6)), BLACK);
+        assert_eq!(label_color(viridis(1.0)), BLACK);
+        assert_eq!(label_color(RGBColor(255, 255, 0)), BLACK);
+    }
+
+    #[test]
+    fn colour_bar_ticks_are_round_values() {
+        let labels =
+            |lo, hi| -> Vec<String> { colour_bar_ticks(lo, hi).into_iter().map(|t| t.1).collect() };
+        // Three decades: the decades.
+        assert_eq!(labels(-4.3, -1.2), ["1e-4", "1e-3", "1e-2"]);
+        // One and a half: 1, 2 and 5.
+        assert_eq!(
+            labels(-2.05, -0.6),
+            ["1e-2", "2e-2", "5e-2", "1e-1", "2e-1"]
+        );
+        // A fifth of a decade: evenly spaced values.
+        assert_eq!(
+            labels(-2.1, -1.9),
+            ["8.0e-3", "9.0e-3", "1.0e-2", "1.1e-2", "1.2e-2"]
+        );
+        // The sweep's 1.19e-2 to 1.28e-2.
+        let narrow = labels(1.19e-2f64.log10(), 1.28e-2f64.log10());
+        assert_eq!(
+            narrow,
+            ["1.20e-2", "1.22e-2", "1.24e-2", "1.26e-2", "1.28e-2"]
+        );
+        // Twelve decades: every other one.
+        assert_eq!(labels(-12.5, -0.5).len(), 6);
+        // Placed at the values' logarithms.
+        for (v, text) in colour_bar_ticks(-2.05, -0.6) {
+            let value: f64 = text.parse().unwrap();
+            assert!((value.log10() - v).abs() < 1e-12, "{text} at {v}");
+        }
+    }
+
+    #[test]
+    fn linear_ticks_show_the_spacing_and_no_negative_zero() {
+        let unit = linear_ticks(-1.0, 1.0);
+        assert_eq!(unit(&-1e-17), "0.0");
+        assert_eq!(unit(&0.4), "0.4");
+        // Micrometres: plotters' labels read 0.0 at every tick.
+        let micro = linear_ticks(0.0, 5e-6);
+        assert_eq!(micro(&2e-6), "2.0e-6");
+        assert_eq!(micro(&0.0), "0");
+        let big = linear_ticks(0.0, 3e5);
+        assert_eq!(big(&2e5), "2.0e5");
+        assert_eq!(linear_ticks(0.0, 60.0)(&20.0), "20");
     }
 
     #[test]
