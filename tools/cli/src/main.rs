@@ -56,6 +56,7 @@ fn main() {
     let version: &'static str = Box::leak(version.into_boxed_str());
     let matches = Cli::command()
         .version(version)
+        .mut_subcommand("tutorial", |c| c.after_help(tutorial::after_help()))
         .try_get_matches()
         .unwrap_or_else(|e| output::exit_on_usage_error(e));
     let cli = match Cli::from_arg_matches(&matches) {

@@ -7,11 +7,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Run an experiment of a tutorial chapter: it prints what it measured (with the setup used)
-/// and writes PNG plots.
+/// and writes PNG plots. The experiments, and what --quick changes in each, follow the
+/// options (`main` adds them: [`after_help`]).
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  lavender tutorial constraints --list\n  lavender tutorial constraints particle-circle --quick\n  lavender tutorial constraints sweep --json --out /tmp/sweep\n\nPlots go to out/tutorial/constraints/<experiment>/ unless --out says otherwise."
-)]
 pub struct Args {
     /// The chapter: `constraints` (chapter 7).
     chapter: String,
@@ -31,6 +29,26 @@ pub struct Args {
     /// Directory for the plots (default out/tutorial/constraints/<experiment>/).
     #[arg(long)]
     out: Option<PathBuf>,
+}
+
+/// The text after the options: examples, then every experiment of the chapter with its
+/// summary and what `--quick` changes in it (QA: the help named no experiment, and `--quick`
+/// means a shorter run in some, a coarser map in one, nothing in others).
+pub fn after_help() -> String {
+    let mut text = String::from(
+        "Examples:\n  lavender tutorial constraints --list\n  lavender tutorial constraints \
+         particle-circle --quick\n  lavender tutorial constraints sweep --json --out /tmp/sweep\n\n\
+         Plots go to out/tutorial/constraints/<experiment>/ unless --out says otherwise.\n\n\
+         Experiments of chapter constraints (README.md, *Tutorial*, has each one's setup and \
+         numbers):\n",
+    );
+    for (name, summary) in experiments() {
+        let quick = lavender_tutorial::quick_mode(name).unwrap_or("nothing");
+        text.push_str(&format!(
+            "  {name}\n      {summary}\n      --quick: {quick}\n"
+        ));
+    }
+    text
 }
 
 pub fn main(args: Args) -> anyhow::Result<()> {

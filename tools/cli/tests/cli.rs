@@ -354,6 +354,21 @@ fn help_explains_with_examples() {
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains("Examples:"), "{cmd:?}: {text}");
     }
+    // The tutorial's help names every experiment and what --quick changes in it, also
+    // asked after an experiment's name.
+    for cmd in [
+        vec!["tutorial", "--help"],
+        vec!["tutorial", "constraints", "sweep", "--help"],
+    ] {
+        let text = String::from_utf8(lavender(&cmd).stdout).unwrap();
+        for (name, _) in lavender_tutorial::experiments() {
+            assert!(text.contains(&format!("\n  {name}\n")), "{name}: {text}");
+        }
+        assert!(
+            text.contains("--quick: 1 s per cell instead of 4 s"),
+            "{text}"
+        );
+    }
     let out = lavender(&["--version"]);
     let version = String::from_utf8(out.stdout).unwrap();
     assert!(version.contains("target features"), "{version}");

@@ -130,6 +130,8 @@ pub enum TutorialError {
 struct Entry {
     name: &'static str,
     summary: &'static str,
+    /// What `--quick` changes.
+    quick: &'static str,
     run: fn(&Options, &Path) -> Result<Report, TutorialError>,
 }
 
@@ -137,41 +139,49 @@ const ENTRIES: &[Entry] = &[
     Entry {
         name: particle_circle::NAME,
         summary: "particle on a circle: unconstrained vs multiplier vs Baumgarte vs projection",
+        quick: "nothing (the whole experiment takes about a millisecond)",
         run: particle_circle::run,
     },
     Entry {
         name: circle_multiplier_force::NAME,
         summary: "paw-check: the circle multiplier under a constant force matches its closed form",
+        quick: "2 s of motion instead of 20 s",
         run: circle_multiplier_force::run,
     },
     Entry {
         name: baumgarte_stability::NAME,
         summary: "paw-check: map of stable and unstable Baumgarte gains (alpha, beta) at fixed dt",
+        quick: "31 x 31 gain pairs instead of 151 x 151",
         run: baumgarte_stability::run,
     },
     Entry {
         name: projection_energy::NAME,
         summary: "paw-check: energy injected or removed by projection, per step and per run",
+        quick: "a timestep study of 3 dt (0.02 to 0.005 s) instead of 6 (0.04 to 0.00125 s)",
         run: projection_energy::run,
     },
     Entry {
         name: diagnostics::NAME,
         summary: "engine: translate a revolute child by [0.02, 0.03, 0] m and read the 8 columns",
+        quick: "nothing (one pose, read once)",
         run: diagnostics::run,
     },
     Entry {
         name: sweep::NAME,
         summary: "engine: revolute residuals over frame dt x velocity iterations (heatmaps)",
+        quick: "1 s per cell instead of 4 s",
         run: sweep::run,
     },
     Entry {
         name: revolute_limit::NAME,
         summary: "paw-check: trigger a revolute limit and plot column 5 (limit violation)",
+        quick: "2 s of motion instead of 5 s",
         run: revolute_limit::run,
     },
     Entry {
         name: spherical_vs_fixed::NAME,
         summary: "paw-check: same twist, spherical angular residual 0 vs fixed = the twist angle",
+        quick: "nothing (one pose, read once)",
         run: spherical_vs_fixed::run,
     },
 ];
@@ -189,6 +199,11 @@ pub fn experiments() -> &'static [(&'static str, &'static str)] {
         (ENTRIES[7].name, ENTRIES[7].summary),
     ];
     LIST
+}
+
+/// What `--quick` changes in the experiment `name`, or `None` for an unknown name.
+pub fn quick_mode(name: &str) -> Option<&'static str> {
+    ENTRIES.iter().find(|e| e.name == name).map(|e| e.quick)
 }
 
 /// The directory an experiment writes to when [`Options::out_dir`] is `None`.
