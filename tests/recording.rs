@@ -697,3 +697,52 @@ fn logs_and_hdf5_files_are_the_same_bytes_on_one_and_two_threads() {
         "the HDF5 files differ between 1 and 2 threads"
     );
 }
+
+/// A resumed run that `stop` ends between two substeps (Ctrl-C in a long frame) keeps the
+/// substeps run, each the original's state, and goes on from there bit for bit.
+#[test]
+fn a_resumed_run_stops_between_substeps_and_goes_on_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = Scene::builtin("chain").unwrap();
+    let original = dir.path().join("orig.lvlog");
+    record(&scene, &original, 30, RecordOptions::default());
+    let a = open(&original);
+    let state_at = |substep: u64| a.index()[a.index_of_substep(substep).unwrap()].state_hash;
+    // From inside a frame: two lone substeps to its end, then whole frames of four.
+    let mut resumed = resume(&a, 41).unwrap();
+    assert_eq!(resumed.substeps_to_frame_boundary(), 2);
+    let mut seen = Vec::new();
+    let mut asked = 0;
+    // Asked before the second lone substep, before the next frame, and inside it before its
+    // second and third substeps: the fourth answer stops after 2 + 2 substeps.
+    let ran = resumed
+        .run_stoppable(
+            3,
+            |w, info| {
+                seen.push(info.substep);
+                assert_eq!(w.state_hash(), state_at(info.substep));
+                Ok(())
+            },
+            &mut || {
+                asked += 1;
+                asked == 4
+            },
+        )
+        .unwrap();
+    assert_eq!((ran, asked), (4, 4));
+    assert_eq!(seen, [42, 43, 44, 45]);
+    assert_eq!(resumed.world.substeps_done(), 46);
+    assert_eq!(resumed.world.state_hash(), state_at(45));
+    // Inside a frame now: it goes on, lone substeps to the boundary then whole frames.
+    let ran = resumed
+        .run_substeps_stoppable(10, |_, _| Ok(()), &mut || false)
+        .unwrap();
+    assert_eq!(ran, 10);
+    assert_eq!(resumed.world.state_hash(), state_at(55));
+    // And a stop asked at once ends after one substep.
+    let ran = resumed
+        .run_substeps_stoppable(10, |_, _| Ok(()), &mut || true)
+        .unwrap();
+    assert_eq!(ran, 1);
+    assert_eq!(resumed.world.state_hash(), state_at(56));
+}

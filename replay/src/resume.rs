@@ -348,7 +348,19 @@ impl Resumed {
     pub fn run_substeps(
         &mut self,
         substeps: u64,
+        observer: impl FnMut(&World, SubstepInfo) -> Result<()>,
+    ) -> Result<u64> {
+        self.run_substeps_stoppable(substeps, observer, &mut || false)
+    }
+
+    /// [`Resumed::run_substeps`] that `stop` can end between two substeps (asked before
+    /// each after the first, as [`World::step_stoppable`] does): returns the number run,
+    /// fewer than `substeps` when it stopped. The world keeps the substeps run.
+    pub fn run_substeps_stoppable(
+        &mut self,
+        substeps: u64,
         mut observer: impl FnMut(&World, SubstepInfo) -> Result<()>,
+        stop: &mut dyn FnMut() -> bool,
     ) -> Result<u64> {
         let per_frame = u64::from(self.substeps_per_frame);
         let mut left = substeps;
@@ -357,25 +369,41 @@ impl Resumed {
                 0 => per_frame,
                 n => n,
             };
-            let n = if to_boundary == per_frame && left >= per_frame {
-                self.run(1, &mut observer)?
+            let (whole, asked) = if to_boundary == per_frame && left >= per_frame {
+                (true, per_frame)
             } else {
-                self.run_lone_substeps(to_boundary.min(left), &mut observer)?
+                (false, to_boundary.min(left))
+            };
+            if left < substeps && stop() {
+                break;
+            }
+            let n = if whole {
+                self.run_stoppable(1, &mut observer, stop)?
+            } else {
+                self.run_lone_substeps(asked, &mut observer, stop)?
             };
             left -= n;
+            if n < asked {
+                break;
+            }
         }
-        Ok(substeps)
+        Ok(substeps - left)
     }
 
-    /// Runs `n` substeps one at a time (`n` at most the substeps to the frame boundary).
+    /// Runs `n` substeps one at a time (`n` at most the substeps to the frame boundary),
+    /// asking `stop` before each after the first; returns the number run.
     fn run_lone_substeps(
         &mut self,
         n: u64,
         mut observer: impl FnMut(&World, SubstepInfo) -> Result<()>,
+        stop: &mut dyn FnMut() -> bool,
     ) -> Result<u64> {
         let h = self.substep_dt();
         let mut first_error: Option<ReplayError> = None;
-        for _ in 0..n {
+        for i in 0..n {
+            if i > 0 && stop() {
+                return Ok(i);
+            }
             self.world.step_observed_through_failure(h, |w, info| {
                 if first_error.is_none() {
                     first_error = observer(w, info).err();
@@ -395,36 +423,47 @@ impl Resumed {
     pub fn run(
         &mut self,
         frames: u64,
+        observer: impl FnMut(&World, SubstepInfo) -> Result<()>,
+    ) -> Result<u64> {
+        self.run_stoppable(frames, observer, &mut || false)
+    }
+
+    /// [`Resumed::run`] that `stop` can end between two substeps (asked before each after
+    /// the first, inside a frame as between frames): returns the number of substeps run;
+    /// the world keeps them.
+    pub fn run_stoppable(
+        &mut self,
+        frames: u64,
         mut observer: impl FnMut(&World, SubstepInfo) -> Result<()>,
+        stop: &mut dyn FnMut() -> bool,
     ) -> Result<u64> {
         let mut first_error: Option<ReplayError> = None;
         let mut substeps = 0u64;
         let mut frames_left = frames;
         let partial = self.substeps_to_frame_boundary();
         if partial > 0 && frames_left > 0 {
-            let h = self.substep_dt();
-            for _ in 0..partial {
-                self.world.step_observed_through_failure(h, |w, info| {
-                    if first_error.is_none() {
-                        first_error = observer(w, info).err();
-                    }
-                })?;
+            substeps = self.run_lone_substeps(u64::from(partial), &mut observer, stop)?;
+            if substeps < u64::from(partial) {
+                return Ok(substeps);
             }
-            substeps += u64::from(partial);
             frames_left -= 1;
         }
         for _ in 0..frames_left {
-            if first_error.is_some() {
+            if first_error.is_some() || (substeps > 0 && stop()) {
                 break;
             }
+            let mut observe = |w: &World, info| {
+                if first_error.is_none() {
+                    first_error = observer(w, info).err();
+                }
+            };
             let r = self
                 .world
-                .step_observed_through_failure(self.dt, |w, info| {
-                    if first_error.is_none() {
-                        first_error = observer(w, info).err();
-                    }
-                })?;
+                .step_stoppable(self.dt, Some(&mut observe), true, stop)?;
             substeps += u64::from(r.substeps);
+            if r.stopped_early {
+                break;
+            }
         }
         match first_error {
             Some(e) => Err(e),

@@ -102,7 +102,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     };
     let bar = progress(frames, "resuming");
     let start = std::time::Instant::now();
-    // A Ctrl-C stops the run at the end of a frame, the recording finished (as `run`).
+    // A Ctrl-C stops the run at the end of a frame, or between two substeps of a long one,
+    // the recording finished (as `run`).
     crate::interrupt::stop_cleanly();
     if let Some(path) = &args.record {
         crate::interrupt::writing(path);
@@ -120,6 +121,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let mut max = lavender_engine::ResidualMax::default();
     let mut peak: Option<AnchorPeak> = None;
     let mut exceeded: Option<AnchorPeak> = None;
+    // Substeps of a frame a Ctrl-C ended early (a long frame): the world keeps them.
+    let mut partial_frame = None;
     while done < frames && !crate::interrupt::requested() && exceeded.is_none() {
         let observer = |w: &lavender_engine::World, info: lavender_engine::SubstepInfo| {
             if info.finite {
@@ -153,18 +156,22 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                 None => Ok(()),
             }
         };
-        let stepped = match to_end {
-            Some(total) => {
-                let frame = match u64::from(resumed.substeps_to_frame_boundary()) {
-                    0 => n,
-                    k => k,
-                };
-                resumed.run_substeps(frame.min(total - substeps), observer)
-            }
-            None => resumed.run(1, observer),
+        // Between two substeps of a frame too, as at a frame's end (QA 2026-12-07: a Ctrl-C
+        // in a frame of 24,000 substeps waited for all of them).
+        let stop = &mut crate::interrupt::requested;
+        let frame = match u64::from(resumed.substeps_to_frame_boundary()) {
+            0 => n,
+            k => k,
         };
-        substeps += match stepped {
-            Ok(n) => n,
+        let (stepped, asked) = match to_end {
+            Some(total) => {
+                let asked = frame.min(total - substeps);
+                (resumed.run_substeps_stoppable(asked, observer, stop), asked)
+            }
+            None => (resumed.run_stoppable(1, observer, stop), frame),
+        };
+        let ran = match stepped {
+            Ok(ran) => ran,
             Err(e) => {
                 // As `run`: the log of the run up to the failure is kept, ending on the
                 // substep that went non-finite (QA 2026-12-06: it stopped one before, so the
@@ -181,6 +188,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                 return Err(e.into());
             }
         };
+        substeps += ran;
+        if ran < asked {
+            partial_frame = Some(ran);
+            break;
+        }
         done += 1;
         bar.inc(1);
     }
@@ -295,11 +307,19 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if interrupted {
         if args.json {
             // As `run`: the summary of what ran, marked interrupted.
-            json["interrupted"] = serde_json::json!({ "frames_run": done, "frames_asked": frames });
+            json["interrupted"] = serde_json::json!({
+                "frames_run": done,
+                "frames_asked": frames,
+                "substeps_into_next_frame": partial_frame.unwrap_or(0),
+            });
             emit_json(&json)?;
         }
         return Err(crate::interrupt::Interrupted(format!(
-            "interrupted after {done} of {frames} frames, at substep {} (t = {:.6} s){}",
+            "interrupted after {done} of {frames} frames{}, at substep {} (t = {:.6} s){}",
+            partial_frame.map_or_else(String::new, |n| format!(
+                " and {} of the next",
+                crate::output::count(n, "substep")
+            )),
             world.substeps_done().saturating_sub(1),
             world.time(),
             crate::output::interrupted_log(log.as_ref())

@@ -34,7 +34,8 @@ pub struct Args {
     #[command(flatten)]
     solver: crate::solver_args::SolverArgs,
     /// Record every substep to this file: a Lavender log (`.lvlog`) or HDF5 (`.h5`, `.hdf5`).
-    /// Ctrl-C stops the run at the end of a frame with the log finished (exit code 130).
+    /// Ctrl-C stops the run at the end of a frame (inside a long frame, between two of its
+    /// substeps) with the log finished (exit code 130).
     #[arg(long, value_name = "PATH")]
     record: Option<std::path::PathBuf>,
     /// Fail once any joint's anchor error exceeds METERS at any substep: the run stops at
@@ -266,7 +267,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    // A Ctrl-C stops the run at the end of a frame: the log is finished (footer, index) and
+    // A Ctrl-C stops the run at the end of a frame (or between two substeps of a long one):
+    // the log is finished (footer, index) and
     // the summary covers the frames run.
     crate::interrupt::stop_cleanly();
     if let Some(path) = &args.record {

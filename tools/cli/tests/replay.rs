@@ -1028,6 +1028,33 @@ fn an_interrupt_inside_a_long_frame_keeps_the_substeps_run() {
         (v["source"].as_str(), v["frames"].as_u64()),
         (Some("index"), Some(into))
     );
+    // A resume of one such frame stops the same way (QA 2026-12-07: it ran the whole
+    // frame, then exited 0).
+    let again = dir.join("again.lvlog");
+    let from = (into - 1).to_string();
+    let out = interrupted(
+        &[
+            "resume",
+            s(&log),
+            "--from",
+            &from,
+            "--steps",
+            "1",
+            "--record",
+            s(&again),
+            "--json",
+        ],
+        &again,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let resumed = j["interrupted"]["substeps_into_next_frame"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(j["interrupted"]["frames_run"], 0, "{j}");
+    assert!(0 < resumed && resumed < 24_000, "{j}");
+    assert_eq!(j["record"]["frames"].as_u64(), Some(resumed), "{j}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -134,6 +134,7 @@ def main(argv=None):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         from matplotlib.colors import LogNorm
+        from matplotlib.ticker import FormatStrFormatter
 
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
         for ax, data, title, unit in (
@@ -149,8 +150,11 @@ def main(argv=None):
                 rgb = np.array(image.cmap(image.norm(value))[:3])
                 linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
                 color = "k" if linear @ [0.2126, 0.7152, 0.0722] > 0.179 else "w"
-                ax.text(j, i, f"{value:.3g}", ha="center", va="center", color=color, fontsize=8)
-            fig.colorbar(image, ax=ax, shrink=0.85)
+                ax.text(j, i, f"{value:.2e}", ha="center", va="center", color=color, fontsize=9)
+            bar = fig.colorbar(image, ax=ax, shrink=0.85)
+            # One format for every tick (a narrow range is labelled at minor ticks).
+            for axis_ticks in (bar.ax.yaxis.set_major_formatter, bar.ax.yaxis.set_minor_formatter):
+                axis_ticks(FormatStrFormatter("%.2e"))
         fig.suptitle("twisted 8-link chain: worst residual over every substep (darker is smaller)")
         fig.tight_layout()
         fig.savefig(args.out / "sweep.png", dpi=100)

@@ -857,7 +857,8 @@ impl Sim {
     /// Advances the world by ``dt`` seconds (default: the scene's frame dt) and refreshes the
     /// diagnostics. The engine splits the frame into ``ceil(dt / max_substep)`` equal
     /// substeps. Returns the number of substeps run. The GIL is released while stepping.
-    /// Ctrl-C in a long frame (taken every 50 ms) ends it between two substeps: the world
+    /// Ctrl-C in a long frame (taken every 50 ms; recording to ``.h5``, after the block of
+    /// frames being compressed, up to about 0.25 s) ends it between two substeps: the world
     /// keeps the substeps run, a recording holds them, and KeyboardInterrupt rises.
     /// Substeps longer than any run before are judged against each joint's swing, as at
     /// build (a RuntimeWarning when a swing holds fewer than 10 of them).

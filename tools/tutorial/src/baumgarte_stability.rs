@@ -338,6 +338,25 @@ mod tests {
                 sw.agreement
             );
         }
+        // The README's notch (QA 2026-12-07 found its alpha = 0 column described wrongly):
+        // on the full grid, the only unstable cells inside the predicted-stable region are at
+        // alpha = 1 to 3 /s, beta = 168 to 178 /s, and the undamped column is unstable at
+        // exactly 168 to 178 /s and from 200 /s.
+        let h = setup().dt;
+        for (ib, row) in full.verdicts.iter().enumerate() {
+            let beta = full.betas[ib];
+            for (ia, verdict) in row.iter().enumerate() {
+                let alpha = full.alphas[ia];
+                if alpha > 0.0 && !verdict.is_stable() && predicted_stable(alpha, beta, h) {
+                    assert!(
+                        (1.0..=3.0).contains(&alpha) && (168.0..=178.0).contains(&beta),
+                        "unstable at ({alpha}, {beta})"
+                    );
+                }
+            }
+            let notch = (168.0..=178.0).contains(&beta) || beta >= 200.0;
+            assert_eq!(row[0].is_stable(), !notch, "alpha = 0, beta = {beta}");
+        }
     }
 
     #[test]

@@ -326,11 +326,39 @@ fn decade_label(v: &f64) -> String {
     }
 }
 
-/// Tick labels for a linear axis over `lo..hi`, with the decimals its tick spacing needs
-/// (plotters puts at most about ten ticks on an axis, 1, 2 or 5 times a power of ten apart)
-/// and in scientific notation for tiny or huge values. Plotters' own labels print at most
-/// five decimals, so an axis of micrometres read 0.0 at every tick, and a tick at zero
-/// reached by rounding read -0.0 (QA).
+/// The spacing plotters gives the labelled ticks of an axis over `lo..hi` with at most
+/// `max_points` of them: a power of ten divided by 1, 2, 5, 10, 20, ... as finely as the
+/// ticks that fall in the range allow (the rule of its key points for `f64` ranges).
+fn tick_spacing(lo: f64, hi: f64, max_points: usize) -> f64 {
+    let (lo, hi) = (lo.min(hi), lo.max(hi));
+    let span = hi - lo;
+    if !(span > 0.0 && span.is_finite()) {
+        return 1.0;
+    }
+    let aligned_count = |step: f64| {
+        let first = (lo / step).ceil() * step;
+        let last = (hi / step).floor() * step;
+        (1.0 + (last - first) / step).round() as usize
+    };
+    let mut scale = 10f64.powf(span.log10().floor());
+    if 1 + (span / scale).floor() as usize > max_points {
+        scale *= 10.0;
+    }
+    loop {
+        let coarser = scale;
+        for divisor in [2.0, 5.0, 10.0] {
+            if aligned_count(coarser / divisor) > max_points {
+                return scale;
+            }
+            scale = coarser / divisor;
+        }
+    }
+}
+
+/// Tick labels for a linear axis over `lo..hi`, with the decimals plotters' tick spacing
+/// needs ([`tick_spacing`], its default of 11 labels) and in scientific notation for tiny or
+/// huge values. Plotters' own labels print at most five decimals, so an axis of micrometres
+/// read 0.0 at every tick, and a tick at zero reached by rounding read -0.0 (QA).
 fn linear_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
     let span = (hi - lo).abs();
     let exponent = |v: f64| {
@@ -340,13 +368,7 @@ fn linear_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
             0
         }
     };
-    // The finest 1, 2 or 5 times a power of ten that gives at most ten ticks.
-    let power = 10f64.powi(exponent(span / 10.0));
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * power)
-        .find(|step| span / step <= 10.0 + 1e-9)
-        .map_or(0, exponent);
+    let step = exponent(tick_spacing(lo, hi, 11) * (1.0 + 1e-9));
     let top = exponent(lo.abs().max(hi.abs()));
     let scientific = !(-3..5).contains(&top);
     move |&v| {
@@ -946,6 +968,9 @@ impl Figure for StabilityMap {
             .map(|(label, x, y)| (label, *x, *y, chart.backend_coord(&(*x, *y))))
             .collect();
         marks.sort_by_key(|m| std::cmp::Reverse((m.3 .1, m.3 .0)));
+        // Every marker's disc, so that no label is written over another marker (QA: the
+        // "modest" marker covered the "p" of "particle-circle").
+        let discs: Vec<(i32, i32)> = marks.iter().map(|m| m.3).collect();
         let mut placed: Vec<(i32, i32, i32, i32)> = Vec::new();
         for (label, x, y, (px, py)) in marks {
             chart
@@ -954,10 +979,16 @@ impl Figure for StabilityMap {
             let width = 10 * (label.chars().count() as i32 + 2);
             let free = |dy: i32| {
                 let (t, b) = (py + dy - LINE / 2, py + dy + LINE / 2);
+                let others = discs
+                    .iter()
+                    .filter(|&&d| d != (px, py))
+                    .map(|&(x, y)| (x - 8, y - 8, x + 8, y + 8));
                 (dy == 0 || (rows.start <= t && b <= rows.end))
                     && !placed
                         .iter()
-                        .any(|&(l2, t2, r2, b2)| px < r2 && l2 < px + width && t < b2 && t2 < b)
+                        .copied()
+                        .chain(others)
+                        .any(|(l2, t2, r2, b2)| px < r2 && l2 < px + width && t < b2 && t2 < b)
             };
             let dy = (0..8)
                 .flat_map(|k| [-k * LINE, k * LINE])
@@ -1060,6 +1091,32 @@ mod tests {
         let big = linear_ticks(0.0, 3e5);
         assert_eq!(big(&2e5), "2.0e5");
         assert_eq!(linear_ticks(0.0, 60.0)(&20.0), "20");
+        // QA: a 5 s run's axis (ticks every 0.5 s) read 0 0 1 2 2 2 3 4 4 4 5.
+        assert_eq!(tick_spacing(0.0, 5.0, 11), 0.5);
+        assert_eq!(linear_ticks(0.0, 5.0)(&2.5), "2.5");
+        assert_eq!(tick_spacing(1.0 / 60.0, 5.0, 11), 0.5);
+        assert_eq!(tick_spacing(0.0, 1.0, 11), 0.1);
+        assert_eq!(linear_ticks(1.0 / 30.0, 1.0)(&0.2), "0.2");
+        // Whatever the range, the labels of plotters' own ticks are all different.
+        for (lo, hi) in [
+            (0.0, 5.0),
+            (-0.013, 0.027),
+            (3.0, 3.7),
+            (0.0, 2e-6),
+            (-40.0, 125.0),
+        ] {
+            let ticks = linear_ticks(lo, hi);
+            let step = tick_spacing(lo, hi, 11);
+            let labels: Vec<String> = (0..)
+                .map(|i| (lo / step).ceil() * step + f64::from(i) * step)
+                .take_while(|v| *v <= hi + 1e-12)
+                .map(|v| ticks(&v))
+                .collect();
+            let mut unique = labels.clone();
+            unique.dedup();
+            assert_eq!(unique, labels, "{lo}..{hi}");
+            assert!(labels.len() >= 3, "{lo}..{hi}: {labels:?}");
+        }
     }
 
     #[test]

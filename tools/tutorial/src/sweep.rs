@@ -653,7 +653,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
         &out.join("substep-length"),
         &[plot::LineChart {
             title: format!(
-                "Worst anchor error, frames of 1/30 s split into substeps of the cap ({dur} s)"
+                "Worst anchor error over {dur} s, frames of 1/30 s split into substeps of the cap"
             ),
             x_label: "time (s)".into(),
             y_label: "anchor error (m)".into(),
