@@ -1,5 +1,7 @@
 """Recording from a Sim and reading the run back through lavender.Log."""
 
+import errno
+import os
 import shutil
 
 import numpy as np
@@ -307,8 +309,24 @@ def test_a_torn_or_damaged_log_is_an_exception_not_a_crash(tmp_path):
     with pytest.raises(OSError, match="not a Lavender log"):
         (tmp_path / "text.lvlog").write_text("hello")
         lavender.Log(tmp_path / "text.lvlog")
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError) as missing:
         lavender.Log(tmp_path / "missing.lvlog")
+    # The system's error number (QA 2026-12-07: None); the message names the file.
+    assert missing.value.errno == errno.ENOENT
+    assert str(tmp_path / "missing.lvlog") in str(missing.value)
+
+
+def test_a_recording_the_system_refuses_names_the_file_and_errno():
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("needs Linux's /proc")
+    # /proc takes no new files: the first step, which creates the file, fails there.
+    for name in ("/proc/lavender-test.lvlog", "/proc/lavender-test.h5"):
+        sim = lavender.Sim("pendulum")
+        sim.record(name)
+        with pytest.raises(FileNotFoundError, match="No such file") as refused:
+            sim.step()
+        assert refused.value.errno == errno.ENOENT, name
+        assert name in str(refused.value)
 
 
 def test_a_damaged_record_in_a_log_without_a_footer_is_passed_over(tmp_path):

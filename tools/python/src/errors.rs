@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `EngineError::NonFinite` | `lavender.NonFiniteError` (a `ValueError`) |
 //! | any other `EngineError` (bad setting, body, joint, scene, dt) | `ValueError` |
-//! | `ReplayError::Io` | `OSError`, or its subclass for the OS error kind (`FileNotFoundError`, ...) |
+//! | `ReplayError::Io` | `OSError`, or its subclass for the OS error kind (`FileNotFoundError`, ...), with `errno` when the system gave one |
 //! | a file that is not a log, of another major version, corrupt, shrunk; HDF5 | `OSError` |
 //! | `ReplayError::FrameOutOfRange` | `IndexError` |
 //! | every other `ReplayError` (out-of-range joint or column, shape mismatch, ...) | `ValueError` |
@@ -15,6 +15,7 @@ use pyo3::exceptions::{
     PyFileExistsError, PyFileNotFoundError, PyIndexError, PyIsADirectoryError,
     PyNotADirectoryError, PyOSError, PyPermissionError, PyValueError,
 };
+use pyo3::types::PyAnyMethods;
 use pyo3::PyErr;
 
 pyo3::create_exception!(
@@ -48,11 +49,25 @@ pub fn io(kind: std::io::ErrorKind, message: String) -> PyErr {
     }
 }
 
+/// [`io`] with `errno` set to the system's error number, when the system gave one (QA
+/// 2026-12-07: it was None). `filename` stays None: set, it would turn `str(e)` into
+/// "[Errno 2] None: 'path'" in place of the library's message, which names the file.
+pub fn io_errno(kind: std::io::ErrorKind, message: String, errno: Option<i32>) -> PyErr {
+    let err = io(kind, message);
+    if let Some(errno) = errno {
+        pyo3::Python::attach(|py| {
+            // Best effort: an attribute that cannot be set leaves the exception as it is.
+            let _ = err.value(py).setattr("errno", errno);
+        });
+    }
+    err
+}
+
 /// A log error as a Python exception.
 pub fn replay(e: ReplayError) -> PyErr {
     let message = e.to_string();
     match e {
-        ReplayError::Io { source, .. } => io(source.kind(), message),
+        ReplayError::Io { source, .. } => io_errno(source.kind(), message, source.raw_os_error()),
         ReplayError::NotALog { .. }
         | ReplayError::UnsupportedVersion { .. }
         | ReplayError::CorruptHeader { .. }

@@ -675,7 +675,8 @@ impl Sim {
 enum PyErrKind {
     NonFinite,
     Value,
-    Os(std::io::ErrorKind),
+    /// The kind and the system's error number, if any.
+    Os(std::io::ErrorKind, Option<i32>),
 }
 
 impl PyErrKind {
@@ -683,7 +684,7 @@ impl PyErrKind {
         match self {
             PyErrKind::NonFinite => errors::NonFiniteError::new_err(message),
             PyErrKind::Value => errors::value(message),
-            PyErrKind::Os(kind) => errors::io(kind, message),
+            PyErrKind::Os(kind, errno) => errors::io_errno(kind, message, errno),
         }
     }
 }
@@ -716,12 +717,12 @@ fn replay_failure(e: &lavender_replay::ReplayError) -> (PyErrKind, String, Faile
         // ended the recording; it is a bad argument, refused before stepping.
         R::InvalidArgument(_) => (PyErrKind::Value, e.to_string(), Failed::Refused),
         R::Io { source, .. } => (
-            PyErrKind::Os(source.kind()),
+            PyErrKind::Os(source.kind(), source.raw_os_error()),
             e.to_string(),
             Failed::Recording,
         ),
         _ => (
-            PyErrKind::Os(std::io::ErrorKind::Other),
+            PyErrKind::Os(std::io::ErrorKind::Other, None),
             e.to_string(),
             Failed::Recording,
         ),
