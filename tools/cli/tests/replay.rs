@@ -997,31 +997,27 @@ fn an_interrupted_run_finishes_its_log() {
 #[test]
 fn an_interrupt_inside_a_long_frame_keeps_the_substeps_run() {
     let dir = scratch("long-frame");
+    // An interrupted command's exit code, message and JSON; the substeps it ran into the
+    // frame, which its log holds.
+    let stopped_inside_a_frame = |out: Output| -> u64 {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{stderr}");
+        assert!(stderr.contains("frames and"), "{stderr}");
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let into = j["interrupted"]["substeps_into_next_frame"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(j["interrupted"]["frames_run"], 0, "{j}");
+        assert!(0 < into && into < 24_000, "{j}");
+        assert_eq!(j["record"]["frames"].as_u64(), Some(into), "{j}");
+        into
+    };
     let log = dir.join("run.lvlog");
-    let out = interrupted(
-        &[
-            "run",
-            "chain",
-            "--dt",
-            "100",
-            "--duration",
-            "200",
-            "--record",
-            s(&log),
-            "--json",
-        ],
+    let run = ["run", "chain", "--dt", "100", "--duration", "200", "--json"];
+    let into = stopped_inside_a_frame(interrupted(
+        &[&run[..], &["--record", s(&log)]].concat(),
         &log,
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("frames and"), "{stderr}");
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let into = j["interrupted"]["substeps_into_next_frame"]
-        .as_u64()
-        .unwrap();
-    assert_eq!(j["interrupted"]["frames_run"], 0, "{j}");
-    assert!(0 < into && into < 24_000, "{j}");
-    assert_eq!(j["record"]["frames"].as_u64(), Some(into), "{j}");
+    ));
     let v: serde_json::Value =
         serde_json::from_str(&ok(&["scrub", s(&log), "--spikes", "--json"])).unwrap();
     assert_eq!(
@@ -1032,29 +1028,11 @@ fn an_interrupt_inside_a_long_frame_keeps_the_substeps_run() {
     // frame, then exited 0).
     let again = dir.join("again.lvlog");
     let from = (into - 1).to_string();
-    let out = interrupted(
-        &[
-            "resume",
-            s(&log),
-            "--from",
-            &from,
-            "--steps",
-            "1",
-            "--record",
-            s(&again),
-            "--json",
-        ],
+    let resume = ["resume", s(&log), "--from", &from, "--steps", "1", "--json"];
+    stopped_inside_a_frame(interrupted(
+        &[&resume[..], &["--record", s(&again)]].concat(),
         &again,
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let resumed = j["interrupted"]["substeps_into_next_frame"]
-        .as_u64()
-        .unwrap();
-    assert_eq!(j["interrupted"]["frames_run"], 0, "{j}");
-    assert!(0 < resumed && resumed < 24_000, "{j}");
-    assert_eq!(j["record"]["frames"].as_u64(), Some(resumed), "{j}");
+    ));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
