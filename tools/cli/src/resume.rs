@@ -1,7 +1,7 @@
 //! `lavender resume`: continue a recorded run from one of its substeps.
 
 use crate::output::{emit, emit_json, progress};
-use crate::run::{human_bytes, AnchorPeak, ToleranceExceeded};
+use crate::run::{human_bytes, stopped_where, AnchorPeak, ToleranceExceeded};
 use crate::scrub::open_log;
 use anyhow::{bail, Context};
 use lavender_replay::recorder::RecordOptions;
@@ -35,7 +35,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     record: Option<PathBuf>,
     /// Fail once any joint's anchor error exceeds METERS at a continued substep, as `run`'s:
-    /// the run stops at the end of that frame (a recording is finished there), the summary
+    /// the run stops at that substep (a recording is finished there), the summary
     /// says which joint went over and when, and the exit code is 1. For checking that a
     /// variant holds where the original came apart.
     #[arg(long, value_name = "METERS", value_parser = crate::run::parse_tolerance)]
@@ -121,6 +121,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let mut max = lavender_engine::ResidualMax::default();
     let mut peak: Option<AnchorPeak> = None;
     let mut exceeded: Option<AnchorPeak> = None;
+    // Set at the substep that went over: the run stops there, inside a long frame too.
+    let over_tolerance = std::cell::Cell::new(false);
     // Substeps of a frame a Ctrl-C ended early (a long frame): the world keeps them.
     let mut partial_frame = None;
     while done < frames && !crate::interrupt::requested() && exceeded.is_none() {
@@ -141,6 +143,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                         .is_some_and(|m| f64::from(p.anchor_error) > m);
                     if over && exceeded.is_none() {
                         exceeded = Some(p);
+                        over_tolerance.set(true);
                     }
                 }
             }
@@ -158,7 +161,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         };
         // Between two substeps of a frame too, as at a frame's end (QA 2026-12-07: a Ctrl-C
         // in a frame of 24,000 substeps waited for all of them).
-        let stop = &mut crate::interrupt::requested;
+        let stop = &mut || crate::interrupt::requested() || over_tolerance.get();
         let frame = match u64::from(resumed.substeps_to_frame_boundary()) {
             0 => n,
             k => k,
@@ -297,6 +300,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                 .map(|mut e| {
                     e["frames_run"] = serde_json::json!(done);
                     e["frames_asked"] = serde_json::json!(frames);
+                    e["substeps_into_next_frame"] = serde_json::json!(partial_frame.unwrap_or(0));
                     e
                 })
                 .unwrap_or_default(),
@@ -329,10 +333,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let tolerance_failed = over.zip(exceeded).map(|(over, e)| {
         let scrub = e.scrub_hint(log.as_ref());
         (
-            format!("{over}; stopped after frame {done} of {frames}"),
+            format!("{over}; {}", stopped_where(done, frames, partial_frame)),
             ToleranceExceeded(format!(
-                "the resumed run failed its tolerance: {over}; stopped after frame {done} of \
-                 {frames}{scrub}"
+                "the resumed run failed its tolerance: {over}; {}{scrub}",
+                stopped_where(done, frames, partial_frame)
             )),
         )
     });

@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     record: Option<std::path::PathBuf>,
     /// Fail once any joint's anchor error exceeds METERS at any substep: the run stops at
-    /// the end of that frame (a recording is finished there), the summary says which joint
+    /// that substep (a recording is finished there, its last frame the one that went over), the summary says which joint
     /// went over, when and how far, and the exit code is 1. For batch runs and CI: a run
     /// whose joints came apart fails even where every value stayed finite (a non-finite
     /// state is an error, exit code 2, either way).
@@ -93,6 +93,18 @@ impl AnchorPeak {
             _ => String::new(),
         }
     }
+}
+
+/// Where a run that went over `--max-anchor-error` stopped: after `done` of `asked` frames,
+/// and `partial` substeps into the next where it went over inside a frame.
+pub(crate) fn stopped_where(done: u64, asked: u64, partial: Option<u64>) -> String {
+    format!(
+        "stopped after frame {done} of {asked}{}",
+        partial.map_or_else(String::new, |n| format!(
+            " and {} of the next",
+            count(n, "substep")
+        ))
+    )
 }
 
 /// A run that went over `--max-anchor-error`: `output::finish` exits with code 1 on it.
@@ -282,6 +294,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     // joints the hub solve takes are not counted).
     let mut far_from = None;
     let mut exceeded: Option<AnchorPeak> = None;
+    // Set by the observer at the substep that went over: the step stops there (a frame can
+    // be thousands of substeps, `--dt 100`).
+    let over_tolerance = std::cell::Cell::new(false);
     let mut direct = DirectSolves::default();
     // Substeps of a frame a Ctrl-C ended early (a long `--dt`): the world keeps them.
     let mut partial_frame = None;
@@ -308,6 +323,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                             joint: max.anchor_joint,
                             anchor_error: max.anchor_error,
                         });
+                        over_tolerance.set(true);
                     }
                 }
             }
@@ -316,12 +332,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             }
         };
         // Between two substeps of a frame too (a long `--dt`), as at a frame's end.
-        let stepped = world.step_stoppable(
-            dt,
-            Some(&mut observer),
-            true,
-            &mut crate::interrupt::requested,
-        );
+        let stepped = world.step_stoppable(dt, Some(&mut observer), true, &mut || {
+            crate::interrupt::requested() || over_tolerance.get()
+        });
         let report = match stepped {
             Ok(report) => report,
             Err(e) => {
@@ -470,6 +483,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                     "anchor_error": e.anchor_error,
                     "frames_run": done,
                     "frames_asked": steps,
+                    "substeps_into_next_frame": partial_frame.unwrap_or(0),
                 }),
                 None => serde_json::Value::Null,
             };
@@ -493,7 +507,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let mut text = summary.text();
         if let Some(over) = &over {
             text.push_str(&format!(
-                "tolerance           exceeded: {over}; stopped after frame {done} of {steps}\n"
+                "tolerance           exceeded: {over}; {}\n",
+                stopped_where(done, steps, partial_frame.map(u64::from))
             ));
         }
         if let Some(log) = &log {
@@ -522,7 +537,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if let (Some(over), Some(e)) = (over, exceeded) {
         let scrub = e.scrub_hint(log.as_ref());
         return Err(ToleranceExceeded(format!(
-            "the run failed its tolerance: {over}; stopped after frame {done} of {steps}{scrub}"
+            "the run failed its tolerance: {over}; {}{scrub}",
+            stopped_where(done, steps, partial_frame.map(u64::from))
         ))
         .into());
     }

@@ -108,7 +108,7 @@ fn run_sleep_reports_the_islands_asleep_at_the_end() {
 }
 
 /// `--max-anchor-error`: the shipped chain without warm starting comes apart (9.9 m in 5 s)
-/// with every value finite. Over 1 cm the run stops at the end of that frame with exit code
+/// with every value finite. Over 1 cm the run stops at that substep with exit code
 /// 1 and names the joint, the substep and the error; under a loose tolerance, or warm
 /// started under 2 cm (its largest: 1.37e-2 m), it runs to the end with exit code 0.
 #[test]
@@ -141,13 +141,19 @@ fn a_run_over_its_anchor_error_tolerance_stops_and_exits_1() {
     // Measured: chain.joint2 at 1.015e-2 m at substep 100 (t = 0.4208 s), frame 26 of 300.
     assert!(error > 0.01 && error < 0.011, "{over}");
     assert_eq!(over["joint"], "chain.joint2");
-    assert_eq!(over["frames_run"].as_u64().unwrap(), substep / 4 + 1);
+    // It stops at that substep: the frames before it and the substeps of its frame up to it.
+    let (frames_run, into_next) = (
+        over["frames_run"].as_u64().unwrap(),
+        over["substeps_into_next_frame"].as_u64().unwrap(),
+    );
+    assert_eq!(4 * frames_run + into_next, substep + 1, "{over}");
+    assert!(into_next < 4, "{over}");
     assert_eq!(over["frames_asked"], 300);
     assert_eq!(v["steps"].as_u64(), over["frames_run"].as_u64());
     assert_eq!(v["max_anchor_error_tolerance"], 0.01);
     assert!(v["interrupted"].is_null());
-    // The log holds every substep up to the end of that frame, the one over it among them.
-    assert_eq!(v["record"]["frames"].as_u64(), Some(4 * (substep / 4 + 1)));
+    // The log holds every substep up to the one over it, that one last.
+    assert_eq!(v["record"]["frames"].as_u64(), Some(substep + 1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("chain.joint2") && stderr.contains("--at 100"),
@@ -166,6 +172,38 @@ fn a_run_over_its_anchor_error_tolerance_stops_and_exits_1() {
     assert!(
         text.contains("tolerance           exceeded: joint `chain.joint2`"),
         "{text}"
+    );
+    // In a frame of 240 substeps (`--dt 1`) it stops at the same substep, inside the frame.
+    let out = lavender(&[
+        "run",
+        "chain",
+        "--no-warm-start",
+        "--dt",
+        "1",
+        "--steps",
+        "2",
+        "--max-anchor-error",
+        "0.01",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let long: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let over_long = &long["tolerance_exceeded"];
+    assert_eq!(over_long["substep"].as_u64(), Some(substep), "{long}");
+    assert_eq!(over_long["frames_run"], 0, "{long}");
+    assert_eq!(
+        over_long["substeps_into_next_frame"].as_u64(),
+        Some(substep + 1),
+        "{long}"
+    );
+    assert_eq!(long["substeps"].as_u64(), Some(substep + 1), "{long}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "stopped after frame 0 of 2 and {} substeps of the next",
+            substep + 1
+        )),
+        "{stderr}"
     );
     // Within it: the whole run, exit code 0, no exceedance.
     for args in [

@@ -1977,6 +1977,14 @@ fn resume_reports_its_anchor_error_beside_the_logs_and_holds_to_a_tolerance() {
             && failed["last_substep"].as_u64().unwrap() < 480,
         "{failed}"
     );
+    // It stopped at that substep (measured: 373 of 480, 2 substeps into frame 44 of 70; its
+    // first frame is the 3 substeps that complete the frame of substep 200).
+    assert_eq!(failed["last_substep"].as_u64(), Some(at), "{failed}");
+    assert_eq!(failed["substeps"].as_u64(), Some(at - 200), "{failed}");
+    assert!(
+        over["substeps_into_next_frame"].as_u64().unwrap() < 4,
+        "{failed}"
+    );
     let (code, held) = json(&["--max-anchor-error", "7e-3", "--velocity-iterations", "32"]);
     assert_eq!(code, Some(0), "{held}");
     assert_eq!(held["tolerance_exceeded"], serde_json::Value::Null);
