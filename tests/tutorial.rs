@@ -96,6 +96,16 @@ fn diagnostics_experiment_matches_the_hand_calculation() {
     assert!((row[0] - 0.02).abs() < 1e-6 && (row[1] - 0.03).abs() < 1e-6 && row[2].abs() < 1e-6);
     assert!((row[3] - 0.036_055_5).abs() < 1e-6);
     assert!((num(&j["expected_norm"]) - 0.036_055_5).abs() < 1e-6);
+    // Resolution at 1 m from the origin (measured 2026-12-07): within 10 % from 2.2e-7 m up,
+    // the y component alone (0.832 of the offset) at 1 nm.
+    let r = &j["resolution"];
+    let from = num(&r["resolved_from_m"]);
+    assert!((1e-7..5e-7).contains(&from), "{r}");
+    assert!((num(&r["ratio_at_1nm"]) - 0.832).abs() < 0.005, "{r}");
+    assert!(
+        num(&r["max_abs_difference_from_1um_m"]) <= f64::from(f32::EPSILON),
+        "{r}"
+    );
 }
 
 #[test]
@@ -158,4 +168,11 @@ fn spherical_vs_fixed_twist() {
         let twist = num(&r["twist_rad"]);
         assert!((num(&r["fixed_angular_error"]) - twist).abs() < 1e-5, "{r}");
     }
+    // Over a whole turn: min(t, 2 pi - t), measured within 2.4e-7 rad.
+    let turn = &j["whole_turn"];
+    assert_eq!(turn["twists"], 181);
+    assert!(
+        num(&turn["max_fixed_error_from_shortest_rad"]) < 1e-6,
+        "{turn}"
+    );
 }

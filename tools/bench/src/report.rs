@@ -72,6 +72,7 @@ pub fn scaling_plot(stem: &Path, series: &NamedSeries) -> Result<Vec<PathBuf>> {
             })
             .collect(),
         log_floor: None,
+        log_x: false,
         legend: Corner::UpperRight,
     };
     line_charts(stem, &[chart], (900, 560)).map_err(|e| BenchError::Plot(e.to_string()))
@@ -139,6 +140,7 @@ pub fn accuracy_cost_plot(stem: &Path, panels: &[(String, NamedSeries)]) -> Resu
                 })
                 .collect(),
             log_floor: Some(1e-7),
+            log_x: false,
             legend: Corner::UpperRight,
         })
         .collect();

@@ -98,20 +98,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             out.display()
         );
     }
-    let asked_out = args.out.clone();
     let opts = Options {
         quick: args.quick,
         out_dir: args.out,
         progress: std::io::stderr().is_terminal() && !args.json,
     };
     let report = run(&name, &opts)?;
-    // An experiment that draws nothing says so rather than ignore --out (QA 2026-12-07).
-    if let (Some(out), true) = (asked_out, report.files.is_empty()) {
-        eprintln!(
-            "note: `{name}` draws no plots; --out {} was not used",
-            out.display()
-        );
-    }
     if args.json {
         // With the plots it wrote, as the text output lists them (QA, 2026-12-06).
         let mut json = report.json.clone();

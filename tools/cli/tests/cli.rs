@@ -450,25 +450,28 @@ fn scenes_and_tutorial_list() {
     assert!(one.starts_with("sweep"), "{one}");
     let out = lavender(&["tutorial", "constraints", "sweeep", "--list"]);
     assert_eq!(out.status.code(), Some(2));
-    // An experiment that draws nothing says --out went unused (QA 2026-12-07: silent), and
-    // creates no directory there.
+    // Every experiment draws its plots into --out (QA 2026-12-07: two drew none and
+    // ignored it); the text lists them.
     let dir = tempfile::tempdir().unwrap();
-    let unused = dir.path().join("plots");
-    let out = lavender(&[
-        "tutorial",
-        "constraints",
-        "diagnostics",
-        "--quick",
-        "--out",
-        unused.to_str().unwrap(),
-    ]);
-    assert!(out.status.success());
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.contains("note: `diagnostics` draws no plots; --out ") && err.contains("was not used"),
-        "{err}"
-    );
-    assert!(!unused.exists());
+    let plots = dir.path().join("plots");
+    for (experiment, stem) in [
+        ("diagnostics", "resolution"),
+        ("spherical-vs-fixed", "twist"),
+    ] {
+        let out = lavender(&[
+            "tutorial",
+            "constraints",
+            experiment,
+            "--quick",
+            "--out",
+            plots.to_str().unwrap(),
+        ]);
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        let png = plots.join(format!("{stem}.png"));
+        assert!(text.contains(&format!("wrote {}", png.display())), "{text}");
+        assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
+    }
 }
 
 #[test]

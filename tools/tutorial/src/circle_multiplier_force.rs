@@ -208,6 +208,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
                     .dashed(),
                 ],
                 log_floor: None,
+                log_x: false,
                 legend: Corner::LowerRight,
             },
             LineChart {
@@ -220,6 +221,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
                     plot::color(3),
                 )],
                 log_floor: Some(1e-18),
+                log_x: false,
                 legend: Corner::UpperRight,
             },
         ],

@@ -11,12 +11,21 @@
 //! a pure translation leaves the hinge axes aligned (angular error 0), the angle 0 (no limit
 //! violation), and nothing moves (relative speed 0). The engine computes in `f32`; the check
 //! allows 1e-6 m.
+//!
+//! The plot repeats the measurement along the same direction for offsets from 1 nm to 1 m
+//! ([`SWEEP_POINTS`] of them, evenly spaced in decades): the reported norm follows the hand
+//! calculation down to where single precision at the arm's 1 m from the origin (a spacing of
+//! 2^-23 m = 1.19e-7 m between neighbouring coordinates near 1) cannot hold the offset, which
+//! is how small an anchor error the diagnostics resolve there. Below about 6e-8 m the offset's x
+//! component (on a coordinate near 1 m) rounds away and the norm reads its y component alone
+//! (on a coordinate near 0, which keeps it): 0.832 of the offset.
 
 use std::path::Path;
 
 use lavender_engine::{BodyDesc, JointDesc, Settings, Vec3, World, COLUMN_NAMES, COLUMN_UNITS};
 use serde_json::json;
 
+use crate::plot::{self, Corner, LineChart, Series};
 use crate::{Options, Report, TutorialError};
 
 /// The experiment's name.
@@ -37,6 +46,30 @@ pub fn expected_row() -> [f64; 8] {
 
 /// Builds the scene, applies the translation and returns the joint's diagnostics row.
 pub fn measure() -> Result<[f32; 8], TutorialError> {
+    measure_offset(Vec3::from(OFFSET))
+}
+
+/// Offsets in the plot's sweep: from 1e-9 m to 1 m, six a decade.
+pub const SWEEP_POINTS: usize = 55;
+
+/// Spacing of single-precision numbers in [1, 2): the resolution of a coordinate near the
+/// arm's 1 m, m.
+pub const COORDINATE_SPACING: f64 = f32::EPSILON as f64;
+
+/// `(offset, reported anchor error norm)` along the direction of [`OFFSET`], m.
+pub fn sweep() -> Result<Vec<(f64, f32)>, TutorialError> {
+    let direction = Vec3::from(OFFSET).normalize();
+    (0..SWEEP_POINTS)
+        .map(|i| {
+            let offset = 10f64.powf(-9.0 + 9.0 * i as f64 / (SWEEP_POINTS - 1) as f64);
+            let row = measure_offset(direction * offset as f32)?;
+            Ok((offset, row[3]))
+        })
+        .collect()
+}
+
+/// The joint's diagnostics row after translating the arm by `offset` (m).
+pub fn measure_offset(offset: Vec3) -> Result<[f32; 8], TutorialError> {
     let mut world = World::new(Settings {
         gravity: Vec3::ZERO,
         ..Settings::default()
@@ -56,7 +89,7 @@ pub fn measure() -> Result<[f32; 8], TutorialError> {
         )));
     }
     let (position, rotation) = world.body_pose(arm)?;
-    world.set_body_pose(arm, position + Vec3::from(OFFSET), rotation)?;
+    world.set_body_pose(arm, position + offset, rotation)?;
     world.sync();
     let row = world.constraint_data()[0];
     if row.iter().any(|v| !v.is_finite()) {
@@ -67,7 +100,7 @@ pub fn measure() -> Result<[f32; 8], TutorialError> {
     Ok(row)
 }
 
-pub(crate) fn run(_opts: &Options, _out: &Path) -> Result<Report, TutorialError> {
+pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> {
     let row = measure()?;
     let expected = expected_row();
     let max_diff = row
@@ -103,6 +136,75 @@ pub(crate) fn run(_opts: &Options, _out: &Path) -> Result<Report, TutorialError>
             "diagnostics differ from the hand calculation by {max_diff:e} > {TOLERANCE:e}:\n{text}"
         )));
     }
+    // How small an anchor error the diagnostics resolve at 1 m from the origin.
+    let swept = sweep()?;
+    let relative = |&(offset, norm): &(f64, f32)| (f64::from(norm) - offset).abs() / offset;
+    // The smallest offset from which on every reported norm is within 10 % of the truth.
+    let resolved = swept
+        .iter()
+        .rev()
+        .take_while(|p| relative(p) <= 0.1)
+        .last()
+        .map_or(f64::NAN, |p| p.0);
+    let worst_above_1um = swept
+        .iter()
+        .filter(|p| p.0 >= 1e-6)
+        .map(|p| (f64::from(p.1) - p.0).abs())
+        .fold(0.0, f64::max);
+    let smallest = swept.first().map_or(f64::NAN, |p| f64::from(p.1) / p.0);
+    text.push_str(&format!(
+        "Along the same direction, offsets from 1e-9 to 1 m ({SWEEP_POINTS}): the reported norm \
+         is within 10 % of the offset from {resolved:.1e} m up (single precision spaces \
+         coordinates near 1 m by {COORDINATE_SPACING:.2e} m); from 1e-6 m up it is within \
+         {worst_above_1um:.1e} m of it. At 1e-9 m it reads {smallest:.3} of the offset: the x \
+         component rounds away on the arm's x near 1 m, the y component (a coordinate near 0) \
+         stays.\n"
+    ));
+    let decades = |f: fn(&(f64, f32)) -> f64| swept.iter().map(|p| (p.0, f(p))).collect();
+    let files = plot::line_charts(
+        &out.join("resolution"),
+        &[
+            LineChart {
+                title: "Anchor error norm (column 3) of a known translation".into(),
+                x_label: "translation (m)".into(),
+                y_label: "anchor error (m)".into(),
+                series: vec![
+                    Series::new(
+                        "by hand (the translation)",
+                        decades(|p| p.0),
+                        plot::color(1),
+                    )
+                    .dashed(),
+                    Series::new("reported", decades(|p| f64::from(p.1)), plot::color(0)),
+                ],
+                log_floor: Some(1e-10),
+                log_x: true,
+                legend: Corner::UpperLeft,
+            },
+            LineChart {
+                title: "Its difference from the hand calculation".into(),
+                x_label: "translation (m)".into(),
+                y_label: "|reported - by hand| (m)".into(),
+                series: vec![
+                    Series::new(
+                        "|reported - by hand|",
+                        decades(|p| (f64::from(p.1) - p.0).abs()),
+                        plot::color(0),
+                    ),
+                    Series::new(
+                        "f32 spacing near 1 m (2^-23 m)",
+                        decades(|_| COORDINATE_SPACING),
+                        plot::color(3),
+                    )
+                    .dashed(),
+                ],
+                log_floor: Some(1e-12),
+                log_x: true,
+                legend: Corner::UpperLeft,
+            },
+        ],
+        (1000, 850),
+    )?;
     let json = json!({
         "columns": COLUMN_NAMES,
         "units": COLUMN_UNITS,
@@ -112,12 +214,19 @@ pub(crate) fn run(_opts: &Options, _out: &Path) -> Result<Report, TutorialError>
         "max_abs_difference": max_diff,
         "tolerance": TOLERANCE,
         "offset_m": OFFSET,
+        "resolution": {
+            "offsets": SWEEP_POINTS,
+            "ratio_at_1nm": smallest,
+            "resolved_from_m": resolved,
+            "max_abs_difference_from_1um_m": worst_above_1um,
+            "coordinate_spacing_m": COORDINATE_SPACING,
+        },
     });
     Ok(Report {
         experiment: NAME,
         text,
         json,
-        files: Vec::new(),
+        files,
     })
 }
 
@@ -139,6 +248,29 @@ mod tests {
         // A pure translation: hinge axes aligned, angle 0, nothing moving.
         for (col, v) in row.iter().enumerate().skip(4) {
             assert!(f64::from(*v).abs() < TOLERANCE, "column {col} = {v}");
+        }
+    }
+
+    /// Down to 1e-6 m the norm is the offset within a coordinate's spacing near 1 m; below
+    /// about 6e-8 m the x component is lost and the norm is the y component alone.
+    #[test]
+    fn the_norm_resolves_offsets_down_to_single_precision_at_1_m() {
+        let swept = sweep().unwrap();
+        assert_eq!(swept.len(), SWEEP_POINTS);
+        let y_share = f64::from(Vec3::from(OFFSET).normalize().y);
+        for &(offset, norm) in &swept {
+            let norm = f64::from(norm);
+            if offset >= 1e-6 {
+                assert!(
+                    (norm - offset).abs() <= COORDINATE_SPACING,
+                    "{norm} at {offset}"
+                );
+            } else if offset < 5e-8 {
+                assert!(
+                    (norm / offset - y_share).abs() < 0.01 * y_share,
+                    "{norm} at {offset}: not the y component alone"
+                );
+            }
         }
     }
 

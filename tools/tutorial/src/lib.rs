@@ -163,7 +163,7 @@ const ENTRIES: &[Entry] = &[
     Entry {
         name: diagnostics::NAME,
         summary: "engine: translate a revolute child by [0.02, 0.03, 0] m and read the 8 columns",
-        quick: "nothing (one pose, read once)",
+        quick: "nothing (one pose, then 55 offsets, each read once)",
         run: diagnostics::run,
     },
     Entry {
@@ -181,7 +181,7 @@ const ENTRIES: &[Entry] = &[
     Entry {
         name: spherical_vs_fixed::NAME,
         summary: "paw-check: same twist, spherical angular residual 0 vs fixed = the twist angle",
-        quick: "nothing (one pose, read once)",
+        quick: "nothing (four twists, then 181 over a whole turn, each read once)",
         run: spherical_vs_fixed::run,
     },
 ];

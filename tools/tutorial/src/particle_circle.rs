@@ -400,6 +400,7 @@ pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> 
                 y_label: "|C| (m^2)".into(),
                 series: history(|p| p.c),
                 log_floor: Some(1e-18),
+                log_x: false,
                 legend: Corner::MiddleRight,
             },
             LineChart {
@@ -408,6 +409,7 @@ pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> 
                 y_label: "|Cdot| (m^2/s)".into(),
                 series: history(|p| p.cdot),
                 log_floor: Some(1e-18),
+                log_x: false,
                 legend: Corner::MiddleRight,
             },
         ],

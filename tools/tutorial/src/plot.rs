@@ -103,6 +103,8 @@ pub struct LineChart {
     pub series: Vec<Series>,
     /// Log y axis with this floor (values at or below it are drawn at it); `None` for linear.
     pub log_floor: Option<f64>,
+    /// Log x axis (decades; points at x <= 0 are left out); linear if false.
+    pub log_x: bool,
     /// Where the legend goes if that corner covers no more data than any other (the corner
     /// covering the fewest points is chosen otherwise).
     pub legend: Corner,
@@ -416,12 +418,19 @@ fn draw_line_panel<DB: DrawingBackend>(
         Some(floor) => y.max(floor).log10(),
         None => y,
     };
+    // A log x axis is drawn in decades: x -> log10(x), NaN (left out) at x <= 0.
+    let transform_x = |x: f64| match spec.log_x {
+        true if x > 0.0 => x.log10(),
+        true => f64::NAN,
+        false => x,
+    };
     let all = || spec.series.iter().flat_map(|s| s.points.iter().copied());
-    let (x0, x1) = finite_range(all().map(|p| p.0)).unwrap_or((0.0, 1.0));
-    let (x0, x1) = if x1 > x0 {
-        (x0, x1)
-    } else {
-        padded((x0, x1), 0.0)
+    let (x0, x1) = finite_range(all().map(|p| transform_x(p.0))).unwrap_or((0.0, 1.0));
+    let (x0, x1) = match (spec.log_x, x1 > x0) {
+        (true, _) if x1.ceil() > x0.floor() => (x0.floor(), x1.ceil()),
+        (true, _) => (x0.floor() - 1.0, x1.ceil() + 1.0),
+        (false, true) => (x0, x1),
+        (false, false) => padded((x0, x1), 0.0),
     };
     let y_range = finite_range(all().map(|p| transform(p.1))).unwrap_or((0.0, 1.0));
     let (y0, y1) = match spec.log_floor {
@@ -451,9 +460,14 @@ fn draw_line_panel<DB: DrawingBackend>(
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(spec.x_label.as_str())
         .y_desc(spec.y_label.as_str())
-        .x_label_formatter(&x_ticks)
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17));
+    if spec.log_x {
+        mesh.x_labels(((x1 - x0).round() as usize + 1).min(12))
+            .x_label_formatter(&decade_label);
+    } else {
+        mesh.x_label_formatter(&x_ticks);
+    }
     if spec.log_floor.is_some() {
         mesh.y_labels((decades + 1).min(12))
             .y_label_formatter(&decade_label);
@@ -467,7 +481,7 @@ fn draw_line_panel<DB: DrawingBackend>(
         let pts: Vec<(f64, f64)> = s
             .points
             .iter()
-            .map(|&(x, y)| (x, transform(y)))
+            .map(|&(x, y)| (transform_x(x), transform(y)))
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
         drawn.extend(
@@ -1144,6 +1158,7 @@ mod tests {
                 color(0),
             )],
             log_floor: Some(1e-18),
+            log_x: false,
             legend: Corner::UpperLeft,
         };
         let files = line_charts(&dir.join("chart"), &[chart], (640, 400)).unwrap();

@@ -172,6 +172,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
                     y_label: "energy (J)".into(),
                     series: series(|p| p.energy, &both),
                     log_floor: None,
+                    log_x: false,
                     legend: Corner::UpperLeft,
                 },
                 LineChart {
@@ -180,6 +181,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
                     y_label: "|C| (m^2)".into(),
                     series: series(|p| p.c.abs(), &both),
                     log_floor: Some(1e-18),
+                    log_x: false,
                     legend: Corner::MiddleRight,
                 },
                 LineChart {
@@ -199,6 +201,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
                         ),
                     ],
                     log_floor: None,
+                    log_x: false,
                     legend: Corner::UpperRight,
                 },
             ],

@@ -191,6 +191,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
                     .dashed(),
                 ],
                 log_floor: None,
+                log_x: false,
                 legend: Corner::UpperRight,
             },
             LineChart {
@@ -203,6 +204,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
                     plot::color(3),
                 )],
                 log_floor: None,
+                log_x: false,
                 legend: Corner::UpperRight,
             },
         ],

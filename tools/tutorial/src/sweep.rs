@@ -659,6 +659,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
             y_label: "anchor error (m)".into(),
             series,
             log_floor: Some(1e-7),
+            log_x: false,
             legend: plot::Corner::LowerRight,
         }],
         (1000, 600),
