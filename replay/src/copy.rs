@@ -3,7 +3,10 @@
 //! scanning the whole file), and a long run can be cut to the stretch that matters. Frames
 //! are copied as recorded (poses, velocities, diagnostics, energy, state hash, and the
 //! solver state of keyframes), so the copy diffs identical to the original over the frames it
-//! holds and resumes from its keyframes.
+//! holds and resumes from its keyframes. A range that starts between two keyframes gets the
+//! solver state of its first substep re-derived (the run resumed there from the keyframe
+//! before it, checked against the recorded state hash), so a stretch cut out of a long run
+//! resumes from its first substep, not only from a keyframe it may not hold.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,6 +53,10 @@ pub fn copy_interruptible(
     let copied = (|| {
         let mut w = LogWriter::create_with(&partial, reader.header(), WriterOptions::default())?;
         let start = frames.start;
+        let first_state = frames
+            .clone()
+            .next()
+            .and_then(|i| solver_state_at(reader, i));
         // Every frame of the range (`every` is 1, above).
         for i in frames.clone() {
             if stop.load(Ordering::Relaxed) {
@@ -58,7 +65,11 @@ pub fn copy_interruptible(
                 });
             }
             let f = reader.frame(i)?;
-            w.append(&f.input())?;
+            let mut input = f.input();
+            if let (true, Some(state)) = (i == start, &first_state) {
+                input.solver_state = Some(state);
+            }
+            w.append(&input)?;
             if (i - start).is_multiple_of(256) {
                 progress(i - start);
             }
@@ -104,6 +115,34 @@ pub fn copy_interruptible(
             })
         }
     }
+}
+
+/// The solver state after the substep of frame `index`, where that frame carries none: the run
+/// resumed there (re-run from the keyframe before it), kept only if the re-run state's hash is
+/// the recorded one (the hash covers the solver state, so the bits are the original run's).
+/// `None` where the frame is a keyframe already or the log cannot be resumed there (no scene,
+/// no keyframe before it, recorded by a build that steps differently).
+fn solver_state_at(reader: &LogReader, index: usize) -> Option<Vec<f32>> {
+    let frame = reader.frame(index).ok()?;
+    if frame.solver_state().is_some() {
+        return None;
+    }
+    let resumed = match crate::resume::resume(reader, frame.substep()) {
+        Ok(resumed) => resumed,
+        Err(e) => {
+            tracing::info!(substep = frame.substep(), %e, "the copy's first frame stays without solver state");
+            return None;
+        }
+    };
+    let same = resumed.world.state_hash() == frame.state_hash();
+    if !same {
+        tracing::warn!(
+            substep = frame.substep(),
+            "re-running up to the copy's first substep did not reproduce its recorded state; \
+             the copy resumes from its keyframes only"
+        );
+    }
+    same.then(|| resumed.world.solver_state().to_vec())
 }
 
 #[cfg(test)]

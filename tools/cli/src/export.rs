@@ -19,7 +19,7 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lavender export run.lvlog run.h5\n  lavender export run.lvlog part.h5 --from 1000 --to 2000 --every 4\n  lavender export killed.lvlog fixed.lvlog     a killed writer's log, finished with its footer\n  lavender export run.lvlog spike.lvlog --from 4000 --to 4400\n                                           the stretch that matters, as a log of its own\n  h5dump -H run.h5                         lists the layout\n  python3 -c \"import h5py; f = h5py.File('run.h5'); print(f['joints/diagnostics'].shape)\""
+    after_help = "Examples:\n  lavender export run.lvlog run.h5\n  lavender export run.lvlog part.h5 --from 1000 --to 2000 --every 4\n  lavender export killed.lvlog fixed.lvlog     a killed writer's log, finished with its footer\n  lavender export run.lvlog spike.lvlog --from 4000 --to 4400\n                                           the stretch that matters, as a log of its own\n                                           (it resumes from its first substep: lavender resume spike.lvlog --from 4000)\n  h5dump -H run.h5                         lists the layout\n  python3 -c \"import h5py; f = h5py.File('run.h5'); print(f['joints/diagnostics'].shape)\""
 )]
 pub struct Args {
     /// The run log to read (written by `lavender run --record`).
