@@ -21,17 +21,50 @@ pub fn init_tracing(stage_times: bool) {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::Layer;
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let (filter, plain) = match tracing_subscriber::EnvFilter::try_from_default_env() {
+        Ok(filter) => (filter, false),
+        Err(_) => (tracing_subscriber::EnvFilter::new("warn"), true),
+    };
     let log = tracing_subscriber::fmt::layer()
         .with_span_events(FmtSpan::CLOSE)
         .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .with_filter(filter);
+        .with_writer(std::io::stderr);
+    // Without RUST_LOG only warnings show, and they read as the commands' own `warning:`
+    // lines (QA 2026-12-07: a scene's warnings came as timestamped log records beside them).
+    let log = match plain {
+        true => log.event_format(Plain).with_filter(filter).boxed(),
+        false => log.with_filter(filter).boxed(),
+    };
     // `lavender bench --stages`: the engine's stage spans timed (only then: enabling its
     // `TRACE` spans costs a little on every substep).
     let stages = stage_times.then(lavender_bench::stages::layer);
     tracing_subscriber::registry().with(log).with(stages).init();
+}
+
+/// Formats a `tracing` event as a command's own message: `warning: ...` (`error: ...` for an
+/// error), the event's fields after it, no time or source.
+struct Plain;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for Plain
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let label = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            _ => "note",
+        };
+        write!(writer, "{label}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
 }
 
 /// Writes `text` to standard output; a closed pipe (`lavender ... | head`) ends quietly.

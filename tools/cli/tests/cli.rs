@@ -1254,3 +1254,42 @@ fn run_with_a_longer_dt_judges_its_substeps_against_each_swing() {
         "{stderr}"
     );
 }
+
+/// A scene's warnings read as the commands' own `warning:` lines (QA 2026-12-07: they came as
+/// timestamped log records, "2026-...Z  WARN lavender_engine::world: ..."); with `RUST_LOG`
+/// set they are log records, as asked.
+#[test]
+fn scene_warnings_read_as_warnings_unless_rust_log_asks_for_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("heavy.toml");
+    std::fs::write(
+        &scene,
+        "[[body]]\nname = \"g\"\nkind = \"static\"\n\n[[body]]\nname = \"b\"\nkind = \
+         \"dynamic\"\nmass = 3e12\nposition = [1, 0, 0]\n\n[[joint]]\nname = \"h\"\nkind = \
+         \"revolute\"\nbody_a = \"g\"\nbody_b = \"b\"\nanchor_a = [0, 0, 0]\nanchor_b = [-1, 0, \
+         0]\naxis = [0, 0, 1]\n",
+    )
+    .unwrap();
+    let run = |rust_log: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lavender"));
+        cmd.args(["run", scene.to_str().unwrap(), "--steps", "1"]);
+        match rust_log {
+            Some(v) => cmd.env("RUST_LOG", v),
+            None => cmd.env_remove("RUST_LOG"),
+        };
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let plain = run(None);
+    assert!(
+        plain.starts_with("warning: joint `h`: its bodies are too heavy"),
+        "{plain}"
+    );
+    assert!(!plain.contains("WARN"), "{plain}");
+    let records = run(Some("warn"));
+    assert!(
+        records.contains(" WARN lavender_engine::world: joint `h`: its bodies are too heavy"),
+        "{records}"
+    );
+}
