@@ -129,7 +129,8 @@ pub fn resume(reader: &LogReader, from_substep: u64) -> Result<Resumed> {
         let instead = match earlier {
             Some(s) => format!(
                 "; resume from substep {s} to re-run the steps into it (`--record` keeps them, \
-                 the failing one included)"
+                 the failing one included; a run changed from outside its steps there, such \
+                 as by Python's `set_body_velocity`, departs from the log instead)"
             ),
             None => String::new(),
         };

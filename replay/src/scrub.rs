@@ -70,37 +70,57 @@ impl SpikeParams {
     /// finite and >= 0, `window` at least `min_history` and `min_history` at least 1
     /// (a smaller window could never judge a value).
     pub fn validate(&self) -> Result<(), String> {
+        self.check().map_err(|(_, message)| message)
+    }
+
+    /// As [`validate`](SpikeParams::validate), naming the parameter at fault: `"k"`,
+    /// `"abs_threshold"`, `"floors"`, `"min_history"` or `"window"`.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
         if !(self.k.is_finite() && self.k >= 0.0) {
-            return Err(format!(
-                "the spike score k = {} must be a finite number >= 0 (default 8)",
-                self.k
+            return Err((
+                "k",
+                format!(
+                    "the spike score k = {} must be a finite number >= 0 (default 8)",
+                    self.k
+                ),
             ));
         }
         if !(self.abs_threshold.is_finite() && self.abs_threshold >= 0.0) {
-            return Err(format!(
-                "the spike threshold {} must be a finite number >= 0 (m or rad; default 1e-3)",
-                self.abs_threshold
+            return Err((
+                "abs_threshold",
+                format!(
+                    "the spike threshold {} must be a finite number >= 0 (m or rad; default 1e-3)",
+                    self.abs_threshold
+                ),
             ));
         }
         let floor_ok = |x: f32| x.is_finite() && x >= 0.0;
         if !(floor_ok(self.rel_floor) && floor_ok(self.abs_floor)) {
-            return Err(format!(
-                "the scale floors ({}, {}) must be finite and >= 0",
-                self.rel_floor, self.abs_floor
+            return Err((
+                "floors",
+                format!(
+                    "the scale floors ({}, {}) must be finite and >= 0",
+                    self.rel_floor, self.abs_floor
+                ),
             ));
         }
         if self.min_history == 0 {
-            return Err(
+            return Err((
+                "min_history",
                 "min_history must be at least 1 (the earlier values a value needs before it \
                  can be judged; default 2)"
                     .to_string(),
-            );
+            ));
         }
         if self.window < self.min_history {
-            return Err(format!(
-                "the spike window of {} substeps must be at least min_history = {} (the \
-                 history a value is judged against; default 32)",
-                self.window, self.min_history
+            return Err((
+                "window",
+                format!(
+                    "the spike window of {} substeps must hold at least min_history = {} earlier \
+                 values (those a value needs before it is judged; window default 32, \
+                 min_history default 2)",
+                    self.window, self.min_history
+                ),
             ));
         }
         Ok(())
@@ -732,6 +752,19 @@ pub struct EnergySummary {
     /// The first substep whose energy was not finite (inf: a speed or distance whose square
     /// f32 cannot hold; NaN), if any: no rise is judged from there on.
     pub non_finite_substep: Option<u64>,
+    /// The largest rise above an earlier low (0 when it never rose after falling), J. The
+    /// energy counts no joint stretch, so it dips while joints stretch under load and comes
+    /// back as they close; a large regain is the joints acting as springs, which a rise
+    /// above the start alone can hide (QA 2026-12-07: 190 J back in 16 substeps after a
+    /// 325 J dip, "never above the start").
+    pub max_regain: f64,
+    /// The substep of that low (`None`: the start).
+    pub max_regain_from_substep: Option<u64>,
+    /// The substep that regain reached.
+    pub max_regain_substep: Option<u64>,
+    /// The lowest energy so far and its substep (`None`: the start), J.
+    #[serde(skip)]
+    low: (f64, Option<u64>),
 }
 
 impl EnergySummary {
@@ -745,6 +778,10 @@ impl EnergySummary {
             max_rise: 0.0,
             max_rise_substep: None,
             non_finite_substep: None,
+            max_regain: 0.0,
+            max_regain_from_substep: None,
+            max_regain_substep: None,
+            low: (first, None),
         }
     }
 
@@ -762,9 +799,19 @@ impl EnergySummary {
             ),
             None => format!(", never above {start}"),
         };
-        match self.non_finite_substep {
+        let rise = match self.non_finite_substep {
             Some(s) => format!("{rise} up to substep {s}, where it is not finite"),
             None => rise,
+        };
+        // A regain from the start's level is the rise above, already said.
+        match (self.max_regain_substep, self.max_regain > self.max_rise) {
+            (Some(to), true) => format!(
+                "{rise}; regained {:.3e} J after a dip (substeps {} to {to})",
+                self.max_regain,
+                self.max_regain_from_substep
+                    .map_or_else(|| "the start".to_string(), |s| s.to_string())
+            ),
+            _ => rise,
         }
     }
 
@@ -778,11 +825,25 @@ impl EnergySummary {
         if rise > self.max_rise {
             (self.max_rise, self.max_rise_substep) = (rise, Some(substep));
         }
+        // Judged up to the first non-finite energy (NaN compares false).
+        if self.non_finite_substep.is_none() {
+            if energy < self.low.0 {
+                self.low = (energy, Some(substep));
+            }
+            let regain = energy - self.low.0;
+            if regain > self.max_regain {
+                self.max_regain = regain;
+                self.max_regain_from_substep = self.low.1;
+                self.max_regain_substep = Some(substep);
+            }
+        }
     }
 
     /// The summary of `timeline` (None when it is empty).
     pub fn of(timeline: &[TimelinePoint]) -> Option<EnergySummary> {
-        let mut s = EnergySummary::starting_at(timeline.first()?.total_energy);
+        let first = timeline.first()?;
+        let mut s = EnergySummary::starting_at(first.total_energy);
+        s.low.1 = Some(first.substep);
         for p in timeline {
             s.fold(p.total_energy, p.substep);
         }
@@ -1055,6 +1116,29 @@ mod tests {
             s.rise_text("the start"),
             "; rose 5.000e-1 J above the start (at substep 5) up to substep 6, where it is not \
              finite"
+        );
+        // A dip and a regain below the start: said beside "never above".
+        let dip = [0.0, -3.0, -1.0, -2.0, -0.5];
+        let dip: Vec<_> = (0..5).map(|i| point(i, dip[i as usize])).collect();
+        let s = EnergySummary::of(&dip).unwrap();
+        assert_eq!(
+            (
+                s.max_regain,
+                s.max_regain_from_substep,
+                s.max_regain_substep
+            ),
+            (2.5, Some(1), Some(4))
+        );
+        assert_eq!(
+            s.rise_text("the first"),
+            ", never above the first; regained 2.500e0 J after a dip (substeps 1 to 4)"
+        );
+        // A regain no larger than the rise above the start is that rise: said once.
+        let up = EnergySummary::of(&[point(0, 0.0), point(1, 1.0)]).unwrap();
+        assert_eq!((up.max_regain, up.max_rise), (1.0, 1.0));
+        assert_eq!(
+            up.rise_text("the first"),
+            "; rose 1.000e0 J above the first (at substep 1)"
         );
         let falling = EnergySummary::of(&[point(0, 2.0), point(1, 1.0)]).unwrap();
         assert_eq!((falling.max_rise, falling.max_rise_substep), (0.0, None));

@@ -73,6 +73,10 @@ def test_energy_matches_lavender_scrub(tmp_path):
     expected = run_json("scrub", log.path, "--json")["energy"]
     got = log.energy()
     assert got == expected
+    # The regain after a dip, beside the rise above the first (a regain from the first's
+    # level is that rise, so it is never less in a finite run).
+    assert {"max_regain", "max_regain_from_substep", "max_regain_substep"} <= got.keys()
+    assert got["max_regain"] >= got["max_rise"]
     assert got["first"] == log[0].total_energy and got["last"] == log[-1].total_energy
 
 

@@ -711,7 +711,7 @@ def test_spike_parameters_are_checked_with_messages_that_name_them(tmp_path):
     for below in (0, -1):
         with pytest.raises(ValueError, match="min_history must be at least 1"):
             log.spikes(min_history=below)
-    with pytest.raises(ValueError, match="window of 3 substeps must be at least min_history = 4"):
+    with pytest.raises(ValueError, match="window of 3 substeps must hold at least min_history = 4"):
         log.spikes(window=3, min_history=4)
     # A window longer than the log judges against every earlier frame, as 60 does (and
     # allocates for 60, not for a billion substeps of history).

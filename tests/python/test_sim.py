@@ -595,8 +595,10 @@ def test_bodies_are_names_or_indices_negative_from_the_end_never_bools():
     last = sim.body_count - 1
     assert np.array_equal(sim.body_pose(-1)[0], sim.body_pose(last)[0])
     assert np.array_equal(sim.body_pose(sim.body_names[-1])[0], sim.body_pose(last)[0])
-    with pytest.raises(ValueError, match="index or a name, got True"):
+    with pytest.raises(TypeError, match="index or a name, got True"):
         sim.set_body_pose(True, [0.0, 0.0, 0.0])
+    with pytest.raises(TypeError, match="index or a name, got None"):
+        sim.body_pose(None)
     with pytest.raises(ValueError, match="out of range"):
         sim.body_pose(-sim.body_count - 1)
     with pytest.raises(ValueError, match="out of range"):

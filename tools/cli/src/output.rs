@@ -289,6 +289,15 @@ pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     })
 }
 
+/// A count of things to show: a whole number, 1 or more (QA 2026-12-07: `--top 0` printed a
+/// table header over no rows).
+pub fn count_to_show(text: &str) -> Result<usize, String> {
+    match whole::<usize>(text)? {
+        0 => Err("`0` would show nothing: give 1 or more".to_string()),
+        n => Ok(n),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,7 +48,7 @@ pub struct Args {
     time: Option<f64>,
     /// Joints in the frame table (`--at`, `--time`) and in the worst-joints list, and spikes
     /// `--joint` lists, in the text and the JSON alike; the others are left out.
-    #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::output::whole::<usize>)]
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::output::count_to_show)]
     top: usize,
     /// List the early residual spikes, earliest first. A finished log recorded by Lavender
     /// carries a spike index for the default --k and --threshold: then only its footer is
@@ -154,9 +154,19 @@ fn params(args: &Args) -> anyhow::Result<SpikeParams> {
         window: args.window,
         ..SpikeParams::default()
     };
-    params
-        .validate()
-        .map_err(|e| anyhow::anyhow!("{e}; set it with --k, --threshold or --window"))?;
+    // The flag at fault, in the flags' words (QA 2026-12-07: "--window 1" named the
+    // library's min_history, which no flag sets, and all three flags).
+    params.check().map_err(|(param, message)| match param {
+        "window" => anyhow::anyhow!(
+            "--window {} is too short: a value is judged against at least {} earlier values \
+             (default window 32)",
+            params.window,
+            params.min_history
+        ),
+        "k" => anyhow::anyhow!("{message}; set it with --k"),
+        "abs_threshold" => anyhow::anyhow!("{message}; set it with --threshold"),
+        _ => anyhow::anyhow!("{message}"),
+    })?;
     Ok(params)
 }
 

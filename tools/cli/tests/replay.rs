@@ -2082,3 +2082,39 @@ fn replay_tools_say_what_they_cannot_show() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// QA 2026-12-07: a scrub flag out of range is named in the flags' words (`--window 1` named
+/// the library's `min_history` and all three flags), and `--top 0`, which would show an
+/// empty table, is refused.
+#[test]
+fn scrub_names_the_flag_at_fault() {
+    let dir = scratch("scrub-flags");
+    let log = dir.join("run.lvlog");
+    record("pendulum", "0.1", &log);
+    let err = |args: &[&str]| {
+        let mut all = vec!["scrub", s(&log)];
+        all.extend_from_slice(args);
+        let out = lavender(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let window = err(&["--spikes", "--window", "1"]);
+    assert!(
+        window.contains("--window 1 is too short: a value is judged against at least 2 earlier")
+            && !window.contains("min_history"),
+        "{window}"
+    );
+    let k = err(&["--spikes", "--k", "-1"]);
+    assert!(
+        k.contains("k = -1") && k.contains("set it with --k\n"),
+        "{k}"
+    );
+    for args in [&["--top", "0"][..], &["--at", "3", "--top", "0"][..]] {
+        let top = err(args);
+        assert!(
+            top.contains("`0` would show nothing: give 1 or more"),
+            "{top}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

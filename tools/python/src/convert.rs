@@ -262,8 +262,10 @@ pub fn select(obj: &Bound<'_, PyAny>, names: &[String], kind: &str) -> PyResult<
                 names.len()
             )))
         }
+        // The wrong type (None, a bool, a float): TypeError, as `log[1.5]` (QA 2026-12-07:
+        // ValueError here and TypeError there for the same mistake).
         _ => {
-            return Err(errors::value(format!(
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
                 "a {kind} is an index or a name, got {}",
                 describe(obj)
             )))

@@ -962,7 +962,11 @@ impl Log {
     /// The total energy over the run, as ``lavender scrub`` prints it (from the index: no
     /// frame is read): a dict with ``first`` and ``last`` (J, after the first and the last
     /// frame's substep), ``max_rise`` (the largest rise above ``first``, J; 0 when it never
-    /// rose: a run without drives should not gain energy), ``max_rise_substep`` (or None)
+    /// rose: a run without drives should not gain energy), ``max_rise_substep`` (or None),
+    /// ``max_regain`` (the largest rise above an earlier low, J: the energy counts no joint
+    /// stretch, so a large regain after a dip is the joints giving back what they stretched,
+    /// springs where they should be rigid), ``max_regain_from_substep`` and
+    /// ``max_regain_substep`` (the low's substep and the regain's; None without a regain)
     /// and ``non_finite_substep``, the first substep whose energy is not finite (inf or NaN;
     /// no rise is judged from there on), or None. None for a log without frames.
     fn energy<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
@@ -975,6 +979,9 @@ impl Log {
         d.set_item("last", e.last)?;
         d.set_item("max_rise", e.max_rise)?;
         d.set_item("max_rise_substep", e.max_rise_substep)?;
+        d.set_item("max_regain", e.max_regain)?;
+        d.set_item("max_regain_from_substep", e.max_regain_from_substep)?;
+        d.set_item("max_regain_substep", e.max_regain_substep)?;
         d.set_item("non_finite_substep", e.non_finite_substep)?;
         Ok(Some(d))
     }
