@@ -71,6 +71,27 @@ fn baumgarte_map_separates_stable_and_unstable_gains() {
         let stable = verdict == "stable";
         assert_eq!(stable, !label.contains("too large"), "{ex}");
     }
+    // The map is a row per beta (`stable_index`): (alpha, beta) = (10, 10) /s is stable,
+    // (10, 250) /s diverges.
+    let at = |key: &str, v: f64| {
+        (j[key].as_array().unwrap().iter())
+            .position(|x| num(x) == v)
+            .unwrap()
+    };
+    let stable = |alpha: f64, beta: f64| {
+        j["stable"][at("beta_per_s", beta)][at("alpha_per_s", alpha)]
+            .as_bool()
+            .unwrap()
+    };
+    assert!(stable(10.0, 10.0) && !stable(10.0, 250.0));
+    assert_eq!(
+        j["stable"].as_array().unwrap().len(),
+        j["beta_per_s"].as_array().unwrap().len()
+    );
+    assert!(j["stable_index"]
+        .as_str()
+        .unwrap()
+        .contains("a row per beta"));
 }
 
 #[test]

@@ -67,8 +67,9 @@ pub enum EngineError {
     },
     /// The frame time step is not a positive finite number.
     #[error(
-        "invalid time step dt = {0:e}: it must be a finite number of seconds of at least \
-         1.2e-38 (the smallest normal f32; the solver flushes smaller ones to zero)"
+        "invalid time step dt = {}: it must be a finite number of seconds of at least \
+         1.2e-38 (the smallest normal f32; the solver flushes smaller ones to zero)",
+        plain(.0)
     )]
     InvalidTimeStep(f32),
     /// The solver produced a non-finite value; the world was restored to its
@@ -112,5 +113,31 @@ fn count(n: f64) -> String {
         format!("{n:.0}")
     } else {
         format!("{n:.3e}")
+    }
+}
+
+/// A number for a message as written (`-1`, `0`, `0.5`), in scientific notation where the plain
+/// form would run long (below 1e-4 or from 1e7), so that `-1` does not read `-1e0`.
+fn plain(x: &f32) -> String {
+    let a = x.abs();
+    if a == 0.0 || (1e-4..1e7).contains(&a) || !a.is_finite() {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_step_in_a_message_reads_as_written() {
+        let says = |dt: f32| EngineError::InvalidTimeStep(dt).to_string();
+        assert!(says(-1.0).contains("dt = -1:"), "{}", says(-1.0));
+        assert!(says(0.0).contains("dt = 0:"));
+        assert!(says(f32::NAN).contains("dt = NaN:"));
+        assert!(says(1e-39).contains("dt = 1e-39:"), "{}", says(1e-39));
+        assert!(says(-2.5e9).contains("dt = -2.5e9:"));
     }
 }

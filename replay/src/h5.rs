@@ -444,6 +444,7 @@ impl Hdf5Writer {
         let time = Column::new(&file, "time", 0, 0, chunk)?;
         str_attr(&time.ds, "units", "s")?;
         let substep = Column::new(&file, "substep", 0, 0, chunk)?;
+        str_attr(&substep.ds, "units", "1")?;
 
         let bodies = group(&file, "bodies")?;
         strs_attr(&bodies, "names", &body_names)?;
@@ -464,6 +465,15 @@ impl Hdf5Writer {
         strs_attr(&joints, "names", &joint_names)?;
         strs_attr(&joints, "columns", &DIAGNOSTIC_COLUMNS)?;
         strs_attr(&joints, "units", &DIAGNOSTIC_UNITS)?;
+        // Which joints are hinges and which sliders, so that a reader resolves the `rad|m`
+        // of columns 5 and 7 per joint (QA 2026-12-07: only the scene's TOML, generators
+        // and all, told it).
+        if let Some(kinds) = h.joint_kinds() {
+            let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+            strs_attr(&joints, "kinds", &names)?;
+            let units: Vec<&str> = kinds.iter().map(|k| k.coordinate_unit()).collect();
+            strs_attr(&joints, "coordinate_units", &units)?;
+        }
         let diagnostics = Column::new(&joints, "diagnostics", j, 8, chunk)?;
         strs_attr(&diagnostics.ds, "columns", &DIAGNOSTIC_COLUMNS)?;
         strs_attr(&diagnostics.ds, "units", &DIAGNOSTIC_UNITS)?;
@@ -488,6 +498,10 @@ impl Hdf5Writer {
             ],
             non_finite: Column::new(&sg, "non_finite", 0, 0, chunk)?,
         };
+        str_attr(&summary.total_energy.ds, "units", "J")?;
+        for (column, unit) in summary.maxima.iter().zip(["m", "rad", "rad|m"]) {
+            str_attr(&column.ds, "units", unit)?;
+        }
         Ok(Hdf5Writer {
             file: Some(file),
             path: path.to_path_buf(),

@@ -66,6 +66,15 @@ def test_export_matches_the_log_value_for_value(run):
         assert len(f.attrs["units"]) == 8
         assert strings(f["bodies"].attrs["names"]) == log.body_names
         assert strings(f["joints"].attrs["names"]) == log.joint_names
+        # Per joint: its type and the unit of columns 5 and 7 (rad for hinges, m for sliders).
+        kinds = strings(f["joints"].attrs["kinds"])
+        units = strings(f["joints"].attrs["coordinate_units"])
+        assert len(kinds) == len(units) == joints
+        unit_of = {"revolute": "rad", "prismatic": "m", "spherical": "-", "fixed": "-"}
+        assert units == [unit_of[k] for k in kinds]
+        assert kinds == ["revolute"], "the limited revolute pendulum's one hinge"
+        assert strings([f["summary/total_energy"].attrs["units"]]) == ["J"]
+        assert strings([f["summary/max_anchor_error"].attrs["units"]]) == ["m"]
         assert f.attrs["scene_hash"] == log.header["scene_hash"]
         assert f.attrs["engine_version"] == log.header["engine_version"]
         assert f.attrs["velocity_iterations"] == log.header["world"]["velocity_iterations"]

@@ -342,6 +342,8 @@ def test_a_damaged_record_in_a_log_without_a_footer_is_passed_over(tmp_path):
     assert len(log) == 19 and rec["kind"] == "unusable_footer" and rec["offset"] > 0
     (gap,) = rec["skipped"]
     assert gap["before_substep"] == gap["after_substep"] + 2 and gap["bytes"] > 0
+    # As the command line's JSON names it: the recovered frame before the gap.
+    assert log.substeps()[gap["after_frame"]] == gap["after_substep"]
     assert gap["after_substep"] + 1 not in log.substeps()
     with pytest.raises(OSError, match="hold no valid frame"):
         log.export_hdf5(tmp_path / "out.h5")

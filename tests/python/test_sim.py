@@ -599,6 +599,13 @@ def test_bodies_are_names_or_indices_negative_from_the_end_never_bools():
         sim.set_body_pose(True, [0.0, 0.0, 0.0])
     with pytest.raises(TypeError, match="index or a name, got None"):
         sim.body_pose(None)
+    # An unknown name lists the names containing it, ignoring case (as `scrub --joint`).
+    chain = lavender.Sim("chain")
+    with pytest.raises(ValueError, match=r'no body named "LINK7".*names containing it: '
+                       r"chain\.link7, chain\.link70"):
+        chain.body_pose("LINK7")
+    with pytest.raises(ValueError, match=r'no body named "nothing" \(101 bodies\)$'):
+        chain.body_pose("nothing")
     with pytest.raises(ValueError, match="out of range"):
         sim.body_pose(-sim.body_count - 1)
     with pytest.raises(ValueError, match="out of range"):
@@ -857,3 +864,17 @@ def test_joints_far_from_holding_at_the_start_are_warned_about():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         weld(0.0)
+
+
+def test_a_logs_header_names_the_settings_as_sim_settings_does(tmp_path):
+    # QA 2026-12-07: bias_iterations was 8 in the header and None in Sim.settings.
+    for kwargs in ({}, {"bias_iterations": 2}):
+        sim = lavender.Sim("limited-revolute", **kwargs)
+        path = tmp_path / f"run{len(kwargs)}.lvlog"
+        sim.record(path)
+        sim.step()
+        sim.stop_recording()
+        header = lavender.Log(path).header["settings"]
+        for key, value in sim.settings.items():
+            if key not in ("threads", "solver_path"):
+                assert header[key] == value, key

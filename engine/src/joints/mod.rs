@@ -76,6 +76,17 @@ impl JointKind {
             JointKind::Prismatic => "prismatic",
         }
     }
+
+    /// The unit of the joint coordinate and the limit violation (diagnostic columns 7 and
+    /// 5): `"rad"` for a hinge's angle, `"m"` for a slider's travel, `"-"` where the joint
+    /// has none (spherical, fixed: both columns 0).
+    pub fn coordinate_unit(self) -> &'static str {
+        match self {
+            JointKind::Revolute => "rad",
+            JointKind::Prismatic => "m",
+            JointKind::Spherical | JointKind::Fixed => "-",
+        }
+    }
 }
 
 /// Description of a joint between two bodies. Anchors and axes are in each body's local frame.

@@ -109,12 +109,10 @@ pub fn main(
 /// The eight columns' units for a joint of `kind` (both where it is not known).
 fn units(kind: Option<JointKind>) -> [&'static str; 8] {
     let mut units = COLUMN_UNITS;
-    let coordinate = match kind {
-        Some(JointKind::Revolute) => "rad",
-        Some(JointKind::Prismatic) => "m",
-        Some(JointKind::Spherical | JointKind::Fixed) => "-",
-        None => COLUMN_UNITS[COL_JOINT_COORDINATE],
-    };
+    let coordinate = kind.map_or(
+        COLUMN_UNITS[COL_JOINT_COORDINATE],
+        JointKind::coordinate_unit,
+    );
     units[COL_LIMIT_VIOLATION] = coordinate;
     units[COL_JOINT_COORDINATE] = coordinate;
     units

@@ -246,9 +246,20 @@ pub fn select(obj: &Bound<'_, PyAny>, names: &[String], kind: &str) -> PyResult<
     let kinds = plural(kind);
     if let Ok(name) = obj.extract::<String>() {
         return names.iter().position(|n| *n == name).ok_or_else(|| {
+            // As `lavender scrub --joint`: names containing it, ignoring case (QA 2026-12-07).
+            let lower = name.to_lowercase();
+            let like: Vec<&str> = (names.iter())
+                .filter(|n| n.to_lowercase().contains(&lower))
+                .take(5)
+                .map(String::as_str)
+                .collect();
             errors::value(format!(
-                "no {kind} named {name:?} ({} {kinds})",
-                names.len()
+                "no {kind} named {name:?} ({} {kinds}){}",
+                names.len(),
+                match like.is_empty() {
+                    true => String::new(),
+                    false => format!("; names containing it: {}", like.join(", ")),
+                }
             ))
         });
     }

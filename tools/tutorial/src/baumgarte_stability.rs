@@ -224,6 +224,8 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
         "alpha_per_s": sw.alphas,
         "beta_per_s": sw.betas,
         "stable": sw.verdicts.iter().map(|r| r.iter().map(|v| v.is_stable()).collect::<Vec<_>>()).collect::<Vec<_>>(),
+        // QA 2026-12-07: read alpha-first, the rows were taken for alphas.
+        "stable_index": "stable[i][j]: beta_per_s[i], alpha_per_s[j] (a row per beta)",
         "stable_fraction": sw.stable_fraction,
         "agreement_with_prediction": sw.agreement,
         "examples": examples,

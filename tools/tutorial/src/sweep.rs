@@ -607,7 +607,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
             col_labels: labels_it.clone(),
             row_labels: labels_dt.clone(),
             values: grid(&cells, |c| f64::from(c.max_anchor_error)),
-            value_label: "max anchor error (m), darker = smaller".into(),
+            value_label: "max anchor error (m, log scale), darker = smaller".into(),
         },
     )?;
     files.extend(plot::heatmap(
@@ -619,7 +619,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
             col_labels: labels_it,
             row_labels: labels_dt,
             values: grid(&cells, |c| f64::from(c.max_angular_error)),
-            value_label: "max angular error (rad), darker = smaller".into(),
+            value_label: "max angular error (rad, log scale), darker = smaller".into(),
         },
     )?);
     files.extend(plot::heatmap(
@@ -634,7 +634,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
             col_labels: ITERATIONS.iter().map(|i| i.to_string()).collect(),
             row_labels: PROJECTION_PASSES.iter().map(|p| p.to_string()).collect(),
             values: grid(&projection, |c| f64::from(c.first_angular_error)),
-            value_label: "angular error (rad), darker = smaller".into(),
+            value_label: "angular error (rad, log scale), darker = smaller".into(),
         },
     )?);
     let series = SUBSTEP_CAPS
