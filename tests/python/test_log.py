@@ -871,3 +871,21 @@ def test_one_corrupt_frame_is_passed_over_with_a_warning_where_asked(tmp_path):
     ]
     with pytest.warns(RuntimeWarning, match="finding the worst joints"):
         assert log.worst_joints(1)[0]["name"] == clean.worst_joints(1)[0]["name"]
+
+
+def test_a_slice_of_a_log_is_the_list_of_its_frames(tmp_path):
+    # QA 2026-12-07: `log[0:10:3]` was a TypeError; it picks frames as a list's slice does.
+    path = tmp_path / "s.lvlog"
+    record_substeps(lavender.Sim("pendulum"), path, 20)
+    log = lavender.Log(path)
+    positions = list(range(len(log)))
+    for key in (slice(0, 10, 3), slice(-5, None), slice(None, None, -1), slice(5, 2),
+                slice(-100, 100, 7), slice(None, None, -4)):
+        frames = log[key]
+        assert isinstance(frames, list)
+        assert [f.substep for f in frames] == [log[i].substep for i in positions[key]], key
+    assert log[2:3][0].substep == log[2].substep == log.frame(2).substep
+    with pytest.raises(ValueError):
+        log[::0]
+    with pytest.raises(TypeError, match="an int .* or a slice, not float"):
+        log[1.5]

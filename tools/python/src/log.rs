@@ -377,7 +377,7 @@ fn frame_index(index: &Bound<'_, PyAny>, log: &Log) -> PyResult<i64> {
         )));
     }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
-        "a frame index is an int (negative counts from the end), not {}",
+        "a frame index is an int (negative counts from the end) or a slice, not {}",
         index.get_type().name()?
     )))
 }
@@ -597,16 +597,33 @@ impl Log {
         reader.refresh().map_err(errors::replay)
     }
 
-    fn __getitem__(slf: &Bound<'_, Self>, index: &Bound<'_, PyAny>) -> PyResult<Frame> {
-        let i = slf.get().position(frame_index(index, slf.get())?)?;
-        Log::make_frame(slf, i)
+    /// ``log[i]`` is frame ``i`` (as ``frame``); ``log[a:b:k]`` a list of the frames of that
+    /// slice, as a list's slice picks them (QA 2026-12-07: a slice was a TypeError).
+    fn __getitem__<'py>(
+        slf: &Bound<'py, Self>,
+        index: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        if let Ok(slice) = index.cast::<pyo3::types::PySlice>() {
+            let len = slf.get().reader()?.len();
+            let picked = slice.indices(len as isize)?;
+            let frames = PyList::empty(py);
+            let mut i = picked.start;
+            for _ in 0..picked.slicelength {
+                frames.append(Log::make_frame(slf, i as usize)?)?;
+                i += picked.step;
+            }
+            return Ok(frames.into_any());
+        }
+        Ok(Bound::new(py, Log::frame(slf, index)?)?.into_any())
     }
 
     /// Frame ``index`` (0-based position in the log; negative counts from the end). Same as
     /// ``log[index]``. Raises IndexError when out of range, OSError when the frame is
     /// corrupt.
     fn frame(slf: &Bound<'_, Self>, index: &Bound<'_, PyAny>) -> PyResult<Frame> {
-        Log::__getitem__(slf, index)
+        let i = slf.get().position(frame_index(index, slf.get())?)?;
+        Log::make_frame(slf, i)
     }
 
     /// The frame recording global substep ``substep`` (ValueError if the log has none).

@@ -1018,6 +1018,16 @@ impl Figure for StabilityMap {
                     EmptyElement::at((x, y)) + Text::new(format!("  {label}"), (0, dy), style),
                 ))
                 .map_err(err)?;
+            // A label moved off its marker's line is tied to it by a leader (QA 2026-12-07:
+            // "particle-circle", two lines up, read as the label of the marker above).
+            if dy != 0 {
+                chart
+                    .draw_series(std::iter::once(
+                        EmptyElement::at((x, y))
+                            + PathElement::new(vec![(6, 0), (12, dy)], BLACK.stroke_width(1)),
+                    ))
+                    .map_err(err)?;
+            }
         }
         chart
             .configure_series_labels()
