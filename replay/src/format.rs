@@ -408,13 +408,23 @@ impl Header {
     /// Up to `n` joint names containing `text`, ignoring case (for an error's "did you
     /// mean"), in joint order.
     pub fn joints_like(&self, text: &str, n: usize) -> Vec<String> {
-        let text = text.to_lowercase();
-        (0..self.joint_count)
-            .map(|j| self.joint_name(j))
-            .filter(|name| name.to_lowercase().contains(&text))
-            .take(n)
-            .collect()
+        names_like((0..self.joint_count).map(|j| self.joint_name(j)), text, n)
     }
+}
+
+/// Up to `n` of `names` containing `text`, ignoring case, in their order: the "did you mean"
+/// of an unknown name (`lavender scrub --joint`, Python's body and joint arguments).
+pub fn names_like<S: AsRef<str>>(
+    names: impl IntoIterator<Item = S>,
+    text: &str,
+    n: usize,
+) -> Vec<S> {
+    let text = text.to_lowercase();
+    names
+        .into_iter()
+        .filter(|name| name.as_ref().to_lowercase().contains(&text))
+        .take(n)
+        .collect()
 }
 
 /// `text` as a whole number below `len` (digits only: no sign, no spaces).

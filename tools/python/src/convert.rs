@@ -247,12 +247,8 @@ pub fn select(obj: &Bound<'_, PyAny>, names: &[String], kind: &str) -> PyResult<
     if let Ok(name) = obj.extract::<String>() {
         return names.iter().position(|n| *n == name).ok_or_else(|| {
             // As `lavender scrub --joint`: names containing it, ignoring case (QA 2026-12-07).
-            let lower = name.to_lowercase();
-            let like: Vec<&str> = (names.iter())
-                .filter(|n| n.to_lowercase().contains(&lower))
-                .take(5)
-                .map(String::as_str)
-                .collect();
+            let like =
+                lavender_replay::format::names_like(names.iter().map(String::as_str), &name, 5);
             errors::value(format!(
                 "no {kind} named {name:?} ({} {kinds}){}",
                 names.len(),
