@@ -31,7 +31,11 @@ pub enum BenchError {
     #[error(transparent)]
     Engine(#[from] lavender_engine::EngineError),
     /// No benchmark scene has this name.
-    #[error("no benchmark scene is named `{0}`; scenes: chain, grid, fixed-stack, mixed, hubs")]
+    #[error(
+        "no benchmark scene is named `{0}`; scenes: chain, grid, fixed-stack, mixed, hubs \
+         (benchmark scenes of their own, larger than those `lavender scenes` lists: `lavender \
+         bench --help` gives their sizes; time a scene file with `lavender run FILE`)"
+    )]
     UnknownScene(String),
     /// A plot could not be written.
     #[error("cannot write the plot: {0}")]

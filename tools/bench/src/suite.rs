@@ -169,17 +169,17 @@ pub fn run_suite(
         let mut row = |k: usize| measure(&mut report, "scenes", Ok(median_run(&runs[k])));
         let (wide, scalar, threaded, direct) = (row(0)?, row(1)?, row(2)?, row(3)?);
         ratios += &format!(
-            "{:<12} wide/scalar (1 thread) {}   {}/1 thread {}",
+            "{:<12} speed-up of wide over scalar (1 thread) {}   of {} over 1 thread {}",
             scene.name(),
             round_ratio(&runs[1], &runs[0]),
             threads_label(options.threads),
             round_ratio(&runs[0], &runs[2])
         );
         ratios += &format!(
-            "   chain solve {}: {} the {} step (max anchor error {:.2e} m vs {:.2e} m)",
+            "   of chain solve {} over the {} step {} (max anchor error {:.2e} m vs {:.2e} m)",
             direct.settings(),
-            round_ratio(&runs[0], &runs[3]),
             wide.settings(),
+            round_ratio(&runs[0], &runs[3]),
             direct.max_anchor_error,
             wide.max_anchor_error
         );
@@ -190,7 +190,7 @@ pub fn run_suite(
         if options.peer {
             let rapier = measure(&mut report, "scenes", Ok(median_run(&runs[4])))?;
             ratios += &format!(
-                "   vs rapier3d: 1 thread {}, {} {} (max anchor error {:.2e} m vs {:.2e} m)",
+                "   over rapier3d: 1 thread {}, {} {} (max anchor error {:.2e} m vs {:.2e} m)",
                 round_ratio(&runs[4], &runs[0]),
                 threads_label(options.threads),
                 round_ratio(&runs[4], &runs[2]),

@@ -20,8 +20,12 @@ use std::path::PathBuf;
     after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n  lavender bench chain --no-island-clusters\n                                     the chain without island clusters (same bits, slower)\n  lavender bench chain grid --no-scaling --stages\n                                     time per stage, wide against scalar\n  lavender bench --no-scaling --rounds 5\n                                     five rounds: median rows, ratios with their range\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
 )]
 pub struct Args {
-    /// Scenes to run: chain, grid, fixed-stack, mixed (default: all four), hubs (100 light
-    /// hubs: the shipped `hub` scene side by side; only when named).
+    /// Scenes to run (default: the first four), benchmark scenes of their own, larger than
+    /// the shipped ones `lavender scenes` lists: chain (100 chains of 100 revolute links
+    /// released horizontally, 10,000 joints), grid (100 x 100 bodies linked right and down by
+    /// ball joints, top row static, 19,701 joints), fixed-stack (5,000 welded joints), mixed
+    /// (4,600 joints of all four types, limits active); hubs (100 light hubs, the shipped
+    /// `hub` scene side by side) only when named.
     scenes: Vec<String>,
     /// One JSON object per measured row instead of tables.
     #[arg(long)]
@@ -30,7 +34,8 @@ pub struct Args {
     /// `vb1/p` with one bias pass, `vc/p` with the chain solve).
     #[arg(long)]
     peer: bool,
-    /// Threads of the multi-threaded rows (default 2; 0: one per core; the other rows use 1).
+    /// Threads of the multi-threaded rows (default 2; 0: one per core; at least 2: the other
+    /// rows use 1).
     #[arg(long, default_value_t = 2, value_parser = crate::output::whole::<u32>)]
     threads: u32,
     /// A short run: 5 frames per row, scaling at 1k and 10k joints.
@@ -97,6 +102,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             "--threads {} is out of range: the multi-threaded rows take 1 to {MAX_THREADS} \
              threads (0: one per core)",
             args.threads
+        );
+    }
+    if threads == 1 {
+        anyhow::bail!(
+            "--threads {} gives the multi-threaded rows 1 thread, which would repeat the \
+             one-thread rows: give 2 or more{}",
+            args.threads,
+            if args.threads == 0 {
+                " (this machine has one core)"
+            } else {
+                ""
+            }
         );
     }
     options.threads = threads;

@@ -33,8 +33,9 @@ pub struct Args {
     /// Last substep to export (inclusive; default: the last one).
     #[arg(long, value_parser = crate::output::whole::<u64>)]
     to: Option<u64>,
-    /// Export every K-th frame of the range, starting with its first (HDF5 only: a `.lvlog`
-    /// holds every substep of its range).
+    /// Export every K-th recorded substep of the range (a log holds one frame per substep:
+    /// with 4 substeps per 1/60 s step, 240 is one a second), starting with its first (HDF5
+    /// only: a `.lvlog` holds every substep of its range).
     #[arg(long, default_value_t = 1, value_name = "K", value_parser = crate::output::whole::<u64>)]
     every: u64,
     /// Print what was written as one JSON object.

@@ -51,10 +51,35 @@ enum Command {
     Resume(resume::Args),
 }
 
+/// A subcommand's one-line doc above names it in `lavender --help`; its arguments' doc (what
+/// it does, in full) is what `lavender CMD --help` opens with. Clap gives a subcommand the
+/// variant's doc alone, so the arguments' is set here (QA 2026-12-07: `diff --help` never
+/// said what its exit codes mean, `resume --help` that it keeps the log's settings).
+fn with_long_help(cli: clap::Command) -> clap::Command {
+    fn long_about<A: clap::Args>() -> Option<clap::builder::StyledStr> {
+        let c = A::augment_args(clap::Command::new("args"));
+        c.get_long_about().or(c.get_about()).cloned()
+    }
+    let docs = [
+        ("run", long_about::<run::Args>()),
+        ("scenes", long_about::<scenes::Args>()),
+        ("tutorial", long_about::<tutorial::Args>()),
+        ("bench", long_about::<bench::Args>()),
+        ("export", long_about::<export::Args>()),
+        ("scrub", long_about::<scrub::Args>()),
+        ("diff", long_about::<diff::Args>()),
+        ("resume", long_about::<resume::Args>()),
+    ];
+    docs.into_iter().fold(cli, |cli, (name, doc)| match doc {
+        Some(doc) => cli.mut_subcommand(name, |c| c.long_about(doc)),
+        None => cli,
+    })
+}
+
 fn main() {
     let version = output::build_identity();
     let version: &'static str = Box::leak(version.into_boxed_str());
-    let matches = Cli::command()
+    let matches = with_long_help(Cli::command())
         .version(version)
         .mut_subcommand("tutorial", |c| c.after_help(tutorial::after_help()))
         .try_get_matches()

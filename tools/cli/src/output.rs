@@ -168,6 +168,15 @@ pub fn interrupted_log(log: Option<&lavender_replay::LogSummary>) -> String {
     }
 }
 
+/// What shows where a recorded run went non-finite, by the recording's format: `scrub` reads
+/// Lavender logs only.
+pub fn failure_viewer(path: &std::path::Path) -> &'static str {
+    match lavender_replay::recorder::OutputKind::of(path) {
+        lavender_replay::recorder::OutputKind::Log => "`lavender scrub` shows where",
+        _ => "its `/summary` datasets show where (h5py)",
+    }
+}
+
 /// A 64-bit hash as JSON and messages show it: `0x` and sixteen hex digits (exact where a
 /// JSON reader holds numbers as doubles: jq, JavaScript).
 pub fn hex64(hash: u64) -> String {

@@ -15,10 +15,16 @@ use std::path::PathBuf;
 /// of the restored substep). SUBSTEP may lie inside a frame: the rest of that frame is run
 /// one substep at a time, then whole frames. Solver flags (`--velocity-iterations`,
 /// `--chain-solve`, ...) make the continuation a variant: the moments before a spike re-run
-/// with other settings, compared with `lavender diff` (its log records its settings).
+/// with other settings, compared with `lavender diff` (its log records its settings); every
+/// solver flag left out keeps the log's setting.
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
+    // The shared solver flags' defaults are a scene's; here what is left out is the log's.
+    mut_arg("velocity_iterations", |a| a.help("Sequential-impulse velocity passes per substep (default: the log's)")),
+    mut_arg("bias_iterations", |a| a.help("Split-impulse bias passes per substep, each run with one of the first velocity passes (default: the log's; at most --velocity-iterations). `all`: one per velocity pass")),
+    mut_arg("position_iterations", |a| a.help("Positional projection passes per substep (default: the log's)")),
+    mut_arg("no_warm_start", |a| a.help("Start each substep's velocity passes from zero impulses instead of the last substep's (default: the log's setting; see `lavender run --help`)")),
     after_help = "Examples:\n  lavender run chain --record run.lvlog                         5 s: substeps 0 to 1199\n  lavender scrub run.lvlog --spikes                             find the substep to resume from\n  lavender resume run.lvlog --from 600 --record again.lvlog     re-run from substep 600 to the end\n  lavender diff run.lvlog again.lvlog                           identical over the common substeps\n  lavender resume run.lvlog --from 1000 --steps 30 --record detail.h5\n                                                                30 frames from substep 1000, to HDF5\n  lavender resume run.lvlog --from 1000 --velocity-iterations 32 --record v32.lvlog\n                                                                a variant: 32 passes from there on\n  lavender diff run.lvlog v32.lvlog                             where and how far it departs\n  lavender resume run.lvlog --from 1000 --velocity-iterations 32 --max-anchor-error 0.005\n                                                                exit code 1 if a joint still exceeds 5 mm"
 )]
 pub struct Args {
@@ -31,7 +37,8 @@ pub struct Args {
     /// the original log.
     #[arg(long, value_name = "N", value_parser = crate::output::whole::<u64>)]
     steps: Option<u64>,
-    /// Record the continued run (`.lvlog` or `.h5`).
+    /// Record the continued run (`.lvlog` or `.h5`); an existing file at PATH is replaced
+    /// (by a new file, from the first recorded substep on).
     #[arg(long, value_name = "PATH")]
     record: Option<PathBuf>,
     /// Fail once any joint's anchor error exceeds METERS at a continued substep, as `run`'s:
@@ -102,8 +109,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     };
     let bar = progress(frames, "resuming");
     let start = std::time::Instant::now();
-    // A Ctrl-C stops the run at the end of a frame, or between two substeps of a long one,
-    // the recording finished (as `run`).
+    // A Ctrl-C stops the run after the substep being stepped, the recording finished (as
+    // `run`).
     crate::interrupt::stop_cleanly();
     if let Some(path) = &args.record {
         crate::interrupt::writing(path);
@@ -183,9 +190,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                 if let Some(log) = recorder.take().and_then(|r| r.finish().ok()) {
                     eprintln!(
                         "the recording up to the failure is in {} ({}; the last is the \
-                         substep that went non-finite, `lavender scrub` shows it)",
+                         substep that went non-finite, {})",
                         log.path.display(),
                         crate::output::count(log.frames as u64, "frame"),
+                        crate::output::failure_viewer(&log.path),
                     );
                 }
                 return Err(e.into());
@@ -389,7 +397,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     if let Some(l) = &log {
         out.push_str(&format!(
-            "recorded {}, {} to {}\n",
+            "recorded {} (one per substep), {} to {}\n",
             crate::output::count(l.frames as u64, "frame"),
             human_bytes(l.bytes),
             l.path.display()

@@ -34,8 +34,9 @@ pub struct Args {
     #[command(flatten)]
     solver: crate::solver_args::SolverArgs,
     /// Record every substep to this file: a Lavender log (`.lvlog`) or HDF5 (`.h5`, `.hdf5`).
-    /// Ctrl-C stops the run at the end of a frame (inside a long frame, between two of its
-    /// substeps) with the log finished (exit code 130).
+    /// An existing file at PATH is replaced (by a new file, from the first recorded substep
+    /// on). Ctrl-C stops the run after the substep being stepped (inside a frame too) with the
+    /// log finished (exit code 130).
     #[arg(long, value_name = "PATH")]
     record: Option<std::path::PathBuf>,
     /// Fail once any joint's anchor error exceeds METERS at any substep: the run stops at
@@ -279,9 +280,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    // A Ctrl-C stops the run at the end of a frame (or between two substeps of a long one):
-    // the log is finished (footer, index) and
-    // the summary covers the frames run.
+    // A Ctrl-C stops the run after the substep being stepped (a frame can be thousands of
+    // substeps, `--dt 100`): the log is finished (footer, index) and the summary covers the
+    // frames and substeps run.
     crate::interrupt::stop_cleanly();
     if let Some(path) = &args.record {
         crate::interrupt::writing(path);
@@ -331,7 +332,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                 record_error = r.record(w, info).err();
             }
         };
-        // Between two substeps of a frame too (a long `--dt`), as at a frame's end.
+        // Between two substeps of a frame too (a long `--dt`).
         let stepped = world.step_stoppable(dt, Some(&mut observer), true, &mut || {
             crate::interrupt::requested() || over_tolerance.get()
         });
@@ -354,13 +355,15 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                             crate::output::count(log.frames as u64, "frame"),
                             match rolled_back {
                                 0 => String::new(),
-                                1 => "; the last is the substep that went non-finite, `lavender \
-                                      scrub` shows where"
-                                    .to_string(),
+                                1 => format!(
+                                    "; the last is the substep that went non-finite, {}",
+                                    crate::output::failure_viewer(&log.path)
+                                ),
                                 n => format!(
                                     "; the last {n} are from the failed step, which the world \
                                      rolled back, the last of them the substep that went \
-                                     non-finite (`lavender scrub` shows where)"
+                                     non-finite ({})",
+                                    crate::output::failure_viewer(&log.path)
                                 ),
                             }
                         )
@@ -513,7 +516,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         }
         if let Some(log) = &log {
             text.push_str(&format!(
-                "recorded            {}, {} to {}\n",
+                "recorded            {} (one per substep), {} to {}\n",
                 crate::output::count(log.frames as u64, "frame"),
                 human_bytes(log.bytes),
                 log.path.display()

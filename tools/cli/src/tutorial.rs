@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 /// Run an experiment of a tutorial chapter: it prints what it measured (with the setup used)
 /// and writes PNG plots. The experiments, and what --quick changes in each, follow the
-/// options (`main` adds them: [`after_help`]).
+/// options.
+// (`main` adds that list: `after_help`.)
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The chapter: `constraints` (chapter 7).

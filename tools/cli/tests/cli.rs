@@ -407,6 +407,37 @@ fn help_explains_with_examples() {
             "{text}"
         );
     }
+    // `resume` keeps the log's settings where a flag is left out, and its help says so (QA
+    // 2026-12-07: it gave the scene defaults, "default 8", shared with `run`).
+    let resume = String::from_utf8(lavender(&["resume", "--help"]).stdout).unwrap();
+    let run = String::from_utf8(lavender(&["run", "--help"]).stdout).unwrap();
+    for flag in [
+        "--velocity-iterations",
+        "--bias-iterations",
+        "--position-iterations",
+    ] {
+        let help = |text: &str| {
+            let at = text.find(&format!("      {flag} <")).unwrap();
+            text[at..].lines().nth(1).unwrap().to_string()
+        };
+        assert!(
+            help(&resume).contains("(default: the log's"),
+            "{flag}: {resume}"
+        );
+        assert!(!help(&run).contains("the log's"), "{flag}: {run}");
+    }
+    // Each command's help opens with its whole description (QA 2026-12-07: clap showed the
+    // one line of `lavender --help` alone, so `diff --help` never said what its exit codes
+    // mean).
+    assert!(
+        resume.contains("every solver flag left out keeps the log's setting"),
+        "{resume}"
+    );
+    let diff = String::from_utf8(lavender(&["diff", "--help"]).stdout).unwrap();
+    assert!(
+        diff.contains("Exit code 0: identical within tolerance; 1: diverged; 2: unusable input"),
+        "{diff}"
+    );
     let out = lavender(&["--version"]);
     let version = String::from_utf8(out.stdout).unwrap();
     assert!(version.contains("target features"), "{version}");
@@ -654,14 +685,31 @@ fn bench_rounds_report_the_median_run_with_every_round() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("2 rounds"), "{text}");
     assert!(
-        text.lines()
-            .any(|l| l.starts_with("mixed") && l.contains("wide/scalar") && l.contains(" to ")),
+        text.lines().any(|l| l.starts_with("mixed")
+            && l.contains("speed-up of wide over scalar")
+            && l.contains(" to ")),
         "{text}"
     );
     let out = lavender(&["bench", "--rounds", "0"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--rounds must be at least 1"), "{err}");
+    // One thread for the multi-threaded rows would repeat the one-thread rows (QA 2026-12-07:
+    // it ran them twice and printed "1 thread/1 thread 1.01x").
+    let out = lavender(&[
+        "bench",
+        "mixed",
+        "--quick",
+        "--no-scaling",
+        "--threads",
+        "1",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("would repeat the one-thread rows: give 2 or more"),
+        "{err}"
+    );
 }
 
 /// Bench arguments that would time nothing, contradict each other or fail only after minutes

@@ -678,6 +678,20 @@ fn a_resumed_recording_ends_on_the_substep_that_went_non_finite() {
     let log = dir.join("boom.lvlog");
     let out = lavender(&["run", s(&scene), "--steps", "200", "--record", s(&log)]);
     assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`lavender scrub` shows where"), "{err}");
+    // Recorded to HDF5, which scrub does not read: the message points at the file's summary
+    // instead (QA 2026-12-07: it sent the user to scrub, which refused the file).
+    let h5 = dir.join("boom.h5");
+    let out = lavender(&["run", s(&scene), "--steps", "200", "--record", s(&h5)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the recording up to the failure is in")
+            && err.contains("its `/summary` datasets show where (h5py)")
+            && !err.contains("scrub"),
+        "{err}"
+    );
     let frames = |path: &Path| -> u64 {
         let v: serde_json::Value =
             serde_json::from_str(&ok(&["scrub", s(path), "--json"])).unwrap();
@@ -906,7 +920,7 @@ fn interrupted(args: &[&str], log: &Path) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// A Ctrl-C stops a recorded run (and a recorded resume) at the end of a frame: exit code
+/// A Ctrl-C stops a recorded run (and a recorded resume) after a substep: exit code
 /// 130, the summary of the frames run, and a finished log (footer and spike index) that
 /// scrub and resume read.
 #[cfg(unix)]
