@@ -20,6 +20,7 @@ use std::time::Instant;
 pub struct Args {
     /// A shipped scene's name (see `lavender scenes`) or a path to a scene TOML file.
     /// Default: the shipped `chain` scene.
+    #[arg(value_parser = utf8_scene())]
     scene: Option<String>,
     /// Number of frames to run (default: the scene's duration / dt).
     #[arg(long, conflicts_with = "duration", value_parser = crate::output::whole::<u64>)]
@@ -125,6 +126,21 @@ impl std::error::Error for ToleranceExceeded {}
 /// is one; otherwise a shipped scene's name wins (a file of that name in the working
 /// directory, such as the output of `lavender run chain > chain`, does not hide it; `./name`
 /// reads the file), and a file is read when no shipped scene has the name.
+/// The scene argument as text, or an error that names it (clap's own says only that some
+/// argument was not UTF-8): the name is kept in the summary and the log's header as text.
+fn utf8_scene() -> impl clap::builder::TypedValueParser<Value = String> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().try_map(|scene| {
+        scene.into_string().map_err(|scene| {
+            format!(
+                "the scene path {} is not valid UTF-8: rename the file (or link to it from a \
+                 UTF-8 name); a run keeps its scene's name as text",
+                std::path::Path::new(&scene).display()
+            )
+        })
+    })
+}
+
 pub fn load_scene(name: Option<&str>) -> anyhow::Result<(Scene, String)> {
     let name = name.unwrap_or("chain");
     let path = Path::new(name);

@@ -1371,3 +1371,23 @@ fn a_run_reports_the_energy_regained_after_a_dip() {
     let regain = v["total_energy"]["max_regain"].as_f64().unwrap();
     assert!(regain > 0.0 && regain < 1e-3, "{v}");
 }
+
+/// A scene path that is not UTF-8 is refused with an error that names it (QA 2026-12-07:
+/// clap's own said "invalid UTF-8 was detected in one or more arguments").
+#[cfg(unix)]
+#[test]
+fn a_scene_path_that_is_not_utf8_is_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::OsStr::from_bytes(b"sc\xffene.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_lavender"))
+        .arg("run")
+        .arg(path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the scene path sc\u{fffd}ene.toml is not valid UTF-8: rename the file"),
+        "{err}"
+    );
+}
