@@ -147,11 +147,15 @@ where
 /// axis only when their plot areas start at the same x (QA 2026-12-07).
 const Y_LABEL_AREA: u32 = 80;
 
-/// The time axis of a plot from `t0` to `t1`, s: a single frame (or frames at one time) gets
-/// a millisecond either side, so that its ticks are distinct (they read one value ten times).
+/// The time axis of a plot from `t0` to `t1`, s, with 1.5 % of the span either side, so that
+/// a mark at either end (a first divergence at a resumed log's first substep, a spike at the
+/// last) stands clear of the axis and the edge (QA 2026-12-07: a diff's divergence line lay
+/// on the y axis, unseen). A single frame (or frames at one time) gets a millisecond either
+/// side, so that its ticks are distinct (they read one value ten times).
 pub fn time_range(t0: f64, t1: f64) -> (f64, f64) {
     if t1 - t0 > 1e-9 {
-        (t0, t1)
+        let pad = 0.015 * (t1 - t0);
+        (t0 - pad, t1 + pad)
     } else {
         (t0 - 1e-3, t0 + 1e-3)
     }
@@ -303,7 +307,11 @@ mod tests {
 
     #[test]
     fn a_single_time_gets_a_time_axis_around_it() {
-        assert_eq!(time_range(1.0, 2.0), (1.0, 2.0));
+        let (lo, hi) = time_range(1.0, 2.0);
+        assert!(
+            (lo - 0.985).abs() < 1e-15 && (hi - 2.015).abs() < 1e-15,
+            "{lo} {hi}"
+        );
         let (lo, hi) = time_range(0.025, 0.025);
         assert!(
             (lo - 0.024).abs() < 1e-15 && (hi - 0.026).abs() < 1e-15,

@@ -372,7 +372,7 @@ impl chart::Chart for DiffChart<'_> {
             chart
                 .draw_series(LineSeries::new(
                     [(d.time, y_lo), (d.time, y_hi)],
-                    RED.stroke_width(1),
+                    RED.stroke_width(2),
                 ))
                 .map_err(|e| err(&e))?;
             entries.push((

@@ -501,8 +501,12 @@ fn draw_line_panel<DB: DrawingBackend>(
                 .draw_series(LineSeries::new(pts, style))
                 .map_err(err)?
         };
+        let dashed = s.dashed;
         anno.label(s.name.as_str()).legend(move |(x, y)| {
-            PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+            let [a, b] = legend_sample(dashed);
+            EmptyElement::at((x, y))
+                + PathElement::new(a, color.stroke_width(3))
+                + PathElement::new(b, color.stroke_width(3))
         });
     }
     // The legend box: about 8 px a character of the longest name plus the line sample, and
@@ -625,8 +629,12 @@ impl Figure for PathPlot {
                         .map_err(err)?
                 };
                 if first {
+                    let dashed = s.dashed;
                     anno.label(s.name.as_str()).legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+                        let [a, b] = legend_sample(dashed);
+                        EmptyElement::at((x, y))
+                            + PathElement::new(a, color.stroke_width(3))
+                            + PathElement::new(b, color.stroke_width(3))
                     });
                     first = false;
                 }
@@ -967,7 +975,10 @@ impl Figure for StabilityMap {
                 .map_err(err)?
                 .label(b.name.as_str())
                 .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+                    let [a, b] = legend_sample(true);
+                    EmptyElement::at((x, y))
+                        + PathElement::new(a, color.stroke_width(3))
+                        + PathElement::new(b, color.stroke_width(3))
                 });
         }
         // Labels go to the right of their marks. Marks close together (e.g. (10, 10) and
@@ -1038,6 +1049,17 @@ impl Figure for StabilityMap {
             .draw()
             .map_err(err)?;
         Ok(())
+    }
+}
+
+/// A legend's line sample, 24 px long, as two segments relative to its start: a dash and a
+/// gap and a dash for a dashed series (QA 2026-12-07: every sample was solid, so a dashed
+/// bound read as a solid curve that was not there), the whole line twice for a solid one.
+fn legend_sample(dashed: bool) -> [Vec<(i32, i32)>; 2] {
+    if dashed {
+        [vec![(0, 0), (9, 0)], vec![(15, 0), (24, 0)]]
+    } else {
+        [vec![(0, 0), (24, 0)], vec![(0, 0), (24, 0)]]
     }
 }
 
