@@ -210,12 +210,12 @@ pub fn light_bodies(
     // A carriage: a light body carrying one heavy body, its other joint to a dynamic body
     // at least CARRIAGE_SUPPORT_RATIO times its mass that it does not carry (a slider's
     // carriage on an arm, a bob below it).
-    let carriage = |b: usize| {
-        dynamic_joints[b] == 2
-            && carries[b].len() == 1
-            && (neighbours[b].iter())
-                .filter(|&&o| o != carries[b][0].2)
-                .all(|&o| inv_mass[o as usize] * CARRIAGE_SUPPORT_RATIO <= inv_mass[b])
+    let carriage = |b: usize| match (neighbours[b].as_slice(), carries[b].as_slice()) {
+        (&[n0, n1], &[(_, _, heavy)]) if n0 != n1 => {
+            let support = if n0 == heavy { n1 } else { n0 };
+            inv_mass[support as usize] * CARRIAGE_SUPPORT_RATIO <= inv_mass[b]
+        }
+        _ => false,
     };
     // Carriers of every dynamic body they are jointed to, within the mass ratios.
     let carrier: Vec<bool> = (0..bodies)

@@ -502,12 +502,8 @@ fn draw_line_panel<DB: DrawingBackend>(
                 .map_err(err)?
         };
         let dashed = s.dashed;
-        anno.label(s.name.as_str()).legend(move |(x, y)| {
-            let [a, b] = legend_sample(dashed);
-            EmptyElement::at((x, y))
-                + PathElement::new(a, color.stroke_width(3))
-                + PathElement::new(b, color.stroke_width(3))
-        });
+        anno.label(s.name.as_str())
+            .legend(move |at| legend_sample(at, color, dashed));
     }
     // The legend box: about 8 px a character of the longest name plus the line sample, and
     // 20 px a row, with the margin plotters leaves from the edges.
@@ -630,12 +626,8 @@ impl Figure for PathPlot {
                 };
                 if first {
                     let dashed = s.dashed;
-                    anno.label(s.name.as_str()).legend(move |(x, y)| {
-                        let [a, b] = legend_sample(dashed);
-                        EmptyElement::at((x, y))
-                            + PathElement::new(a, color.stroke_width(3))
-                            + PathElement::new(b, color.stroke_width(3))
-                    });
+                    anno.label(s.name.as_str())
+                        .legend(move |at| legend_sample(at, color, dashed));
                     first = false;
                 }
             }
@@ -974,12 +966,7 @@ impl Figure for StabilityMap {
                 .draw_series(DashedLineSeries::new(pts, 10, 6, color.stroke_width(3)))
                 .map_err(err)?
                 .label(b.name.as_str())
-                .legend(move |(x, y)| {
-                    let [a, b] = legend_sample(true);
-                    EmptyElement::at((x, y))
-                        + PathElement::new(a, color.stroke_width(3))
-                        + PathElement::new(b, color.stroke_width(3))
-                });
+                .legend(move |at| legend_sample(at, color, true));
         }
         // Labels go to the right of their marks. Marks close together (e.g. (10, 10) and
         // (7.5, 5) on a 150 x 300 map are a few pixels apart) would overlap: taken from the
@@ -1052,15 +1039,30 @@ impl Figure for StabilityMap {
     }
 }
 
-/// A legend's line sample, 24 px long, as two segments relative to its start: a dash and a
+/// A legend sample: two segments of one colour at a legend entry's position.
+type LegendSample<DB> = plotters::element::ComposedElement<
+    (i32, i32),
+    DB,
+    PathElement<(i32, i32)>,
+    PathElement<(i32, i32)>,
+>;
+
+/// A legend's line sample at `at`, 24 px long, as two segments: a dash and a
 /// gap and a dash for a dashed series (QA 2026-12-07: every sample was solid, so a dashed
 /// bound read as a solid curve that was not there), the whole line twice for a solid one.
-fn legend_sample(dashed: bool) -> [Vec<(i32, i32)>; 2] {
-    if dashed {
+fn legend_sample<DB: DrawingBackend>(
+    at: (i32, i32),
+    color: RGBColor,
+    dashed: bool,
+) -> LegendSample<DB> {
+    let [a, b] = if dashed {
         [vec![(0, 0), (9, 0)], vec![(15, 0), (24, 0)]]
     } else {
         [vec![(0, 0), (24, 0)], vec![(0, 0), (24, 0)]]
-    }
+    };
+    EmptyElement::at(at)
+        + PathElement::new(a, color.stroke_width(3))
+        + PathElement::new(b, color.stroke_width(3))
 }
 
 #[cfg(test)]
