@@ -68,7 +68,7 @@ pub struct Args {
     /// step times without it.
     #[arg(long)]
     stages: bool,
-    /// Directory for the PNG plots.
+    /// Directory for the plots (PNG and SVG of each: scaling.png, accuracy-cost.png with --peer).
     #[arg(long, default_value = "out/bench")]
     plot_dir: PathBuf,
 }

@@ -129,12 +129,14 @@ where
     let mut chart = builder
         .margin(margin)
         .margin_top(margin + title_height)
-        .x_label_area_size(40)
+        .x_label_area_size(44)
         .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(x.0..x.1, y.0..y.1)
         .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
+        .label_style(("sans-serif", TICK_FONT))
+        .axis_desc_style(("sans-serif", AXIS_FONT))
         .x_desc("time (s)")
         .y_desc(y_desc)
         .y_label_formatter(&|v| format!("{:.1e}", 10f64.powf(*v)))
@@ -142,6 +144,11 @@ where
         .map_err(|e| err(&e))?;
     Ok(chart)
 }
+
+/// Tick label and axis description font sizes, px: the tutorial's plots use 14 to 17 (QA
+/// 2026-12-07: plotters' default drew the ticks 9.7 px high).
+const TICK_FONT: u32 = 14;
+const AXIS_FONT: u32 = 15;
 
 /// Width of every panel's y label area, px: panels stacked on one page share their time
 /// axis only when their plot areas start at the same x (QA 2026-12-07).
@@ -173,13 +180,15 @@ where
 {
     let mut chart = ChartBuilder::on(area)
         .margin(12)
-        .x_label_area_size(40)
+        .x_label_area_size(44)
         .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(x.0..x.1, y.0..y.1)
         .map_err(|e| err(&e))?;
     let span = (y.1 - y.0).max(f64::MIN_POSITIVE);
     chart
         .configure_mesh()
+        .label_style(("sans-serif", TICK_FONT))
+        .axis_desc_style(("sans-serif", AXIS_FONT))
         .x_desc("time (s)")
         .y_desc(y_desc)
         .y_labels(5)

@@ -381,6 +381,27 @@ impl chart::Chart for DiffChart<'_> {
                 chart::Mark::Line,
             ));
         }
+        // Identical logs put every curve on the bottom edge, one over the other: say so where
+        // the eye goes (QA 2026-12-07).
+        let all_equal = self
+            .series
+            .iter()
+            .all(|d| KINDS.iter().all(|(_, get)| get(d) == 0.0));
+        if all_equal {
+            use plotters::style::text_anchor::{HPos, Pos, VPos};
+            let style = ("sans-serif", 20)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            chart
+                .plotting_area()
+                .draw(&Text::new(
+                    "every deviation is 0: the logs are bitwise equal here",
+                    ((t0 + t1) / 2.0, (y_lo + y_hi) / 2.0),
+                    style,
+                ))
+                .map_err(|e| err(&e))?;
+        }
         chart::legend(&legend_area, &entries)?;
         root.present().map_err(|e| err(&e))?;
         Ok(())

@@ -484,10 +484,11 @@ fn draw_line_panel<DB: DrawingBackend>(
             .map(|&(x, y)| (transform_x(x), transform(y)))
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
-        drawn.extend(
-            pts.iter()
-                .map(|&(x, y)| ((x - x0) / (x1 - x0), (y - y0) / (y1 - y0))),
-        );
+        let fractions: Vec<(f64, f64)> = pts
+            .iter()
+            .map(|&(x, y)| ((x - x0) / (x1 - x0), (y - y0) / (y1 - y0)))
+            .collect();
+        drawn.extend(along_segments(&fractions, 0.01));
         // Thick polylines are drawn with mitred joins, which turn rounding noise (zig-zags of a few
         // pixels) into long spikes; dense series are therefore drawn one pixel wide.
         let style = s.color.stroke_width(if pts.len() > 300 { 1 } else { 2 });
@@ -521,6 +522,25 @@ fn draw_line_panel<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     Ok(())
+}
+
+/// The points of a polyline and, between each two, points at most `step` apart: what a
+/// legend would cover is the lines, not only their vertices (QA 2026-12-07: the five-point
+/// sweeps of the accuracy-cost plot ran under its legend between their points).
+fn along_segments(points: &[(f64, f64)], step: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len());
+    for pair in points.windows(2) {
+        let ((ax, ay), (bx, by)) = (pair[0], pair[1]);
+        let length = (bx - ax).hypot(by - ay);
+        // Capped so that a segment leaving the area by far adds no unbounded work.
+        let pieces = ((length / step).ceil() as usize).clamp(1, 1000);
+        out.extend((0..pieces).map(|i| {
+            let t = i as f64 / pieces as f64;
+            (ax + t * (bx - ax), ay + t * (by - ay))
+        }));
+    }
+    out.extend(points.last());
+    out
 }
 
 /// Liang-Barsky clipping of the segment `a -> b` to the square `[-h, h]^2`.
@@ -1073,6 +1093,27 @@ mod tests {
     fn fonts_register_without_system_fonts() {
         register_fonts().unwrap();
         register_fonts().unwrap();
+    }
+
+    #[test]
+    fn a_legend_avoids_the_lines_between_points_too() {
+        let diagonal = along_segments(&[(0.0, 0.0), (1.0, 1.0)], 0.01);
+        // ceil(sqrt(2) / 0.01) = 142 pieces, and the last vertex.
+        assert_eq!(diagonal.len(), 143);
+        assert_eq!(diagonal.first(), Some(&(0.0, 0.0)));
+        assert_eq!(diagonal.last(), Some(&(1.0, 1.0)));
+        // A line across the top that leaves the area to the right: neither vertex lies in the
+        // upper right corner's box, the line does.
+        let line = [(0.5, 0.95), (1.2, 0.95)];
+        let side = 0.3;
+        assert_eq!(
+            Corner::UpperRight.least_covering(&line, side, side),
+            Corner::UpperRight
+        );
+        assert_eq!(
+            Corner::UpperRight.least_covering(&along_segments(&line, 0.01), side, side),
+            Corner::UpperLeft
+        );
     }
 
     #[test]

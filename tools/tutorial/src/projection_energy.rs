@@ -194,8 +194,13 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
                             steps.iter().map(|p| (p.t, p.de_integrate)).collect(),
                             plot::color(0),
                         ),
+                        // Its size in the label: next to the integration's change, a
+                        // projection of 1e-13 J per step is flat at 0 on this axis (QA).
                         Series::new(
-                            "projection",
+                            format!(
+                                "projection (at most {:.1e} J a step)",
+                                b.projection_extreme_per_step.abs()
+                            ),
                             steps.iter().map(|p| (p.t, p.de_project)).collect(),
                             plot::color(3),
                         ),

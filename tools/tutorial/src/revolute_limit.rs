@@ -171,12 +171,9 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
                 title: "Joint coordinate (column 7) and its limit".into(),
                 x_label: "time (s)".into(),
                 y_label: "hinge angle (rad)".into(),
+                // The bounds first: the coordinate resting on a stop is drawn over its
+                // dashed bound, not hidden under it (QA 2026-12-07).
                 series: vec![
-                    Series::new(
-                        "joint coordinate",
-                        tr.iter().map(|s| (s.0, f64::from(s.2))).collect(),
-                        plot::color(0),
-                    ),
                     Series::new(
                         format!("lower bound {} rad", LIMIT[0]),
                         vec![(span.0, f64::from(LIMIT[0])), (span.1, f64::from(LIMIT[0]))],
@@ -189,6 +186,11 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
                         plot::color(1),
                     )
                     .dashed(),
+                    Series::new(
+                        "joint coordinate",
+                        tr.iter().map(|s| (s.0, f64::from(s.2))).collect(),
+                        plot::color(0),
+                    ),
                 ],
                 log_floor: None,
                 log_x: false,
