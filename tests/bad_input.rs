@@ -89,6 +89,25 @@ fn bad_joints_are_refused() {
     let (mut w, a, b) = world_with_two_bodies();
     let m = message(w.add_joint(JointDesc::revolute("zero_axis", a, b).axis(Vec3::ZERO)));
     assert!(m.contains("axis_a") && m.contains("non-zero"), "{m}");
+    // An axis whose length overflows f32 is still a direction (it was stored as zero, the
+    // hinge a ball joint: QA 2026-12-07).
+    for (axis, unit) in [
+        (Vec3::new(1e30, 0.0, 0.0), Vec3::X),
+        (Vec3::new(0.0, 3e19, 0.0), Vec3::Y),
+        (
+            Vec3::new(3e38, 0.0, 3e38),
+            Vec3::new(1.0, 0.0, 1.0).normalize(),
+        ),
+    ] {
+        let j = w
+            .add_joint(JointDesc::prismatic(format!("axis {axis}"), a, b).axis(axis))
+            .unwrap();
+        let (axis_a, axis_b) = w.joints().axes_of(j.index());
+        assert!(
+            (axis_a - unit).length() < 1e-6 && (axis_b - unit).length() < 1e-6,
+            "{axis} -> {axis_a} {axis_b}"
+        );
+    }
     let m = message(w.add_joint(JointDesc::revolute("self", b, b)));
     assert!(m.contains("itself"), "{m}");
     let m = message(w.add_joint(JointDesc::revolute("ghost", a, BodyId(7))));
@@ -474,20 +493,29 @@ fn joints_on_bodies_too_heavy_for_single_precision_are_named() {
     }
 }
 
-/// An anchor 1e30 m from its body's centre: its square overflows f32, and the warning said
-/// the moment across it was "NaN kg m^2"; it is now worked out in f64, every number finite.
+/// An anchor 1e18 m from its body's centre (the farthest allowed, as for positions): m r^2 / I
+/// overflows f32, and the warning said the moment across it was "NaN kg m^2" (at 1e30 m,
+/// allowed then); it is worked out in f64, every number finite. Beyond 1e18 m an anchor is
+/// refused (at 1e30 m its body was moved there in a step: QA 2026-12-07).
 #[test]
 fn a_lever_beyond_single_precision_squares_is_warned_with_finite_numbers() {
     let (mut w, a, b) = world_with_two_bodies();
+    let m = message(w.add_joint(
+        JointDesc::spherical("far", a, b).anchors(Vec3::ZERO, Vec3::new(1e30, 0.0, 0.0)),
+    ));
+    assert!(
+        m.contains("anchor_b") && m.contains("1e18 m from its body's centre"),
+        "{m}"
+    );
     let j = w
-        .add_joint(JointDesc::spherical("far", a, b).anchors(Vec3::ZERO, Vec3::new(1e30, 0.0, 0.0)))
+        .add_joint(JointDesc::spherical("far", a, b).anchors(Vec3::ZERO, Vec3::new(1e18, 0.0, 0.0)))
         .unwrap();
     let text = w.conditioning_warning(j.index()).expect("warned");
     // The default body is a 0.1 m cube of 1 kg: I = 1/600 kg m^2 across the anchor.
     assert!(
-        text.contains("anchor 1.000e30 m")
+        text.contains("anchor 1.000e18 m")
             && text.contains("across it 1.667e-3 kg m^2")
-            && text.contains("m r^2 / I = 6.0e62"),
+            && text.contains("m r^2 / I = 6.0e38"),
         "{text}"
     );
     assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
@@ -939,6 +967,14 @@ fn substeps_too_long_for_a_swing_are_named() {
                 warning
                     .as_ref()
                     .is_some_and(|w| w.starts_with("light link `c.link8`")),
+                "{warning:?}"
+            );
+        } else if name.contains("tapered-chain-heavy-load") {
+            // A known limit too (`a_tapered_chains_last_link_is_left_row_by_row`).
+            assert!(
+                warning
+                    .as_ref()
+                    .is_some_and(|w| w.starts_with("light link `link2`")),
                 "{warning:?}"
             );
         } else {

@@ -775,6 +775,32 @@ fn a_slider_carriage_under_a_heavy_bob_holds() {
     assert!((regain - 33.4).abs() < 0.5, "{regain}");
 }
 
+/// QA 2026-12-07 (`data/regressions/tapered-chain-heavy-load.toml`): ball-jointed links of 1,
+/// 0.5 and 0.25 kg from a pivot, a 250 kg load on the last. The last link's support is twice
+/// its mass but hangs from another light link: no carriage (as one the chain came apart,
+/// 7.39 m); row by row, measured 5.42e-2 m (a known limit, warned at build:
+/// `substeps_too_long_for_a_swing_are_named`).
+#[test]
+fn a_tapered_chains_last_link_is_left_row_by_row() {
+    let run = regression_run("tapered-chain-heavy-load.toml");
+    assert!(run.hubs.is_empty(), "{:?}", run.hubs);
+    println!("tapered chain: {} m", run.anchor);
+    assert!((run.anchor - 5.42e-2).abs() < 0.1e-2, "{}", run.anchor);
+}
+
+/// QA 2026-12-07 (`data/regressions/hinged-carriage-chain-solve.toml`): a 0.5 kg carriage
+/// hinged between a 1 kg arm and a 500 kg bob, with the chain solve. The chain's direct solve
+/// takes all three hinges, measured 1.86e-3 m; the carriage's hub took two of them from it,
+/// 5.1e-2 m and 0.17 rad.
+#[test]
+fn the_chain_solve_keeps_a_hinged_carriage() {
+    let mut run = regression_run("hinged-carriage-chain-solve.toml");
+    assert!(run.hubs.is_empty(), "{:?}", run.hubs);
+    assert_eq!(run.world.schedule().chain_joints.len(), 3);
+    println!("hinged carriage, chain solve: {} m", run.anchor);
+    assert!((run.anchor - 1.86e-3).abs() < 0.05e-3, "{}", run.anchor);
+}
+
 /// QA 2026-12-07 (`data/regressions/light-gimbal.toml`): a universal joint of two hinges
 /// around a 0.01 kg gimbal between a 10 kg torso (hung from a pivot) and a 10 kg limb. Row by
 /// row 8.6e-2 m of anchor error and 27 J of the swing lost in 20 s; as a carrier of both heavy

@@ -97,8 +97,19 @@ impl BodyDesc {
         self.angular_velocity = angular;
         self
     }
-    /// Sets the mass, kg, keeping the inertia.
+    /// Sets the mass, kg, keeping the body's shape: the inertia scales with the mass (the
+    /// default 1 kg, 0.1 m cube becomes a 0.1 m cube of `m`, as a scene body with `mass` alone).
+    /// Call [`BodyDesc::inertia`] or [`BodyDesc::solid_box`] after it to give another shape.
+    /// (Until 2026-12-07 the inertia was kept: `mass(1e6)` made a needle of a 1 kg cube's
+    /// moments that a hinge could not hold, 4.7 m apart in a second; QA.)
     pub fn mass(mut self, m: f32) -> Self {
+        let cube = |mass| box_inertia(mass, Vec3::splat(crate::scene::DEFAULT_HALF_EXTENT));
+        // The default cube exactly as a scene computes it (the same bits), other shapes scaled.
+        let default_shape = self.inertia == cube(self.mass);
+        self.inertia = match m / self.mass {
+            scale if !default_shape && scale.is_finite() && scale > 0.0 => self.inertia * scale,
+            _ => cube(m),
+        };
         self.mass = m;
         self
     }
@@ -519,6 +530,28 @@ pub(crate) fn name_problem(name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mass_keeps_the_shape() {
+        // The default cube, of the new mass: what a scene body with `mass` alone gets.
+        let heavy = BodyDesc::dynamic("bob").mass(1e6);
+        assert_eq!(heavy.inertia, box_inertia(1e6, Vec3::splat(0.05)));
+        assert!(
+            (heavy.inertia.x - 1666.6666).abs() < 1e-2,
+            "{}",
+            heavy.inertia
+        );
+        // Moments of one's own scale with the mass; set after it, they stay.
+        let own = BodyDesc::dynamic("rod").inertia(Vec3::new(1.0, 2.0, 2.0));
+        assert_eq!(own.clone().mass(3.0).inertia, Vec3::new(3.0, 6.0, 6.0));
+        let after = BodyDesc::dynamic("rod").mass(3.0).inertia(Vec3::ONE);
+        assert_eq!(after.inertia, Vec3::ONE);
+        // From an unusable mass, the default cube of the new one.
+        assert_eq!(
+            BodyDesc::dynamic("b").mass(0.0).mass(2.0).inertia,
+            box_inertia(2.0, Vec3::splat(0.05))
+        );
+    }
 
     #[test]
     fn box_inertia_matches_textbook() {

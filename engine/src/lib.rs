@@ -35,8 +35,17 @@
 //! }
 //! let diagnostics = world.constraint_data();
 //! assert!(diagnostics[0][3] < 1e-3, "anchor error {} m", diagnostics[0][3]);
+//! // Warnings (a joint f32 cannot hold, substeps too long for a swing, ...) are logged
+//! // through `tracing` where a subscriber is set up; `warnings` gathers them all.
+//! assert!(world.warnings(1.0 / 60.0).is_empty());
 //! # Ok::<(), lavender_engine::EngineError>(())
 //! ```
+//!
+//! Bad input (a NaN position, a joint to a missing body, a limit with its bounds swapped) is
+//! an [`EngineError`] that says what to change. What is legal but will not hold well (a
+//! 1e-8 kg m^2 bob on a 1 m arm, substeps too long for a pendulum's swing) is a warning:
+//! logged through `tracing` by `add_joint` and [`scene::Scene::build`], and gathered, every
+//! one, by [`World::warnings`].
 #![deny(missing_docs)]
 
 pub mod bodies;

@@ -1274,21 +1274,27 @@ impl Scene {
         Ok(world)
     }
 
+    /// The numbers of bodies and joints the scene builds, with those its `[[chain]]` and
+    /// `[[grid]]` tables generate (saturating at `u64::MAX`).
+    pub fn counts(&self) -> (u64, u64) {
+        let own = (self.bodies.len() as u64, self.joints.len() as u64);
+        let generated =
+            (self.chains.iter().map(|c| c.counts())).chain(self.grids.iter().map(|g| g.counts()));
+        generated.fold(own, |(b, j), (gb, gj)| {
+            (b.saturating_add(gb), j.saturating_add(gj))
+        })
+    }
+
     /// Checks every generator, then the scene's total numbers of bodies and joints against
     /// [`MAX_SCENE_ITEMS`].
     fn check_size(&self) -> Result<()> {
-        let mut bodies = self.bodies.len() as u64;
-        let mut joints = self.joints.len() as u64;
         for c in &self.chains {
             c.check()?;
-            bodies = bodies.saturating_add(c.counts().0);
-            joints = joints.saturating_add(c.counts().1);
         }
         for g in &self.grids {
             g.check()?;
-            bodies = bodies.saturating_add(g.counts().0);
-            joints = joints.saturating_add(g.counts().1);
         }
+        let (bodies, joints) = self.counts();
         if bodies > MAX_SCENE_ITEMS || joints > MAX_SCENE_ITEMS {
             return Err(EngineError::Scene {
                 origin: "size".into(),

@@ -515,6 +515,7 @@ impl World {
                 &joint_bodies,
                 &anchors,
                 &self.joints.kind,
+                chain_solve,
             );
             let schedule = Schedule::build_awake(
                 width,
@@ -552,6 +553,44 @@ impl World {
                 .ok()
                 .map(Arc::new);
         }
+    }
+
+    /// Every warning about this world as it stands, each a sentence, in one list: for each
+    /// joint [`World::conditioning_warning`], then [`World::conflict_warning`],
+    /// [`World::start_error_warning`], [`World::locked_pair_warning`],
+    /// [`World::substep_warning`] for frames of `dt` s, the settings'
+    /// [`Settings::threads_warning`], [`World::far_from_origin_warning`],
+    /// [`World::far_levers_warning`] (where it names a joint the first did not) and
+    /// [`World::overflow_warning`]. `Scene::build` and
+    /// `add_joint` log some of these through `tracing`, heard only where a subscriber is set
+    /// up; a world built in code should ask here after building it (and after a run, for the
+    /// last three), so that no warning is lost (QA 2026-12-07: a library user saw none).
+    pub fn warnings(&self, dt: f32) -> Vec<String> {
+        let conditioning: Vec<Option<String>> = (0..self.joints.len())
+            .map(|j| self.conditioning_warning(j))
+            .collect();
+        // The far levers only where they name a joint not already named above (as built,
+        // the two judge the same anchors).
+        let far_levers = (0..self.joints.len())
+            .any(|j| conditioning[j].is_none() && self.lever_warning(j).is_some())
+            .then(|| self.far_levers_warning())
+            .flatten();
+        let mut all: Vec<String> = conditioning.into_iter().flatten().collect();
+        all.extend(
+            [
+                self.conflict_warning(),
+                self.start_error_warning(),
+                self.locked_pair_warning(),
+                self.substep_warning(dt),
+                self.settings.threads_warning(),
+                self.far_from_origin_warning(),
+                far_levers,
+                self.overflow_warning(),
+            ]
+            .into_iter()
+            .flatten(),
+        );
+        all
     }
 
     /// Why f32 cannot hold joint `joint`, if it cannot: a body of the joint that is nearly a
@@ -2098,21 +2137,21 @@ fn spacing_at(x: f32) -> f32 {
 
 /// Anchor error (m) beyond which a joint starts far from holding
 /// ([`World::start_error_warning`]): a modelling slip, not rounding or a slight sag.
-const START_ANCHOR_ERROR: f32 = 1e-2;
+pub const START_ANCHOR_ERROR: f32 = 1e-2;
 
 /// Angular error or a hinge's limit violation (rad) beyond which a joint starts far from
 /// holding ([`World::start_error_warning`]; a slider's limit is held to
 /// [`START_ANCHOR_ERROR`]).
-const START_ANGULAR_ERROR: f32 = 0.1;
+pub const START_ANGULAR_ERROR: f32 = 0.1;
 
 /// Anchor error (m) beyond which joints sharing their bodies disagree
 /// ([`World::conflict_warning`]): well above the f32 rounding of scenes of metres, well
 /// below a modelling slip.
-const CONFLICT_ANCHOR_ERROR: f32 = 1e-4;
+pub const CONFLICT_ANCHOR_ERROR: f32 = 1e-4;
 
 /// Angular error (rad) beyond which joints sharing their bodies disagree
 /// ([`World::conflict_warning`]).
-const CONFLICT_ANGULAR_ERROR: f32 = 1e-3;
+pub const CONFLICT_ANGULAR_ERROR: f32 = 1e-3;
 
 /// The least moment of inertia (kg m^2) about an axis across the arm `r` (body frame), from
 /// the inverse principal moments `inv_local` (1/(kg m^2); 0 for an infinite moment): the
@@ -2141,7 +2180,7 @@ fn least_moment_across(inv_local: glam::DVec3, r: glam::DVec3) -> f64 {
 /// swing energy 0.049 J) over 20 s: 480 substeps per period (the default 1/240 s) rose 3.2e-4
 /// J above its start, 20 per period 9.0e-3 J, 10 per period 2.2e-2 J, 4 per period 0.17 J,
 /// and with 2 it came apart (1.6 km of anchor error).
-const MIN_SUBSTEPS_PER_SWING: f64 = 10.0;
+pub const MIN_SUBSTEPS_PER_SWING: f64 = 10.0;
 
 /// Radians a light link may swing per substep ([`World::light_link_swing`]) before
 /// [`World::substep_warning`] warns. QA's battery of 2026-12-07 (394 runs of 2 s: chains of
@@ -2165,13 +2204,13 @@ const LINK_SWING_ADVISED: f64 = 0.5;
 /// (2.1e-5 m) 0.14 %, 1e-4 m 1.6 %, 1e-3 m 95 %; its lower hinge's axis tilted by 3e-6 rad
 /// (1.1e-5 m) 0.12 %, 1e-5 rad 1.2 %, 2e-5 rad 4.8 %. Rounding of f32 anchors and axes leaves
 /// pairs that can move orders of magnitude below it.
-const LOCK_STRAIN: f64 = 1e-5;
+pub const LOCK_STRAIN: f64 = 1e-5;
 
 /// Metres a radian of strain on a joint's angular rows counts as in [`LOCK_STRAIN`]: at 5 m
 /// the door's tilts and gaps of equal least strain lose energy alike (to a factor of two; at
 /// 0.1 m, as the conflict check weighs them, tilts up to 5e-5 rad, losing 27 %, went
 /// unwarned while a 1e-4 m gap, losing 1.6 %, was warned: QA 2026-12-07).
-const LOCK_METRES_PER_RADIAN: f64 = 5.0;
+pub const LOCK_METRES_PER_RADIAN: f64 = 5.0;
 
 /// `m r^2 / I` above which single precision cannot hold a joint at lever arm `r`
 /// ([`World::conditioning_warning`], [`World::lever_warning`]).
@@ -2580,6 +2619,44 @@ mod lever_tests {
     //! What a step that went non-finite says about far levers (`World::lever_warning`).
     use super::*;
     use crate::{BodyDesc, JointDesc};
+
+    #[test]
+    fn warnings_gathers_what_a_world_built_in_code_would_not_hear() {
+        let mut w = World::new(Settings::default()).unwrap();
+        let pivot = w.add_body(BodyDesc::fixed("pivot")).unwrap();
+        let bob = w
+            .add_body(BodyDesc::dynamic("bob").position(Vec3::new(1.0, 0.0, 0.0)))
+            .unwrap();
+        let arm = Vec3::new(-1.0, 0.0, 0.0);
+        w.add_joint(JointDesc::revolute("hinge", pivot, bob).anchors(Vec3::ZERO, arm))
+            .unwrap();
+        assert_eq!(w.warnings(1.0 / 60.0), Vec::<String>::new());
+        // A 1 kg bob of 1e-8 kg m^2 on the 1 m arm: m r^2 / I = 1e8, beyond f32.
+        let needle = w
+            .add_body(
+                BodyDesc::dynamic("needle")
+                    .position(Vec3::new(0.0, 0.0, 1.0))
+                    .inertia(Vec3::splat(1e-8)),
+            )
+            .unwrap();
+        w.add_joint(
+            JointDesc::spherical("ball", pivot, needle)
+                .anchors(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0)),
+        )
+        .unwrap();
+        let warnings = w.warnings(1.0 / 60.0);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("`ball`"), "{warnings:?}");
+        // Frames of 1 s with substeps of up to 1 s: the 1 m pendulum's 2 s swing in two.
+        w.set_settings(Settings {
+            max_substep: 1.0,
+            ..Settings::default()
+        })
+        .unwrap();
+        let warnings = w.warnings(1.0);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[1].contains("substep"), "{warnings:?}");
+    }
 
     #[test]
     fn a_slider_run_far_out_is_named_and_a_near_one_is_not() {

@@ -28,7 +28,7 @@
 //! unlimited along time: the writer buffers one block and appends it with a resize, so
 //! recording streams, and one joint's series over the run reads only its own chunks. The
 //! per-body and per-joint chunks of a block are filtered here on every core and written as
-//! stored ([`chunks`]); the rest goes through the library's filters.
+//! stored (the private `chunks` module); the rest goes through the library's filters.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

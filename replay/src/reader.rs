@@ -1095,7 +1095,7 @@ impl LogReader {
             .ok()
     }
 
-    /// The last frame at or before time `t` (see [`index_at_time`](LogReader::index_at_time)).
+    /// The frame nearest to time `t`, as [`index_at_time`](LogReader::index_at_time) finds it.
     pub fn frame_at_time(&self, t: f64) -> Result<Option<FrameView<'_>>> {
         self.index_at_time(t).map(|i| self.frame(i)).transpose()
     }

@@ -505,7 +505,10 @@ pub fn world_state_hash(world: &World) -> u64 {
 }
 
 impl Recorder {
-    /// Creates the output (a log, or HDF5 for `.h5`/`.hdf5`) with default options.
+    /// Creates the output (a log, or HDF5 for `.h5`/`.hdf5`; any other name is a log) with
+    /// default options. `scene` is the scene `world` was built from, stored in the header
+    /// for `resume` and `diff`; for a world built in code, `Scene::from_world(&world, dt)`
+    /// describes it. A scene that builds other numbers of bodies or joints is refused.
     pub fn create(path: impl AsRef<Path>, scene: &Scene, world: &World, dt: f32) -> Result<Self> {
         Self::create_with(path, scene, world, dt, RecordOptions::default())
     }
@@ -518,6 +521,18 @@ impl Recorder {
         dt: f32,
         options: RecordOptions,
     ) -> Result<Self> {
+        // The header's scene is what `resume` rebuilds: one that builds another world made
+        // a log that only failed there (QA 2026-12-07).
+        let (bodies, joints) = scene.counts();
+        let world_counts = (world.body_count() as u64, world.joint_count() as u64);
+        if (bodies, joints) != world_counts {
+            return Err(ReplayError::InvalidArgument(format!(
+                "the scene builds {bodies} bodies and {joints} joints but the world recorded \
+                 has {} and {}: record the world built from this scene, or describe a world \
+                 built in code with `Scene::from_world(&world, dt)`",
+                world_counts.0, world_counts.1
+            )));
+        }
         Self::create_with_header(path, &header_for(scene, world, dt), world, options)
     }
 
@@ -795,6 +810,29 @@ mod tests {
         let (p, q) = world.body_pose(lavender_engine::BodyId(1)).unwrap();
         assert_eq!(last.pose(1).unwrap(), [p.x, p.y, p.z, q.x, q.y, q.z, q.w]);
         assert_eq!(last.diagnostics(), world.constraint_data());
+    }
+
+    #[test]
+    fn a_scene_that_builds_another_world_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wrong.lvlog");
+        let world = Scene::builtin("chain").unwrap().build().unwrap();
+        let pendulum = Scene::builtin("pendulum").unwrap();
+        let e = Recorder::create(&path, &pendulum, &world, 1.0 / 60.0)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            e.contains("the scene builds 2 bodies and 1 joints") && e.contains("Scene::from_world"),
+            "{e}"
+        );
+        assert!(!path.exists(), "nothing is created");
+        // The world described by itself is recorded.
+        let own = Scene::from_world(&world, 1.0 / 60.0).unwrap();
+        Recorder::create(&path, &own, &world, 1.0 / 60.0)
+            .unwrap()
+            .finish()
+            .unwrap();
     }
 
     #[test]

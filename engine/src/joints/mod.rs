@@ -20,7 +20,7 @@ pub mod prismatic;
 pub mod revolute;
 pub mod spherical;
 
-use crate::bodies::{check_unit_quat, Bodies, BodyId, UNIT_TOLERANCE};
+use crate::bodies::{check_unit_quat, Bodies, BodyId, MAX_POSITION_COORDINATE, UNIT_TOLERANCE};
 use crate::error::{EngineError, Result};
 use crate::lanes::{
     atan2, gather_poses, gather_velocity_pairs, max, Lane, PairVelocities, PoseLanesOf, SolverPose,
@@ -120,6 +120,13 @@ pub struct JointDesc {
 /// within [`UNIT_TOLERANCE`], so that a stored axis passes through unchanged (as rotations do
 /// in `check_unit_quat`; `Scene::from_world` relies on it).
 pub(crate) fn unit_axis(axis: Vec3) -> Vec3 {
+    // Scaled by its largest component first where its length overflows f32 (an axis of
+    // 1e30 m was stored as zero, a hinge acting as a ball joint: QA 2026-12-07).
+    let axis = if axis.length().is_finite() {
+        axis
+    } else {
+        axis / axis.abs().max_element()
+    };
     let length = axis.length();
     if (length - 1.0).abs() <= UNIT_TOLERANCE {
         axis
@@ -950,6 +957,16 @@ impl Joints {
         for (what, v) in [("anchor_a", desc.anchor_a), ("anchor_b", desc.anchor_b)] {
             if !v.is_finite() {
                 return Err(bad(format!("{what} {:?} is not finite", v.to_array())));
+            }
+            // As far as a body's position may be (an anchor of 1e30 m teleported its body
+            // there in a step and read an infinite anchor error: QA 2026-12-07).
+            if v.abs().max_element() > MAX_POSITION_COORDINATE {
+                return Err(bad(format!(
+                    "{what} {:?} m is more than {MAX_POSITION_COORDINATE:e} m from its body's \
+                     centre, where single precision resolves nothing of a joint: give the \
+                     anchor in the body's frame, in metres",
+                    v.to_array()
+                )));
             }
         }
         let needs_axis = matches!(desc.kind, JointKind::Revolute | JointKind::Prismatic);

@@ -25,6 +25,7 @@
 //! the hub. Eligible joints: awake (limited or not: the hub solve moves a limit's row in
 //! and out of its system as the limit is active, see `solver::hub`).
 
+use super::chains::CHAIN_KINDS;
 use crate::bodies::BodyKind;
 use crate::joints::JointKind;
 
@@ -51,7 +52,10 @@ pub const CARRIER_MAX_CARRIED: usize = 2;
 /// 2 kg arm hinged to a pivot, a 51 kg bob on a ball joint below it, swung the bob out
 /// against the slider's stop: row by row 8.6e-3 m at the hinge, 3.4e-2 m through the stop and
 /// 70 J regained after the impact. Not for a chain's links, of equal masses: as carriers of a
-/// heavy load at a chain's end they held it worse.
+/// heavy load at a chain's end they held it worse. The support must also hang from static or
+/// kinematic bodies alone (not from another light link: a tapered chain's last link came
+/// apart as a carrier), and with the chain solve a carriage of hinges and ball joints is left
+/// to the chain ([`light_bodies`]).
 pub const CARRIAGE_SUPPORT_RATIO: f32 = 2.0;
 
 /// How much more mobile at a joint's anchor a body must be than the dynamic body at the other
@@ -141,7 +145,9 @@ pub struct Hub {
 /// moment across `r` from `inv_inertia_local`: [`crate::bodies::inv_inertia_across`]), or,
 /// at a joint that also holds the bodies' relative rotation (every type but the spherical), it
 /// turns `k` times as far under a unit torque about its freest axis (`1 / I_min`).
-/// `kinds[j]` is joint `j`'s type. The masses are the scene's, so this is too.
+/// `kinds[j]` is joint `j`'s type; `chain_solve` says whether the chain solve is on
+/// ([`crate::Settings::chain_solve`]), which takes carriages of hinges and ball joints. The
+/// masses are the scene's, so this is too.
 ///
 /// Both, because neither alone tells a thin rod right. With the point measure `1/m + |r|^2 /
 /// I_min` of 2026-12-05 to 2026-12-07 (the smallest moment whatever the direction), a 1 kg
@@ -155,6 +161,7 @@ pub fn light_bodies(
     joint_bodies: &[(u32, u32)],
     anchors: &[(glam::Vec3, glam::Vec3)],
     kinds: &[JointKind],
+    chain_solve: bool,
 ) -> Vec<Light> {
     let point_mobility = |b: u32, r: glam::Vec3| {
         f64::from(inv_mass[b as usize])
@@ -167,8 +174,8 @@ pub fn light_bodies(
     // times as mobile.
     let mut carries: Vec<Vec<(f32, JointKind, u32)>> = vec![Vec::new(); bodies];
     let (mut dynamic_joints, mut slider) = (vec![0usize; bodies], vec![false; bodies]);
-    // The dynamic bodies each body is jointed to.
-    let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); bodies];
+    // The dynamic bodies each body is jointed to, and through what type of joint.
+    let mut neighbours: Vec<Vec<(u32, JointKind)>> = vec![Vec::new(); bodies];
     for ((&(a, b), &(r_a, r_b)), &kind) in joint_bodies.iter().zip(anchors).zip(kinds) {
         let prismatic = kind == JointKind::Prismatic;
         slider[a as usize] |= prismatic;
@@ -203,17 +210,25 @@ pub fn light_bodies(
                     carries[body as usize].push((inv_light / inv_heavy, kind, other));
                 }
                 dynamic_joints[body as usize] += 1;
-                neighbours[body as usize].push(other);
+                neighbours[body as usize].push((other, kind));
             }
         }
     }
     // A carriage: a light body carrying one heavy body, its other joint to a dynamic body
     // at least CARRIAGE_SUPPORT_RATIO times its mass that it does not carry (a slider's
-    // carriage on an arm, a bob below it).
+    // carriage on an arm, a bob below it). That support must be held by static or kinematic
+    // bodies alone (the carriage its one dynamic neighbour): the last link of a tapered chain (each link half the one before, a load 1,000 times
+    // the last) passes the ratio, and as a carrier it let the chain come apart, 0.05 m row
+    // by row to 7 m (QA 2026-12-07). With the chain solve, a carriage of hinges and ball
+    // joints is left to it: a chain's direct solve holds the load exactly, and the carriage's
+    // hub took its joints from it (1.9e-3 m against 5.1e-2 m, QA 2026-12-07).
     let carriage = |b: usize| match (neighbours[b].as_slice(), carries[b].as_slice()) {
-        (&[n0, n1], &[(_, _, heavy)]) if n0 != n1 => {
+        (&[(n0, k0), (n1, k1)], &[(_, _, heavy)]) if n0 != n1 => {
             let support = if n0 == heavy { n1 } else { n0 };
-            inv_mass[support as usize] * CARRIAGE_SUPPORT_RATIO <= inv_mass[b]
+            let heavier = inv_mass[support as usize] * CARRIAGE_SUPPORT_RATIO <= inv_mass[b];
+            let anchored = neighbours[support as usize].len() == 1;
+            let chained = chain_solve && [k0, k1].iter().all(|k| CHAIN_KINDS.contains(k));
+            heavier && anchored && !chained
         }
         _ => false,
     };
@@ -447,7 +462,7 @@ mod tests {
             // Mobility at the arm's end 1/m + 0.25 / I, the box's 0.1 at its centre.
             let inv_mass = [0.0, arm_inv_mass, 0.1];
             let inv_inertia = [0.0, arm_inv_mass, 1.0].map(Vec3::splat);
-            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds)
+            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds, false)
         };
         // 0.01 kg: 125 against 0.1, a carrier, and so at any smaller mass (1 g, 1 mg) welded
         // to the box; 1 kg: 1.25 against 0.1, not (and two joints are no hub of a body that
@@ -464,7 +479,7 @@ mod tests {
             let inv_mass = [0.0, arm_inv_mass, 0.1];
             let inv_inertia = [0.0, arm_inv_mass, 1.0].map(Vec3::splat);
             let kinds = [JointKind::Revolute; 2];
-            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds)
+            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds, false)
         };
         assert_eq!(hinged(100.0), [No, Carrier, No]);
         assert_eq!(hinged(1000.0), [No; 3]);
@@ -508,7 +523,7 @@ mod tests {
                 Vec3::splat(3.0 / (cube * 0.005)),
             ];
             let kinds = [Revolute, below];
-            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds)
+            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds, false)
         };
         // Equal masses, welded: the rod's end moves 4.0 against the cube's 2.5 (with the
         // smallest moment, 3,751: a carrier), it twists 25 times as freely.
@@ -549,12 +564,57 @@ mod tests {
                 Vec3::splat(1.0 / 0.765),
                 Vec3::ZERO,
             ];
-            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds)
+            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds, false)
         };
         assert_eq!(light(2.0), [No, Carrier, No, No]);
         // On an arm of its own mass, a chain's link: not a carriage (a chain's last link
         // carrying a heavy load held it worse as a carrier).
         assert_eq!(light(0.5), [No; 4]);
+        // Hinged to the arm instead of sliding on it, the carriage is left to the chain solve
+        // when that is on; a slider is no chain's joint, so the slider's carriage stays.
+        let kinds_on = |kinds: [JointKind; 3], chain_solve: bool| {
+            let inv_mass = [0.5, 2.0, 1.0 / 51.0, 0.0];
+            let inv_inertia = [6.0, 400.0, 1.0 / 0.765, 0.0].map(Vec3::splat);
+            light_bodies(
+                &inv_mass,
+                &inv_inertia,
+                &joints,
+                &anchors,
+                &kinds,
+                chain_solve,
+            )
+        };
+        let hinged = [
+            JointKind::Revolute,
+            JointKind::Revolute,
+            JointKind::Spherical,
+        ];
+        assert_eq!(kinds_on(hinged, false), [No, Carrier, No, No]);
+        assert_eq!(kinds_on(hinged, true), [No; 4]);
+        assert_eq!(kinds_on(kinds, true), [No, Carrier, No, No]);
+    }
+
+    #[test]
+    fn a_tapered_chains_last_link_is_no_carriage() {
+        use glam::Vec3;
+        use Light::{Carrier, No};
+        // Links of 1, 0.5 and 0.25 kg on ball joints from a pivot (body 0), a 250 kg load
+        // below the last (anchors at the centres: mobility is the inverse mass). The last
+        // link's support is twice its mass but hangs from another light link: not anchored.
+        let chain = |links: &[f32]| {
+            let mut inv_mass = vec![0.0];
+            inv_mass.extend(links.iter().map(|m| 1.0 / m));
+            inv_mass.push(1.0 / 250.0);
+            let inv_inertia: Vec<Vec3> = inv_mass.iter().map(|&w| Vec3::splat(w)).collect();
+            let joints: Vec<(u32, u32)> =
+                (0..inv_mass.len() as u32 - 1).map(|b| (b, b + 1)).collect();
+            let anchors = vec![(Vec3::ZERO, Vec3::ZERO); joints.len()];
+            let kinds = vec![JointKind::Spherical; joints.len()];
+            light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds, false)
+        };
+        assert_eq!(chain(&[1.0, 0.5, 0.25]), [No; 5]);
+        // Two links: the support hangs from the pivot alone, and the last link is a carriage.
+        assert_eq!(chain(&[0.5, 0.25]), [No, No, Carrier, No]);
     }
 
     #[test]
@@ -585,6 +645,7 @@ mod tests {
                 &joints,
                 &anchors,
                 &[JointKind::Revolute; 3],
+                false,
             )
         };
         assert_eq!(light(1.0), [No, Carrier, No, No]);
@@ -607,7 +668,7 @@ mod tests {
         let inv_mass = [0.1, 100.0, 0.1, 0.0, 100.0, 0.1];
         let inv_inertia = [1.0, 100.0, 1.0, 0.0, 100.0, 1.0].map(Vec3::splat);
         let kinds = [JointKind::Revolute; 5];
-        let light = light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds);
+        let light = light_bodies(&inv_mass, &inv_inertia, &joints, &anchors, &kinds, false);
         assert_eq!(light, [No; 6]);
     }
 
@@ -659,6 +720,7 @@ mod tests {
                 &joints,
                 &anchors,
                 &[JointKind::Spherical; 4],
+                false,
             )
         };
         // A 1e-4 kg m^2 hub: 6,401 against 5 at each arm.
