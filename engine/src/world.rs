@@ -555,41 +555,44 @@ impl World {
         }
     }
 
-    /// Every warning about this world as it stands, each a sentence, in one list: for each
-    /// joint [`World::conditioning_warning`], then [`World::conflict_warning`],
-    /// [`World::start_error_warning`], [`World::locked_pair_warning`],
-    /// [`World::substep_warning`] for frames of `dt` s, the settings'
-    /// [`Settings::threads_warning`], [`World::far_from_origin_warning`],
-    /// [`World::far_levers_warning`] (where it names a joint the first did not) and
-    /// [`World::overflow_warning`]. `Scene::build` and
-    /// `add_joint` log some of these through `tracing`, heard only where a subscriber is set
-    /// up; a world built in code should ask here after building it (and after a run, for the
-    /// last three), so that no warning is lost (QA 2026-12-07: a library user saw none).
+    /// The warnings about how this world is built, each a sentence: for each joint
+    /// [`World::conditioning_warning`], then [`World::conflict_warning`],
+    /// [`World::start_error_warning`], [`World::locked_pair_warning`] and
+    /// [`World::substep_warning`] for frames of `dt` s. What the Python module raises when a
+    /// `Sim` is built; `add_joint` and `Scene::build` log them through `tracing`.
+    pub fn setup_warnings(&self, dt: f32) -> Vec<String> {
+        let conditioning = (0..self.joints.len()).filter_map(|j| self.conditioning_warning(j));
+        let world = [
+            self.conflict_warning(),
+            self.start_error_warning(),
+            self.locked_pair_warning(),
+            self.substep_warning(dt),
+        ];
+        conditioning.chain(world.into_iter().flatten()).collect()
+    }
+
+    /// Every warning about this world as it stands, each a sentence, in one list:
+    /// [`World::setup_warnings`], then the settings' [`Settings::threads_warning`],
+    /// [`World::far_from_origin_warning`], [`World::far_levers_warning`] (where it names a
+    /// joint the conditioning warnings do not) and [`World::overflow_warning`]. Some of these
+    /// are logged through `tracing`, heard only where a subscriber is set up; a world built
+    /// in code should ask here after building it (and after a run, for the last three), so
+    /// that no warning is lost (QA 2026-12-07: a library user saw none).
     pub fn warnings(&self, dt: f32) -> Vec<String> {
-        let conditioning: Vec<Option<String>> = (0..self.joints.len())
-            .map(|j| self.conditioning_warning(j))
-            .collect();
-        // The far levers only where they name a joint not already named above (as built,
-        // the two judge the same anchors).
+        // As built, the far levers and the conditioning judge the same anchors: the far
+        // levers' sentence only where a joint has the one and not the other.
         let far_levers = (0..self.joints.len())
-            .any(|j| conditioning[j].is_none() && self.lever_warning(j).is_some())
+            .any(|j| self.far_lever(j).is_some() && self.conditioning_warning(j).is_none())
             .then(|| self.far_levers_warning())
             .flatten();
-        let mut all: Vec<String> = conditioning.into_iter().flatten().collect();
-        all.extend(
-            [
-                self.conflict_warning(),
-                self.start_error_warning(),
-                self.locked_pair_warning(),
-                self.substep_warning(dt),
-                self.settings.threads_warning(),
-                self.far_from_origin_warning(),
-                far_levers,
-                self.overflow_warning(),
-            ]
-            .into_iter()
-            .flatten(),
-        );
+        let mut all = self.setup_warnings(dt);
+        let state = [
+            self.settings.threads_warning(),
+            self.far_from_origin_warning(),
+            far_levers,
+            self.overflow_warning(),
+        ];
+        all.extend(state.into_iter().flatten());
         all
     }
 

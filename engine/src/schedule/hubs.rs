@@ -219,9 +219,10 @@ pub fn light_bodies(
     // carriage on an arm, a bob below it). That support must be held by static or kinematic
     // bodies alone (the carriage its one dynamic neighbour): the last link of a tapered
     // chain (each link half the one before, a load 1,000 times the last) passes the ratio,
-    // and as a carrier it let the chain come apart, 0.05 m row by row to 7 m (QA 2026-12-07). With the chain solve, a carriage of hinges and ball
-    // joints is left to it: a chain's direct solve holds the load exactly, and the carriage's
-    // hub took its joints from it (1.9e-3 m against 5.1e-2 m, QA 2026-12-07).
+    // and as a carrier it let the chain come apart, 0.05 m row by row to 7 m (QA 2026-12-07).
+    // With the chain solve, a carriage of hinges and ball joints is left to it: a chain's
+    // direct solve holds the load exactly, and the carriage's hub took its joints from it
+    // (1.9e-3 m against 5.1e-2 m, QA 2026-12-07).
     let carriage = |b: usize| match (neighbours[b].as_slice(), carries[b].as_slice()) {
         (&[(n0, k0), (n1, k1)], &[(_, _, heavy)]) if n0 != n1 => {
             let support = if n0 == heavy { n1 } else { n0 };

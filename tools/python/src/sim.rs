@@ -747,28 +747,13 @@ fn substep_of(world: &World, dt: f32) -> f32 {
     dt / world.settings().substeps_for(dt) as f32
 }
 
-/// A `RuntimeWarning` for each joint f32 cannot hold (`World::conditioning_warning`) and each
-/// pair of bodies whose joints disagree (`World::conflict_warning`), joints far from holding
-/// at the start (`World::start_error_warning`), pairs their joints lock by accident
-/// (`World::locked_pair_warning`) and swings the substeps do not resolve
-/// (`World::substep_warning`); the command line logs the same through `tracing`.
+/// A `RuntimeWarning` for each of `World::setup_warnings`: joints f32 cannot hold, pairs of
+/// bodies whose joints disagree, joints far from holding at the start, pairs their joints
+/// lock by accident and swings the substeps do not resolve; the command line logs the same
+/// through `tracing`.
 fn warn_ill_conditioned(world: &World, frame_dt: f32) -> PyResult<()> {
     Python::attach(|py| {
-        for j in 0..world.joints().len() {
-            if let Some(warning) = world.conditioning_warning(j) {
-                runtime_warning(py, warning)?;
-            }
-        }
-        if let Some(warning) = world.conflict_warning() {
-            runtime_warning(py, warning)?;
-        }
-        if let Some(warning) = world.start_error_warning() {
-            runtime_warning(py, warning)?;
-        }
-        if let Some(warning) = world.locked_pair_warning() {
-            runtime_warning(py, warning)?;
-        }
-        if let Some(warning) = world.substep_warning(frame_dt) {
+        for warning in world.setup_warnings(frame_dt) {
             runtime_warning(py, warning)?;
         }
         Ok(())
