@@ -35,6 +35,40 @@ fn the_readme_scene_example_builds() {
     assert_eq!(world.body_count(), 2 + 101 + 400);
 }
 
+/// The README's Rust example, compiled and run here: the README's ```rust block must be the
+/// lines between the markers below, word for word (without their indentation), so that an
+/// API change that breaks it fails here.
+#[test]
+#[rustfmt::skip] // the example's lines as the README shows them
+fn the_readme_rust_example_compiles_and_runs() -> Result<(), Box<dyn std::error::Error>> {
+    // README example begins
+    use lavender::engine::{BodyDesc, JointDesc, Settings, Vec3, World};
+
+    let mut world = World::new(Settings::default())?;
+    let ground = world.add_body(BodyDesc::fixed("ground"))?; // a static body (`kind = "static"` in a scene)
+    let arm = world.add_body(BodyDesc::dynamic("arm").position(Vec3::new(0.0, -1.0, 0.0)))?;
+    world.add_joint(JointDesc::revolute("hinge", ground, arm).anchors(Vec3::ZERO, Vec3::new(0.0, 1.0, 0.0)))?;
+    world.set_body_pose(arm, Vec3::new(0.02, -0.97, 0.0), lavender::engine::Quat::IDENTITY)?; // no time passes
+    assert!((world.constraint_data()[0][3] - 0.0360555).abs() < 1e-6); // sqrt(0.02^2 + 0.03^2)
+    world.step(1.0 / 60.0)?;                                              // four 1/240 s substeps
+    for warning in world.warnings(1.0 / 60.0) { eprintln!("warning: {warning}"); } // none here
+    // README example ends
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md"))?;
+    let start = readme.find("```rust\n").expect("a rust block") + "```rust\n".len();
+    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+    let source = include_str!("docs.rs");
+    let (begin, end) = ("// README example begins\n", "    // README example ends");
+    let body = &source[source.find(begin).unwrap() + begin.len()..source.find(end).unwrap()];
+    let body: String = body.lines().map(|l| format!("{}\n", l.trim_start_matches("    "))).collect();
+    assert_eq!(
+        block, body,
+        "README.md's Rust example differs from tests/docs.rs's copy: edit both"
+    );
+    Ok(())
+}
+
 /// Every relative link of the README and of the documents it links to names a file that
 /// exists, and every `#anchor` into a Markdown file names one of its headings (GitHub's
 /// slugs: lower case, spaces to `-`, punctuation other than `-` and `_` dropped).

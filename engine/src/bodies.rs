@@ -445,7 +445,30 @@ impl Bodies {
                 })?;
                 (1.0 / desc.mass, desc.inertia.recip())
             }
-            BodyKind::Static | BodyKind::Kinematic => (0.0, Vec3::ZERO),
+            BodyKind::Static | BodyKind::Kinematic => {
+                // Unused, but a mass no body could have is a mistake worth naming (a scene
+                // file refuses any `mass` on such a body).
+                let moments = desc.inertia.to_array();
+                if !(desc.mass.is_finite() && desc.mass > 0.0)
+                    || !moments.iter().all(|m| m.is_finite() && *m > 0.0)
+                {
+                    return Err(EngineError::InvalidBody {
+                        body: name.clone(),
+                        reason: format!(
+                            "mass {} kg and inertia {moments:?} kg m^2 on a {} body: it has \
+                             no mass (it moves only as set), so leave `mass`, `inertia` \
+                             and `solid_box` out, or make it dynamic",
+                            desc.mass,
+                            if desc.kind == BodyKind::Static {
+                                "static"
+                            } else {
+                                "kinematic"
+                            }
+                        ),
+                    });
+                }
+                (0.0, Vec3::ZERO)
+            }
         };
         if desc.kind == BodyKind::Static
             && (desc.linear_velocity != Vec3::ZERO || desc.angular_velocity != Vec3::ZERO)
