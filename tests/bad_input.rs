@@ -457,8 +457,8 @@ fn masses_f32_cannot_invert_and_moving_static_bodies_are_refused() {
     w.add_body(BodyDesc::dynamic("heavy").mass(1e30)).unwrap();
     let m = message(w.add_body(BodyDesc::fixed("wall").velocity(Vec3::X, Vec3::ZERO)));
     assert!(m.contains("static body never moves"), "{m}");
-    // A mass no body could have on a body without mass is named too (QA 2026-12-07: taken and
-    // ignored); a scene file refuses any `mass` there.
+    // A negative or non-finite mass on a body without mass is named too (QA 2026-12-07: taken
+    // and ignored; 0 is fine, below); a scene file refuses any `mass` there.
     let m = message(w.add_body(BodyDesc::fixed("post").mass(-1.0)));
     assert!(m.contains("static body: it has no mass"), "{m}");
     let m = message(w.add_body(BodyDesc::kinematic("crank").inertia(Vec3::NAN)));

@@ -446,11 +446,11 @@ impl Bodies {
                 (1.0 / desc.mass, desc.inertia.recip())
             }
             BodyKind::Static | BodyKind::Kinematic => {
-                // Unused, but a mass no body could have is a mistake worth naming (a scene
-                // file refuses any `mass` on such a body).
+                // Unused (0 is fine: no mass), but a negative or non-finite one is a mistake
+                // worth naming (a scene file refuses any `mass` on such a body).
                 let moments = desc.inertia.to_array();
-                if !(desc.mass.is_finite() && desc.mass > 0.0)
-                    || !moments.iter().all(|m| m.is_finite() && *m > 0.0)
+                if !(desc.mass.is_finite() && desc.mass >= 0.0)
+                    || !moments.iter().all(|m| m.is_finite() && *m >= 0.0)
                 {
                     return Err(EngineError::InvalidBody {
                         body: name.clone(),
