@@ -449,9 +449,8 @@ impl Bodies {
                 // Unused (0 is fine: no mass), but a negative or non-finite one is a mistake
                 // worth naming (a scene file refuses any `mass` on such a body).
                 let moments = desc.inertia.to_array();
-                if !(desc.mass.is_finite() && desc.mass >= 0.0)
-                    || !moments.iter().all(|m| m.is_finite() && *m >= 0.0)
-                {
+                let usable = |m: f32| m.is_finite() && m >= 0.0;
+                if !(usable(desc.mass) && moments.into_iter().all(usable)) {
                     return Err(EngineError::InvalidBody {
                         body: name.clone(),
                         reason: format!(
