@@ -32,6 +32,17 @@ pub enum BodyKind {
     Dynamic,
 }
 
+impl BodyKind {
+    /// The kind as a scene file spells it: `"static"`, `"kinematic"` or `"dynamic"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BodyKind::Static => "static",
+            BodyKind::Kinematic => "kinematic",
+            BodyKind::Dynamic => "dynamic",
+        }
+    }
+}
+
 /// Description of a body to add to a world. Units: m, kg, kg m^2, m/s, rad/s.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BodyDesc {
@@ -458,11 +469,7 @@ impl Bodies {
                              no mass (it moves only as set), so leave `mass`, `inertia` \
                              and `solid_box` out, or make it dynamic",
                             desc.mass,
-                            if desc.kind == BodyKind::Static {
-                                "static"
-                            } else {
-                                "kinematic"
-                            }
+                            desc.kind.name()
                         ),
                     });
                 }

@@ -900,11 +900,7 @@ impl SceneBody {
                 ("box", self.box_half_extents.is_some()),
             ];
             if let Some((field, _)) = given.into_iter().find(|&(_, given)| given) {
-                let kind = if self.kind == BodyKind::Static {
-                    "static"
-                } else {
-                    "kinematic"
-                };
+                let kind = self.kind.name();
                 return Err(bad(format!(
                     "a {kind} body has infinite mass, so its `{field}` would be ignored: remove \
                      `{field}`, or make the body dynamic"

@@ -121,11 +121,6 @@ impl std::fmt::Display for ToleranceExceeded {
 
 impl std::error::Error for ToleranceExceeded {}
 
-/// Loads a scene by shipped name or path; returns it with the file it comes from. As in the
-/// Python `Sim`, an argument that looks like a path (a `/` or `\` in it, or a `.toml` ending)
-/// is one; otherwise a shipped scene's name wins (a file of that name in the working
-/// directory, such as the output of `lavender run chain > chain`, does not hide it; `./name`
-/// reads the file), and a file is read when no shipped scene has the name.
 /// The scene argument as text, or an error that names it (clap's own says only that some
 /// argument was not UTF-8): the name is kept in the summary and the log's header as text.
 fn utf8_scene() -> impl clap::builder::TypedValueParser<Value = String> {
@@ -141,6 +136,11 @@ fn utf8_scene() -> impl clap::builder::TypedValueParser<Value = String> {
     })
 }
 
+/// Loads a scene by shipped name or path; returns it with the file it comes from. As in the
+/// Python `Sim`, an argument that looks like a path (a `/` or `\` in it, or a `.toml` ending)
+/// is one; otherwise a shipped scene's name wins (a file of that name in the working
+/// directory, such as the output of `lavender run chain > chain`, does not hide it; `./name`
+/// reads the file), and a file is read when no shipped scene has the name.
 pub fn load_scene(name: Option<&str>) -> anyhow::Result<(Scene, String)> {
     let name = name.unwrap_or("chain");
     let path = Path::new(name);
