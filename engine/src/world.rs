@@ -529,6 +529,7 @@ impl World {
                     clusters: self.island_clusters,
                 },
             );
+            self.log_hubs(&schedule, &light);
             if self.island_cache.is_none() {
                 self.island_cache = Some(schedule.islands.clone());
             }
@@ -552,6 +553,49 @@ impl World {
                 .build()
                 .ok()
                 .map(Arc::new);
+        }
+    }
+
+    /// Logs (`tracing`, debug level) what the hub rules decided for a new schedule: each hub
+    /// with the rule that made it one and its joints, and each light body left row by row.
+    /// The rules depend on masses, anchors and joint types (`schedule::hubs`), so a user
+    /// wondering why a scene's joints were or were not solved together can ask with
+    /// `RUST_LOG=lavender_engine=debug`.
+    fn log_hubs(&self, schedule: &Schedule, light: &[crate::schedule::hubs::Light]) {
+        use crate::schedule::hubs::Light;
+        if !tracing::enabled!(tracing::Level::DEBUG) {
+            return;
+        }
+        let names = &self.bodies.name;
+        let rule = |light: Light| match light {
+            Light::No => "a body with 5 or more joints",
+            Light::Hub => "a light body with 3 or more joints to heavier ones",
+            Light::Carrier => "a light link carrying a heavy body",
+        };
+        let mut hub_of = vec![false; names.len()];
+        for hub in &schedule.hubs {
+            let body = hub.body as usize;
+            hub_of[body] = true;
+            let joints: Vec<&str> = (hub.joints.iter())
+                .map(|&j| self.joints.name[j as usize].as_str())
+                .collect();
+            tracing::debug!(
+                "hub `{}` ({}): its {} joints solved exactly in every pass: {}",
+                names[body],
+                rule(light[body]),
+                joints.len(),
+                joints.join(", ")
+            );
+        }
+        for (body, &light) in light.iter().enumerate() {
+            if light != Light::No && !hub_of[body] {
+                tracing::debug!(
+                    "body `{}` is {}, but no hub: its joints are another hub's, asleep, or \
+                     too few for the rule (engine/DESIGN.md, Hubs); those no hub took are solved row by row",
+                    names[body],
+                    rule(light)
+                );
+            }
         }
     }
 

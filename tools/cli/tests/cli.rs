@@ -1342,6 +1342,73 @@ fn scene_warnings_read_as_warnings_unless_rust_log_asks_for_records() {
     );
 }
 
+/// The hub rules' decisions are logged at debug level (owner question: they were silent, and
+/// they decide how a scene's joints are solved): each hub, the rule that made it one, and
+/// its joints.
+#[test]
+fn rust_log_debug_names_each_hub_with_its_rule_and_joints() {
+    let carriage = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/regressions/slider-carriage-bob.toml");
+    let debug_log = |scene: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lavender"))
+            .args(["run", scene, "--steps", "1"])
+            .env("RUST_LOG", "lavender_engine=debug")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let hub = debug_log("hub");
+    let spokes: Vec<String> = (0..20).map(|k| format!("spoke{k}")).collect();
+    let line = format!(
+        "hub `hub` (a light body with 3 or more joints to heavier ones): its 21 joints solved \
+         exactly in every pass: hang, {}",
+        spokes.join(", ")
+    );
+    assert!(hub.contains(&line), "{hub}");
+    let carried = debug_log(carriage.to_str().unwrap());
+    assert!(
+        carried.contains(
+            "hub `carriage` (a light link carrying a heavy body): its 2 joints solved exactly \
+             in every pass: rail, ball"
+        ),
+        "{carried}"
+    );
+    // A light arm welded to a box with five bobs: the box is a hub (5 or more joints) and
+    // takes the weld, so the arm is left with its hinge, too few for a carrier's hub.
+    let dir = tempfile::tempdir().unwrap();
+    let shadowed = dir.path().join("shadowed.toml");
+    let mut scene = String::from(
+        "[[body]]\nname = \"pivot\"\nkind = \"static\"\n\n[[body]]\nname = \"arm\"\nmass = \
+         0.01\nposition = [0.5, 0, 0]\nbox = [1.0, 0.05, 0.05]\n\n[[body]]\nname = \"box\"\nmass \
+         = 10\nposition = [1, 0, 0]\n\n[[joint]]\nname = \"hinge\"\nkind = \"revolute\"\nbody_a \
+         = \"pivot\"\nbody_b = \"arm\"\nanchor_b = [-0.5, 0, 0]\naxis = [0, 0, 1]\n\n[[joint]]\nname \
+         = \"weld\"\nkind = \"fixed\"\nbody_a = \"arm\"\nbody_b = \"box\"\nanchor_a = [0.5, 0, 0]\n",
+    );
+    for k in 0..5 {
+        let z = 0.3 * k as f32;
+        scene += &format!(
+            "\n[[body]]\nname = \"bob{k}\"\nmass = 1\nposition = [1, -1, {z}]\n\n[[joint]]\nname \
+             = \"ball{k}\"\nkind = \"spherical\"\nbody_a = \"box\"\nbody_b = \"bob{k}\"\nanchor_a \
+             = [0, -0.5, {z}]\nanchor_b = [0, 0.5, 0]\n"
+        );
+    }
+    std::fs::write(&shadowed, scene).unwrap();
+    let shadow = debug_log(shadowed.to_str().unwrap());
+    assert!(
+        shadow.contains(
+            "hub `box` (a body with 5 or more joints): its 6 joints solved exactly in every \
+             pass: weld, ball0, ball1, ball2, ball3, ball4"
+        ) && shadow.contains(
+            "body `arm` is a light link carrying a heavy body, but no hub: its joints are \
+             another hub's"
+        ),
+        "{shadow}"
+    );
+    // A scene without hubs says nothing about them.
+    assert!(!debug_log("chain").contains("hub `"));
+}
+
 /// The energy the joints give back after a dip, which "never above the start" hides (QA
 /// 2026-12-07): the 100-link chain's whip regains 63.7 J (measured 2026-12-07, frame ends
 /// of substeps 371 and 431), said in words and in the JSON; the pendulum's is the
