@@ -33,6 +33,25 @@ def test_example_runs_quick(tmp_path, script, outputs):
     assert report
 
 
+def test_particle_circle_quick_prints_the_chapters_figures(tmp_path):
+    # The chapter's own command, `particle_circle.py --quick`, quotes > 32, 0.003 and < 3e-16
+    # m^2 (QA 2026-12-08: --quick ran 2 s and printed 2 m^2 unconstrained).
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "particle_circle.py"), "--quick", "--no-plot", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "particle_circle.json").read_text())
+    final, peak = report["final_abs_c"], report["max_abs_c"]
+    assert report["setup"]["steps"] == 1000
+    assert abs(final["unconstrained"] - 50.0) < 1e-9
+    assert abs(final["multiplier"] - 0.0474) < 5e-4
+    assert abs(final["baumgarte"] - 0.00302) < 5e-5
+    assert peak["projection"] < 3e-16
+
+
 def test_readme_session_runs(tmp_path, monkeypatch):
     text = (EXAMPLES.parent / "README-section.md").read_text()
     session = text.split("```python\n", 1)[1].split("```", 1)[0]

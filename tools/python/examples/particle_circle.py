@@ -18,7 +18,8 @@ A fifth run does the same with Lavender through the Python module: a point-like 
 ``constraint_data``) stays at float32 precision because the engine projects every substep.
 
 Writes particle_circle.png (paths and |C| over time) and particle_circle.json to --out.
---quick runs 2 s instead of 10 s (the numbers quoted above are for the full run).
+--quick, in the chapter's command, runs the same 10 s (the whole script takes under a second,
+so the chapter's numbers hold for it: before 2026-12-08 it ran 2 s, |C| = 2 m^2 unconstrained).
 """
 
 import argparse
@@ -101,12 +102,12 @@ def simulate_lavender(steps):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="2 s instead of 10 s")
+    parser.add_argument("--quick", action="store_true", help="the same 10 s run (the chapter's command)")
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("out/python/particle_circle"))
     parser.add_argument("--no-plot", action="store_true", help="skip the figure")
     args = parser.parse_args(argv)
 
-    steps = 200 if args.quick else 1000
+    steps = 1000
     t = np.arange(steps + 1) * DT
     runs = {name: simulate(name, steps) for name in ("unconstrained", "multiplier", "baumgarte", "projection")}
     lav_path, lav_c, lav_anchor = simulate_lavender(steps)
@@ -118,16 +119,14 @@ def main(argv=None):
         print(f"{name:<15} {final[name]:>16.3g} {peak[name]:>15.3g}")
     print(f"{'lavender':<15} {lav_c[-1]:>16.3g} {lav_c.max():>15.3g}   (max anchor error {lav_anchor.max():.2g} m)")
 
-    # The chapter's relationships (hold for --quick and the full run).
+    # The chapter's figures: > 32, 0.003 and < 3e-16 m^2.
     duration = steps * DT
     assert abs(final["unconstrained"] - duration**2 / 2) < 1e-9, final
-    assert final["multiplier"] > 10 * final["baumgarte"] or duration < 5
-    assert final["baumgarte"] < 0.005, final
+    assert final["multiplier"] > 10 * final["baumgarte"]
+    assert final["unconstrained"] > 32 and abs(final["baumgarte"] - 0.003) < 5e-4, final
     assert peak["projection"] < 3e-16, peak
     assert peak["projection"] < peak["baumgarte"] < peak["unconstrained"]
     assert lav_anchor.max() < 1e-5 and lav_c.max() < 1e-5, (lav_anchor.max(), lav_c.max())
-    if not args.quick:
-        assert final["unconstrained"] > 32 and abs(final["baumgarte"] - 0.003) < 5e-4, final
 
     args.out.mkdir(parents=True, exist_ok=True)
     report = {

@@ -303,6 +303,38 @@ pub fn summarize(samples: &[Sample]) -> Summary {
     }
 }
 
+/// The step of [`derivative_check`]'s central differences, s.
+pub const DIFFERENCE_STEP: f64 = 1e-4;
+
+/// The largest relative differences, over `states` (`(x, v)` pairs), between `Cdot` and
+/// `Cddot` and central finite differences of `C` along the path `x(t) = x + v t + a t^2 / 2`
+/// through each state, `a` the multiplier's acceleration there ([`schur_multiplier`] under
+/// `force`): `|fd - exact| / (1 + |exact|)`, first `Cdot`, then `Cddot`. The chapter's "the
+/// runnable test verifies Cdot against a finite difference of C", as a figure: central
+/// differences of a quartic in `t` are off by about `h^2 |C'''|` plus rounding (`eps / h`
+/// and `eps / h^2`), so a correct formula gives about 1e-8 and 1e-6 at `h = 1e-4` s, and a
+/// wrong one (a missing `v.v`) about 1.
+pub fn derivative_check(
+    states: impl IntoIterator<Item = (Vec2, Vec2)>,
+    r: f64,
+    mass: f64,
+    force: Vec2,
+) -> Result<(f64, f64), TutorialError> {
+    let h = DIFFERENCE_STEP;
+    let (mut first, mut second) = (0.0f64, 0.0f64);
+    for (x, v) in states {
+        let a = (force + x * schur_multiplier(x, v, mass, force, 0.0, true)?) / mass;
+        let at = |t: f64| residual(x + v * t + a * (0.5 * t * t), r);
+        let fd1 = (at(h) - at(-h)) / (2.0 * h);
+        let fd2 = (at(h) - 2.0 * at(0.0) + at(-h)) / (h * h);
+        let cdot = residual_rate(x, v);
+        let cddot = residual_accel(x, v, a);
+        first = first.max((fd1 - cdot).abs() / (1.0 + cdot.abs()));
+        second = second.max((fd2 - cddot).abs() / (1.0 + cddot.abs()));
+    }
+    Ok((first, second))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

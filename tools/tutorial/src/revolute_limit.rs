@@ -123,9 +123,9 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
     let text = format!(
         "Revolute limit and column 5 (limit violation)\n\
          setup: static ground + 1 kg arm (box half extents 0.25 x 0.05 x 0.05 m) centred at (0.5, 0, 0) m, \
-         hinge about +z at the origin, limit [{}, {}] rad, initial spin {SPIN} rad/s, gravity -9.81 m/s^2 (y), \
+         hinge about +z at the origin (a box on a massless link from the hinge), limit [{}, {}] rad, initial spin {SPIN} rad/s, gravity -9.81 m/s^2 (y), \
          frames {DT:.6} s (4 substeps), position iterations 0 (projection off), {} s\n\
-         substeps observed: {}; with the bound crossed: {crossed}; first crossing at {} s\n\
+         states observed: {} (the start and every substep); with the bound crossed: {crossed}; first crossing at {} s\n\
          largest violation {max_v:.4e} rad at {t_max:.4} s; lowest coordinate {min_c:.4} rad\n\
          substeps where column 5 disagrees with the coordinate being outside [lo, hi]: {}\n\
          with the default {passes} projection passes: largest violation {projected_max:.4e} rad, \
