@@ -957,7 +957,9 @@ fn substeps_too_long_for_a_swing_are_named() {
             && warning.contains(
                 "joint `hinge` holds `bob` as a pendulum of period 2.008e0 s under gravity, and substeps of 2.500e-1 s give it 8.0 per swing"
             )
-            && warning.ends_with("Use `max_substep` at most 1.004e-1 s (20 per swing)"),
+            && warning.ends_with(
+                "Use `max_substep` at most 1.004e-1 s (20 per swing; `--max-substep` on `lavender run`)"
+            ),
         "{warning}"
     );
     assert!((rise / 0.0490 - 0.61).abs() < 0.03, "{rise}");

@@ -827,7 +827,8 @@ impl World {
              {h:.3e} s give it {:.1} per swing; below \
              {MIN_SUBSTEPS_PER_SWING} its motion is wrong (the shipped pendulum, period 2.0 s, \
              gained 61 % of its swing's energy in 20 s with 0.25 s substeps and came apart with \
-             1 s). Use `max_substep` at most {:.3e} s (20 per swing)",
+             1 s). Use `max_substep` at most {:.3e} s (20 per swing; `--max-substep` on \
+             `lavender run`)",
             if fast.len() == 1 {
                 "1 joint holds a body that swings".to_string()
             } else {
@@ -920,7 +921,7 @@ impl World {
              light links swinging more than about {MAX_LINK_SWING_PER_SUBSTEP} rad per \
              substep comes apart (nine 1 kg, 0.2 m links under 1000 kg, 1.3 rad per \
              substep: 15.7 m of anchor error in 5 s). Use `max_substep` at most {:.3e} s \
-             ({LINK_SWING_ADVISED} rad per substep), or `--max-anchor-error` to stop such a \
+             ({LINK_SWING_ADVISED} rad per substep; `--max-substep` on `lavender run`), or `--max-anchor-error` to stop such a \
              run",
             b.name[link],
             1.0 / b.inv_mass[link],

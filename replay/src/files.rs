@@ -336,6 +336,13 @@ pub fn extension(path: &Path) -> Option<String> {
 /// An error unless `path` ends in one of `extensions` (any case); `what` says what is
 /// written and `advice` what to name it.
 pub fn check_extension(path: &Path, extensions: &[&str], what: &str, advice: &str) -> Result<()> {
+    // A directory first: "the name has no extension" misleads there (QA 2026-12-08).
+    if path.is_dir() {
+        return Err(ReplayError::InvalidArgument(format!(
+            "cannot write {what} to {}: it is a directory; name a file in it ({advice})",
+            path.display()
+        )));
+    }
     let ext = extension(path);
     if ext.as_deref().is_some_and(|e| extensions.contains(&e)) {
         return Ok(());
@@ -344,7 +351,7 @@ pub fn check_extension(path: &Path, extensions: &[&str], what: &str, advice: &st
         "cannot write {what} to {}: {}; {advice}",
         path.display(),
         match ext {
-            Some(e) => format!("the extension `.{e}` names no format Lavender writes there"),
+            Some(e) => format!("the extension `.{e}` is not one {what} is written in"),
             None => "the name has no extension to choose the format by".into(),
         }
     )))
@@ -409,6 +416,26 @@ pub fn refuse_to_overwrite_input(input: &Path, output: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QA (2026-12-08): an export to an existing directory said "the name has no extension";
+    /// an export to a log's extension that the name "names no format Lavender writes".
+    #[test]
+    fn an_output_that_is_a_directory_or_another_formats_says_which() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = check_hdf5_extension(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("it is a directory; name a file in it (name it NAME.h5"),
+            "{err}"
+        );
+        let err = check_hdf5_extension(&dir.path().join("copy.lvlog"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the extension `.lvlog` is not one an HDF5 export is written in"),
+            "{err}"
+        );
+        assert!(check_hdf5_extension(&dir.path().join("run.H5")).is_ok());
+    }
 
     /// A second writer that opens the path while the first holds its lock gets an error and
     /// leaves the first's bytes as they are (the file is emptied only under the lock).

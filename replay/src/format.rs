@@ -427,6 +427,30 @@ pub fn names_like<S: AsRef<str>>(
         .collect()
 }
 
+/// The "did you mean" clause of an unknown name: `"; names containing it: a, b and 25
+/// more"` (up to `n` named, the count of the rest), or empty where none contains `text`.
+pub fn names_like_clause<S: AsRef<str>>(
+    names: impl IntoIterator<Item = S>,
+    text: &str,
+    n: usize,
+) -> String {
+    let like = names_like(names, text, usize::MAX);
+    if like.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<&str> = like.iter().take(n).map(AsRef::as_ref).collect();
+    let rest = like.len() - shown.len();
+    format!(
+        "; names containing it: {}{}",
+        shown.join(", "),
+        if rest > 0 {
+            format!(" and {rest} more")
+        } else {
+            String::new()
+        }
+    )
+}
+
 /// `text` as a whole number below `len` (digits only: no sign, no spaces).
 fn index_below(text: &str, len: usize) -> Option<usize> {
     let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
@@ -830,6 +854,16 @@ mod tests {
         assert_eq!(h.find_joint(" 3"), None);
         assert_eq!(h.find_joint("hinge"), None);
         assert_eq!(h.joints_like("HINGE1", 3), ["hinge1", "hinge10", "hinge11"]);
+        let names = (0..h.joint_count).map(|j| h.joint_name(j));
+        assert_eq!(
+            names_like_clause(names.clone(), "HINGE1", 2),
+            "; names containing it: hinge1, hinge10 and 1 more"
+        );
+        assert_eq!(
+            names_like_clause(names.clone(), "HINGE1", 3),
+            "; names containing it: hinge1, hinge10, hinge11"
+        );
+        assert_eq!(names_like_clause(names, "elbow", 3), "");
         // A joint named as a number is found by its name first.
         h.joint_names[5] = "3".into();
         assert_eq!(h.find_joint("3"), Some(5));

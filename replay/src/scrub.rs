@@ -116,10 +116,14 @@ impl SpikeParams {
             return Err((
                 "window",
                 format!(
-                    "the spike window of {} substeps must hold at least min_history = {} earlier \
+                    "the spike window of {} must hold at least min_history = {} earlier \
                  values (those a value needs before it is judged; window default 32, \
                  min_history default 2)",
-                    self.window, self.min_history
+                    match self.window {
+                        1 => "1 substep".to_string(),
+                        n => format!("{n} substeps"),
+                    },
+                    self.min_history
                 ),
             ));
         }

@@ -285,6 +285,12 @@ def test_diff_finds_the_first_divergent_substep(tmp_path):
         la.diff(lavender.Log(other))
     forced = la.diff(lavender.Log(other), force=True)
     assert forced["scene_hash_mismatch"]
+    # The other log by its path, str or pathlib (QA 2026-12-08: a bare TypeError).
+    assert la.diff(str(c)) == report and la.diff(c) == report
+    with pytest.raises(OSError):
+        la.diff(tmp_path / "missing.lvlog")
+    with pytest.raises(TypeError, match="str or os.PathLike"):
+        la.diff(3)
 
 
 def test_a_torn_or_damaged_log_is_an_exception_not_a_crash(tmp_path):

@@ -32,6 +32,12 @@ pub struct Args {
     /// ceil(dt / max_substep) substeps.
     #[arg(long)]
     dt: Option<f64>,
+    /// The longest substep in seconds (default: the scene's `[world] max_substep`, else
+    /// 1/240): each frame runs ceil(dt / max_substep) equal substeps. Shorter substeps are what
+    /// holds light links under heavy loads and fast swings (the build's warnings name the
+    /// value to use), e.g. `--max-substep 0.001`. A recorded run keeps it.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_max_substep)]
+    max_substep: Option<f32>,
     #[command(flatten)]
     solver: crate::solver_args::SolverArgs,
     /// Record every substep to this file: a Lavender log (`.lvlog`) or HDF5 (`.h5`, `.hdf5`).
@@ -50,6 +56,19 @@ pub struct Args {
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
+}
+
+/// `--max-substep`: a duration in seconds, positive and a normal number in single precision.
+fn parse_max_substep(text: &str) -> Result<f32, String> {
+    match text.parse::<f64>() {
+        Ok(h) if h.is_finite() && h as f32 >= f32::MIN_POSITIVE && (h as f32).is_finite() => {
+            Ok(h as f32)
+        }
+        _ => Err(format!(
+            "`{text}` is not a positive number of seconds within single precision: give e.g. \
+             0.004166667 (1/240 s, the default) or 0.001"
+        )),
+    }
 }
 
 /// `--max-anchor-error`: a distance in metres, finite and not negative.
@@ -175,6 +194,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     let mut settings = scene.settings();
     args.solver
         .apply(&mut settings, &format!("the scene file {file}"))?;
+    if let Some(h) = args.max_substep {
+        settings.max_substep = h;
+    }
     if let Some(dt) = scene.world.dt.filter(|dt| !(dt.is_finite() && *dt > 0.0)) {
         bail!(
             "the scene file {file} sets `[world] dt = {dt}`, which is not a positive number of \
@@ -491,8 +513,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     });
     let emitted = if args.json {
         let mut json = summary.json();
-        if let Some(tolerance) = args.max_anchor_error {
-            json["max_anchor_error_tolerance"] = serde_json::json!(tolerance);
+        // Both keys always (null without the flag), so a script reads them whatever was asked
+        // (QA 2026-12-08: absent without `--max-anchor-error`).
+        json["max_anchor_error_tolerance"] = serde_json::json!(args.max_anchor_error);
+        json["tolerance_exceeded"] = serde_json::Value::Null;
+        if args.max_anchor_error.is_some() {
             json["tolerance_exceeded"] = match exceeded {
                 Some(e) => serde_json::json!({
                     "joint": world.joints().names()[e.joint],

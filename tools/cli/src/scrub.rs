@@ -46,8 +46,9 @@ pub struct Args {
         allow_negative_numbers = true
     , value_parser = finite_seconds)]
     time: Option<f64>,
-    /// Joints in the frame table (`--at`, `--time`) and in the worst-joints list, and spikes
-    /// `--joint` lists, in the text and the JSON alike; the others are left out.
+    /// Joints in the frame table (`--at`, `--time`) and in the worst-joints list, in the text
+    /// and the JSON alike, and spikes `--joint` lists in the text (its `--json` lists all);
+    /// the others are left out.
     #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::output::count_to_show)]
     top: usize,
     /// List the early residual spikes, earliest first. A finished log recorded by Lavender
@@ -601,7 +602,7 @@ fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
         })?,
         (None, Some(t)) => reader.index_at_time(t).with_context(|| {
             format!(
-                "time {t} s precedes the first frame (t = {} s) by more than a substep",
+                "time {t} s precedes the first frame (t = {:.6} s) by more than a substep",
                 reader.index()[0].summary.time
             )
         })?,

@@ -5,7 +5,7 @@ use crate::chart;
 use crate::output::{count, emit, emit_json, progress};
 use crate::scrub::{
     draw_residuals, lg, linear_sparkline, note_skipped, source_text, sparkline, time_row,
-    LegendEntry, ResidualCurve, RESIDUAL_AXIS,
+    LegendEntry, ResidualCurve,
 };
 use anyhow::bail;
 use lavender_engine::{JointKind, COLUMN_UNITS};
@@ -45,7 +45,11 @@ pub fn main(
         );
     }
     let Some(joint) = h.find_joint(request.selector) else {
-        let like = h.joints_like(request.selector, 5);
+        let like = lavender_replay::format::names_like_clause(
+            (0..h.joint_count).map(|j| h.joint_name(j)),
+            request.selector,
+            5,
+        );
         let n = h.joint_count;
         bail!(
             "the log has no joint {:?} ({}: give a name as recorded, such as {:?}, or an index \
@@ -54,11 +58,7 @@ pub fn main(
             count(n as u64, "joint"),
             h.joint_name(0),
             n - 1,
-            if like.is_empty() {
-                String::new()
-            } else {
-                format!("; names containing it: {}", like.join(", "))
-            }
+            like
         );
     };
     let mut history = JointHistory::new(reader, joint)?;
@@ -376,7 +376,9 @@ impl chart::Chart for JointChart<'_> {
             .iter()
             .flat_map(|&c| h.columns[c].iter().map(|&v| f64::from(v)));
         let y = chart::log_range(values, -9.0);
-        let mut c = chart::time_log_axes(&top, &self.title, (self.x(), y), RESIDUAL_AXIS)?;
+        // The shared axis title is longer than this panel is tall (QA 2026-12-08: it ran off
+        // the image into the middle panel's); its note goes to the legend.
+        let mut c = chart::time_log_axes(&top, &self.title, (self.x(), y), "residual (log scale)")?;
         let curves: Vec<ResidualCurve> = (residuals.iter().enumerate())
             .map(|(k, &column)| ResidualCurve {
                 column,
@@ -390,7 +392,13 @@ impl chart::Chart for JointChart<'_> {
                     .collect(),
             })
             .collect();
-        let mut entries: Vec<LegendEntry> = Vec::new();
+        let mut entries: Vec<LegendEntry> = [
+            "upper: residuals, zeros at the",
+            "bottom edge, non-finite at the top",
+        ]
+        .into_iter()
+        .map(|text| (text.to_string(), plotters::style::WHITE, chart::Mark::Text))
+        .collect();
         draw_residuals(&mut c, (&curves, self.spikes, y.1), &mut entries)?;
         self.draw_log(&speed_area, COL_ANCHOR_SPEED, color(3))?;
         self.draw_linear(&coordinate_area, COL_JOINT_COORDINATE, color(4))?;

@@ -14,7 +14,7 @@ pub struct SolverArgs {
     /// Split-impulse bias passes per substep, each run with one of the first velocity passes
     /// (default: one per velocity pass; at most --velocity-iterations). Fewer cost less and
     /// leave more of the position error to the projection passes. `all`: one per velocity
-    /// pass, whatever the scene file says.
+    /// pass, whatever the scene file (or the log, for `resume`) says.
     #[arg(long, value_name = "N|all", value_parser = parse_bias_iterations)]
     bias_iterations: Option<BiasIterations>,
     /// Positional projection passes per substep (default 2).
@@ -27,7 +27,8 @@ pub struct SolverArgs {
     /// setting.
     #[arg(long)]
     chain_solve: bool,
-    /// Solve row by row even where the scene file says `chain_solve = true`.
+    /// Solve row by row even where the scene file (or the log, for `resume`) says
+    /// `chain_solve = true`.
     #[arg(long, conflicts_with = "chain_solve")]
     no_chain_solve: bool,
     /// Worker threads (default 0: one per core for a scene of 1,024 joints or 4,096 bodies
@@ -47,7 +48,8 @@ pub struct SolverArgs {
     /// setting.
     #[arg(long)]
     no_warm_start: bool,
-    /// Warm-start the velocity passes even where the scene file says `warm_starting = false`.
+    /// Warm-start the velocity passes even where the scene file (or the log, for `resume`) says
+    /// `warm_starting = false`.
     #[arg(long, conflicts_with = "no_warm_start")]
     warm_start: bool,
     /// Leave out the gyroscopic term of rotating bodies (as `gyroscopic = false` in the scene's
@@ -57,7 +59,8 @@ pub struct SolverArgs {
     /// setting.
     #[arg(long)]
     no_gyroscopic: bool,
-    /// Integrate the gyroscopic term even where the scene file says `gyroscopic = false`.
+    /// Integrate the gyroscopic term even where the scene file (or the log, for `resume`) says
+    /// `gyroscopic = false`.
     #[arg(long, conflicts_with = "no_gyroscopic")]
     gyroscopic: bool,
     /// Leave out the velocity rows' curvature offsets (as `curvature = false` in the scene's
@@ -67,8 +70,8 @@ pub struct SolverArgs {
     /// the term out. A recorded run keeps the setting.
     #[arg(long)]
     no_curvature: bool,
-    /// Give the velocity rows their curvature offsets even where the scene file says
-    /// `curvature = false`.
+    /// Give the velocity rows their curvature offsets even where the scene file (or the log,
+    /// for `resume`) says `curvature = false`.
     #[arg(long, conflicts_with = "no_curvature")]
     curvature: bool,
     /// Give a limited joint its stop's row as soon as it would reach the stop within the
@@ -78,8 +81,8 @@ pub struct SolverArgs {
     /// it by up to a substep's motion. A recorded run keeps the setting.
     #[arg(long)]
     speculative_limits: bool,
-    /// Limits add their rows only once crossed even where the scene file says
-    /// `speculative_limits = true`.
+    /// Limits add their rows only once crossed even where the scene file (or the log, for
+    /// `resume`) says `speculative_limits = true`.
     #[arg(long, conflicts_with = "speculative_limits")]
     no_speculative_limits: bool,
     /// Run the scalar reference path (the same joint kernels one joint at a time instead of

@@ -1409,6 +1409,55 @@ fn rust_log_debug_names_each_hub_with_its_rule_and_joints() {
     assert!(!debug_log("chain").contains("hub `"));
 }
 
+/// `--max-substep` (QA 2026-12-08: the build warning's remedy, `max_substep`, had no flag;
+/// the scene file had to be edited). A 30-link rope of 0.1 kg links with a 200 kg bob comes
+/// apart at the default 1/240 s substeps (28.7 m) and holds with 7e-4 s ones (4.7e-3 m);
+/// measured 2026-12-08.
+#[test]
+fn max_substep_on_the_command_line_holds_a_light_rope_under_a_heavy_bob() {
+    let scene = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/regressions/light-rope-heavy-bob.toml");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", scene.to_str().unwrap(), "--json"];
+        args.extend_from_slice(extra);
+        let out = lavender(&args);
+        assert!(out.status.success(), "{out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, String::from_utf8(out.stderr).unwrap())
+    };
+    let (apart, warning) = run(&[]);
+    assert!(
+        apart["max_anchor_error"].as_f64().unwrap() > 10.0,
+        "{apart}"
+    );
+    assert!(
+        warning.contains("Use `max_substep` at most 7.982e-4 s")
+            && warning.contains("`--max-substep` on `lavender run`"),
+        "{warning}"
+    );
+    let (held, warning) = run(&["--max-substep", "0.0007"]);
+    let error = held["max_anchor_error"].as_f64().unwrap();
+    assert!((error - 4.715e-3).abs() < 2e-4, "{held}");
+    assert_eq!(held["substeps"], 14400);
+    assert_eq!(
+        held["settings"]["max_substep"].as_f64().unwrap() as f32,
+        7e-4
+    );
+    assert!(!warning.contains("light link"), "{warning}");
+    // Without --max-anchor-error both of its keys are there, null (QA 2026-12-08: absent).
+    let keys = held.as_object().unwrap();
+    assert!(keys["tolerance_exceeded"].is_null() && keys["max_anchor_error_tolerance"].is_null());
+    for bad in ["0", "-1", "nan", "1e-50"] {
+        let out = lavender(&["run", "pendulum", "--max-substep", bad]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("is not a positive number of seconds"),
+            "{bad}: {err}"
+        );
+    }
+}
+
 /// The energy the joints give back after a dip, which "never above the start" hides (QA
 /// 2026-12-07): the 100-link chain's whip regains 63.7 J (measured 2026-12-07, frame ends
 /// of substeps 371 and 431), said in words and in the JSON; the pendulum's is the

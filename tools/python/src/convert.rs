@@ -247,15 +247,10 @@ pub fn select(obj: &Bound<'_, PyAny>, names: &[String], kind: &str) -> PyResult<
     if let Ok(name) = obj.extract::<String>() {
         return names.iter().position(|n| *n == name).ok_or_else(|| {
             // As `lavender scrub --joint`: names containing it, ignoring case (QA 2026-12-07).
-            let like =
-                lavender_replay::format::names_like(names.iter().map(String::as_str), &name, 5);
+            let like = lavender_replay::format::names_like_clause(names, &name, 5);
             errors::value(format!(
-                "no {kind} named {name:?} ({} {kinds}){}",
+                "no {kind} named {name:?} ({} {kinds}){like}",
                 names.len(),
-                match like.is_empty() {
-                    true => String::new(),
-                    false => format!("; names containing it: {}", like.join(", ")),
-                }
             ))
         });
     }

@@ -1065,15 +1065,17 @@ impl Log {
     /// ``velocity`` (m/s, rad/s) and ``diagnostics`` (the columns' units), float64, 0 where
     /// equal: how the runs drift apart (``lavender diff --plot`` draws it).
     ///
+    /// ``other`` is a ``Log`` or the path of one (opened as ``Log(path)`` does).
+    ///
     /// Raises ValueError when the logs have different body or joint counts, share no
     /// substep, and, unless ``force=True``, when they come from different scenes (different
-    /// scene hashes); OSError when a frame is corrupt.
+    /// scene hashes); OSError when a frame is corrupt or ``other`` cannot be opened.
     #[pyo3(signature = (other, atol = 0.0, rtol = 0.0, force = false, overlap = false, series = false))]
     #[allow(clippy::too_many_arguments)]
     fn diff<'py>(
         &self,
         py: Python<'py>,
-        other: &Bound<'py, Log>,
+        other: &Bound<'py, PyAny>,
         atol: f64,
         rtol: f64,
         force: bool,
@@ -1085,7 +1087,16 @@ impl Log {
                 "atol = {atol}, rtol = {rtol}: tolerances must be finite and >= 0"
             )));
         }
-        let (a, b) = (&*self.reader()?, &*other.get().reader()?);
+        // A path is opened here (QA 2026-12-08: `log.diff("b.lvlog")` was a bare TypeError).
+        let opened;
+        let other = match other.cast::<Log>() {
+            Ok(log) => log.get(),
+            Err(_) => {
+                opened = Log::new(py, other)?;
+                &opened
+            }
+        };
+        let (a, b) = (&*self.reader()?, &*other.reader()?);
         if !force && a.header().scene_hash != b.header().scene_hash {
             return Err(errors::value(format!(
                 "the logs come from different scenes (scene hashes {:016x} and {:016x}); \

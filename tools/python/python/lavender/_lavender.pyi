@@ -444,7 +444,7 @@ class Log:
         """The joints with the largest peak anchor error."""
     def diff(
         self,
-        other: "Log",
+        other: "Log | str | os.PathLike[str]",
         atol: float = 0.0,
         rtol: float = 0.0,
         force: bool = False,
