@@ -303,14 +303,10 @@ pub fn diff_series(
     Ok((report, series))
 }
 
-fn compare(
-    a: &LogReader,
-    b: &LogReader,
-    tol: &Tolerance,
-    extent: Extent,
-    mut progress: impl FnMut(usize, usize),
-    mut on_frame: impl FnMut(FrameDeviation),
-) -> Result<DiffReport> {
+/// An error unless the two logs hold as many bodies and joints (what a comparison pairs),
+/// whatever their scenes: checked before a scene-hash check, whose `--force` cannot help
+/// logs of different shapes (QA 2026-12-08: `diff` said "pass --force", which then failed).
+pub fn check_shapes(a: &LogReader, b: &LogReader) -> Result<()> {
     let (ha, hb) = (a.header(), b.header());
     if ha.body_count != hb.body_count {
         return Err(ReplayError::ShapeMismatch {
@@ -326,6 +322,19 @@ fn compare(
             b: hb.joint_count,
         });
     }
+    Ok(())
+}
+
+fn compare(
+    a: &LogReader,
+    b: &LogReader,
+    tol: &Tolerance,
+    extent: Extent,
+    mut progress: impl FnMut(usize, usize),
+    mut on_frame: impl FnMut(FrameDeviation),
+) -> Result<DiffReport> {
+    check_shapes(a, b)?;
+    let (ha, hb) = (a.header(), b.header());
     let (oa, ob) = align(a, b)?;
     let n = (a.len() - oa).min(b.len() - ob);
     // A gap recovery passed over inside the paired frames: the substeps it held cannot be

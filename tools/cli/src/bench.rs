@@ -17,7 +17,7 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lavender bench                     every scene, scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n  lavender bench chain --no-island-clusters\n                                     the chain without island clusters (same bits, slower)\n  lavender bench chain grid --no-scaling --stages\n                                     time per stage, wide against scalar\n  lavender bench --no-scaling --rounds 5\n                                     five rounds: median rows, ratios with their range\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
+    after_help = "Examples:\n  lavender bench                     the four scenes (hubs when named), scaling, plots in out/bench\n  lavender bench chain grid --json   two scenes, one JSON object per line\n  lavender bench --quick             a short run (5 frames, small scaling)\n  lavender bench --peer              add rapier3d (build with --features peer)\n  lavender bench chain --no-island-clusters\n                                     the chain without island clusters (same bits, slower)\n  lavender bench chain grid --no-scaling --stages\n                                     time per stage, wide against scalar\n  lavender bench --no-scaling --rounds 5\n                                     five rounds: median rows, ratios with their range\n\nBuild for this machine's full instruction set (AVX2, FMA):\n  RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p lavender-cli"
 )]
 pub struct Args {
     /// Scenes to run (default: the first four), benchmark scenes of their own, larger than
@@ -44,7 +44,8 @@ pub struct Args {
     /// Add the 1M-joint chain to the scaling series (slow: minutes, about 1 GB).
     #[arg(long, conflicts_with = "no_scaling")]
     full: bool,
-    /// Timed frames per row (default 30, --quick 5).
+    /// Timed frames per row of the scene table (default 30, --quick 5); the scaling rows take
+    /// their own count by size (at least 3, fewer for the larger chains).
     #[arg(long, value_parser = crate::output::whole::<u32>)]
     frames: Option<u32>,
     /// Rounds of the per-scene rows (default 1): each scene's configurations run once per
@@ -99,7 +100,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     };
     if threads > MAX_THREADS {
         anyhow::bail!(
-            "--threads {} is out of range: the multi-threaded rows take 1 to {MAX_THREADS} \
+            "--threads {} is out of range: the multi-threaded rows take 2 to {MAX_THREADS} \
              threads (0: one per core)",
             args.threads
         );
@@ -107,7 +108,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if threads == 1 {
         anyhow::bail!(
             "--threads {} gives the multi-threaded rows 1 thread, which would repeat the \
-             one-thread rows: give 2 or more{}",
+             one-thread rows: give 2 to {MAX_THREADS}, or 0 for one per core{}",
             args.threads,
             if args.threads == 0 {
                 " (this machine has one core)"

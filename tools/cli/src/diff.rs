@@ -31,10 +31,10 @@ pub struct Args {
     /// The run log to compare with it.
     b: PathBuf,
     /// Absolute tolerance (raw units: m, rad, m/s, ...).
-    #[arg(long, default_value_t = 0.0, value_name = "X")]
+    #[arg(long, default_value_t = 0.0, value_name = "X", value_parser = crate::output::tolerance)]
     atol: f64,
     /// Relative tolerance.
-    #[arg(long, default_value_t = 0.0, value_name = "Y")]
+    #[arg(long, default_value_t = 0.0, value_name = "Y", value_parser = crate::output::tolerance)]
     rtol: f64,
     /// Compare only the substeps both logs record: a log that ends first (a resumed run
     /// with `--steps`, a run cut short) is then not a divergence.
@@ -86,6 +86,7 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
         b_read = open_log(&args.b)?;
         &b_read
     };
+    lavender_replay::diff::check_shapes(&a, b)?;
     let (ha, hb) = (a.header(), b.header());
     if ha.scene_hash != hb.scene_hash && !args.force {
         bail!(

@@ -298,6 +298,24 @@ pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     })
 }
 
+/// A command-line decimal number (seconds, gains, thresholds): clap's own message for
+/// `--dt abc` was "invalid float literal" (QA 2026-12-08); this one says what to give. What
+/// values the option takes is checked where it is used.
+pub fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.parse::<T>()
+        .map_err(|_| format!("`{text}` is not a number: give one in digits, e.g. 0.5 or 1e-3"))
+}
+
+/// A comparison tolerance (`diff --atol`, `--rtol`): a finite number, 0 or more.
+pub fn tolerance(text: &str) -> Result<f64, String> {
+    match number::<f64>(text)? {
+        x if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!(
+            "`{text}` is not a tolerance: give a finite number, 0 or more, e.g. 1e-6"
+        )),
+    }
+}
+
 /// A count of things to show: a whole number, 1 or more (QA 2026-12-07: `--top 0` printed a
 /// table header over no rows).
 pub fn count_to_show(text: &str) -> Result<usize, String> {

@@ -26,11 +26,11 @@ pub struct Args {
     #[arg(long, conflicts_with = "duration", value_parser = crate::output::whole::<u64>)]
     steps: Option<u64>,
     /// Simulated seconds to run (default: the scene's `duration`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::output::number::<f64>)]
     duration: Option<f64>,
     /// Frame time step in seconds (default: the scene's `dt`, else 1/60); each frame runs
     /// ceil(dt / max_substep) substeps.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::output::number::<f64>)]
     dt: Option<f64>,
     /// The longest substep in seconds (default: the scene's `[world] max_substep`, else
     /// 1/240): each frame runs ceil(dt / max_substep) equal substeps. Shorter substeps are what

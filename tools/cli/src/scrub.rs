@@ -52,7 +52,7 @@ pub struct Args {
     #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::output::count_to_show)]
     top: usize,
     /// List the early residual spikes, earliest first. A finished log recorded by Lavender
-    /// carries a spike index for the default --k and --threshold: then only its footer is
+    /// carries a spike index for the default --k, --threshold and --window: then only its footer is
     /// read (milliseconds, whatever the log's size); other settings judge every frame.
     #[arg(long)]
     spikes: bool,
@@ -61,7 +61,8 @@ pub struct Args {
         long,
         default_value_t = 8.0,
         value_name = "K",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = crate::output::number::<f32>
     )]
     k: f32,
     /// Residuals at or below this are never spikes (m or rad; >= 0).
@@ -69,7 +70,8 @@ pub struct Args {
         long,
         default_value_t = 1e-3,
         value_name = "X",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = crate::output::number::<f32>
     )]
     threshold: f32,
     /// Substeps in the rolling baseline (>= 2).
@@ -602,8 +604,10 @@ fn frame_table(reader: &LogReader, args: &Args) -> anyhow::Result<()> {
         })?,
         (None, Some(t)) => reader.index_at_time(t).with_context(|| {
             format!(
-                "time {t} s precedes the first frame (t = {:.6} s) by more than a substep",
-                reader.index()[0].summary.time
+                "time {t} s precedes the first frame (t = {:.6} s) by more than a substep: give \
+                 a time from there on, or --at {} for that frame",
+                reader.index()[0].summary.time,
+                reader.index()[0].summary.substep
             )
         })?,
         (None, None) => unreachable!("checked by the caller"),

@@ -707,7 +707,7 @@ fn bench_rounds_report_the_median_run_with_every_round() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("would repeat the one-thread rows: give 2 or more"),
+        err.contains("would repeat the one-thread rows: give 2 to 1024, or 0 for one per core"),
         "{err}"
     );
 }
@@ -729,7 +729,7 @@ fn bench_refuses_arguments_that_would_time_nothing_or_contradict() {
         (&["bench", "--full", "--no-scaling"], "cannot be used with"),
         (
             &["bench", "chain", "--threads", "100000"],
-            "1 to 1024 threads",
+            "2 to 1024 threads",
         ),
         (
             &["bench", "hub"],
@@ -1456,6 +1456,59 @@ fn max_substep_on_the_command_line_holds_a_light_rope_under_a_heavy_bob() {
             "{bad}: {err}"
         );
     }
+}
+
+/// Decimal flags given something else say what to give (QA 2026-12-08: clap's "invalid float
+/// literal"), tolerances say which flag and value, and a time before a log's first frame
+/// says what to give instead.
+#[test]
+fn bad_decimal_values_say_what_to_give() {
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/golden");
+    let pendulum = golden.join("pendulum.lvlog");
+    let log = pendulum.to_str().unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["run", "pendulum", "--dt", "abc"],
+            "`abc` is not a number: give one in digits",
+        ),
+        (
+            &["run", "pendulum", "--duration", "1s"],
+            "`1s` is not a number",
+        ),
+        (
+            &["scrub", log, "--spikes", "--k", "x"],
+            "`x` is not a number",
+        ),
+        (
+            &["scrub", log, "--spikes", "--threshold", "tiny"],
+            "`tiny` is not a number",
+        ),
+        (
+            &["diff", log, log, "--atol", "-1"],
+            "'--atol <X>': `-1` is not a tolerance: give a finite number, 0 or more",
+        ),
+        (
+            &["diff", log, log, "--rtol", "inf"],
+            "`inf` is not a tolerance",
+        ),
+        (
+            &["scrub", log, "--time", "-1"],
+            "precedes the first frame (t = 0.004167 s) by more than a substep: give a time \
+             from there on, or --at 0 for that frame",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = lavender(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let out = lavender(&["bench", "--threads", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("give 2 to 1024, or 0 for one per core"),
+        "{err}"
+    );
 }
 
 /// The energy the joints give back after a dip, which "never above the start" hides (QA

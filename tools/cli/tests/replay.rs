@@ -81,18 +81,37 @@ fn record_then_diff_resume_and_scrub() {
         .starts_with("chain.link"));
     assert!(v["max_deviation"]["value"].as_f64().unwrap() > 0.0);
 
-    // Another scene: unusable input (exit 2) unless --force.
+    // Another scene of another shape: unusable input (exit 2), and --force cannot help, so
+    // it is not suggested (QA 2026-12-08: "pass --force", then "body counts differ").
     let p = dir.join("p.lvlog");
     record("pendulum", "0.1", &p);
-    let out = lavender(&["diff", s(&a), s(&p)]);
+    for force in [false, true] {
+        let mut args = vec!["diff", s(&a), s(&p)];
+        if force {
+            args.push("--force");
+        }
+        let out = lavender(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("body counts differ (101 vs 2)") && !err.contains("--force"),
+            "{err}"
+        );
+    }
+    // Another scene of the same shape (a heavier bob): --force compares it.
+    let heavier = dir.join("heavier.toml");
+    let pendulum = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/scenes/pendulum.toml"),
+    )
+    .unwrap();
+    std::fs::write(&heavier, pendulum.replace("mass = 1.0", "mass = 2.0")).unwrap();
+    let q = dir.join("q.lvlog");
+    record(s(&heavier), "0.1", &q);
+    let out = lavender(&["diff", s(&p), s(&q)]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
-    let out = lavender(&["diff", s(&a), s(&p), "--force"]);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "different shapes cannot be compared"
-    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pass --force"));
+    let out = lavender(&["diff", s(&p), s(&q), "--force"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
     let out = lavender(&["diff", s(&a), s(&dir.join("missing.lvlog"))]);
     assert_eq!(out.status.code(), Some(2));
 

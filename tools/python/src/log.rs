@@ -1097,6 +1097,7 @@ impl Log {
             }
         };
         let (a, b) = (&*self.reader()?, &*other.reader()?);
+        diff::check_shapes(a, b).map_err(errors::replay)?;
         if !force && a.header().scene_hash != b.header().scene_hash {
             return Err(errors::value(format!(
                 "the logs come from different scenes (scene hashes {:016x} and {:016x}); \
