@@ -1526,7 +1526,16 @@ fn a_run_reports_the_energy_regained_after_a_dip() {
     assert_eq!(e["max_regain_from_substep"], 371, "{e}");
     assert_eq!(e["max_regain_substep"], 431, "{e}");
     assert_eq!(e["max_rise"], 0.0, "{e}");
-    let out = lavender(&["run", "chain", "--duration", "2"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("c.lvlog");
+    let out = lavender(&[
+        "run",
+        "chain",
+        "--duration",
+        "2",
+        "--record",
+        log.to_str().unwrap(),
+    ]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains(
@@ -1534,6 +1543,17 @@ fn a_run_reports_the_energy_regained_after_a_dip() {
         ),
         "{text}"
     );
+    // `scrub` judges every substep, `run` frame ends (README; QA 2026-12-08 asked why the
+    // two differ): 63.75 J from substep 372 to 433 in the same run's log.
+    let out = lavender(&["scrub", log.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = &v["energy"];
+    assert!(
+        (e["max_regain"].as_f64().unwrap() - 63.75).abs() < 0.01,
+        "{e}"
+    );
+    assert_eq!(e["max_regain_from_substep"], 372, "{e}");
+    assert_eq!(e["max_regain_substep"], 433, "{e}");
     // The pendulum's energy only wobbles with the integrator: 6.4e-4 J of its 9.76 J.
     let out = lavender(&["run", "pendulum", "--duration", "10", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

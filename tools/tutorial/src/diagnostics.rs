@@ -70,6 +70,36 @@ pub fn sweep() -> Result<Vec<(f64, f32)>, TutorialError> {
 
 /// The joint's diagnostics row after translating the arm by `offset` (m).
 pub fn measure_offset(offset: Vec3) -> Result<[f32; 8], TutorialError> {
+    measure_pose(|position, rotation| (position + offset, rotation))
+}
+
+/// The turns of [`rows`]: about the hinge's axis (+z, free), and tilts about x and y (held
+/// by the two axis rows), each about the anchor at the origin, rad.
+pub const TURNS: [(&str, [f32; 3], f32); 3] = [
+    ("about the hinge axis z", [0.0, 0.0, 1.0], 0.7),
+    ("tilt about x", [1.0, 0.0, 0.0], 0.02),
+    ("tilt about y", [0.0, 1.0, 0.0], 0.02),
+];
+
+/// The chapter's "a revolute joint is several scalar constraints": the joint's diagnostics
+/// row after turning the arm about the joint's anchor (the origin) by each of [`TURNS`]. The
+/// three anchor rows keep the anchors together whatever the turn; of the rotations, the
+/// two axis rows hold the tilts and leave the turn about the axis free, which the joint
+/// coordinate (column 7) reads instead.
+pub fn rows() -> Result<Vec<[f32; 8]>, TutorialError> {
+    TURNS
+        .iter()
+        .map(|&(_, axis, angle)| {
+            let turn = lavender_engine::Quat::from_axis_angle(Vec3::from(axis), angle);
+            measure_pose(|position, rotation| (turn * position, turn * rotation))
+        })
+        .collect()
+}
+
+/// The joint's diagnostics row after moving the arm to `pose(position, rotation)`.
+fn measure_pose(
+    pose: impl Fn(Vec3, lavender_engine::Quat) -> (Vec3, lavender_engine::Quat),
+) -> Result<[f32; 8], TutorialError> {
     let mut world = World::new(Settings {
         gravity: Vec3::ZERO,
         ..Settings::default()
@@ -89,7 +119,8 @@ pub fn measure_offset(offset: Vec3) -> Result<[f32; 8], TutorialError> {
         )));
     }
     let (position, rotation) = world.body_pose(arm)?;
-    world.set_body_pose(arm, position + offset, rotation)?;
+    let (position, rotation) = pose(position, rotation);
+    world.set_body_pose(arm, position, rotation)?;
     world.sync();
     let row = world.constraint_data()[0];
     if row.iter().any(|v| !v.is_finite()) {
@@ -136,6 +167,20 @@ pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> 
             "diagnostics differ from the hand calculation by {max_diff:e} > {TOLERANCE:e}:\n{text}"
         )));
     }
+    // The joint's rows: turns about the anchor (the chapter's "several scalar constraints").
+    let turned = rows()?;
+    text.push_str(
+        "\nA revolute joint is five scalar rows: three keep the anchors together, two keep the \
+         axes aligned; rotation about the common axis stays free. The arm turned about the \
+         anchor (the origin):\n  turn                      angle rad   |anchor err| m   \
+         angular err rad   coordinate rad\n",
+    );
+    for ((name, _, angle), row) in TURNS.iter().zip(&turned) {
+        text.push_str(&format!(
+            "  {name:<25} {angle:>9}   {:>14.3e}   {:>15.4e}   {:>14.4e}\n",
+            row[3], row[4], row[7]
+        ));
+    }
     // How small an anchor error the diagnostics resolve at 1 m from the origin.
     let swept = sweep()?;
     let relative = |&(offset, norm): &(f64, f32)| (f64::from(norm) - offset).abs() / offset;
@@ -153,7 +198,7 @@ pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> 
         .fold(0.0, f64::max);
     let smallest = swept.first().map_or(f64::NAN, |p| f64::from(p.1) / p.0);
     text.push_str(&format!(
-        "Along the same direction, offsets from 1e-9 to 1 m ({SWEEP_POINTS}): the reported norm \
+        "\nAlong the same direction, offsets from 1e-9 to 1 m ({SWEEP_POINTS}): the reported norm \
          is within 10 % of the offset from {resolved:.1e} m up (single precision spaces \
          coordinates near 1 m by {COORDINATE_SPACING:.2e} m); from 1e-6 m up it is within \
          {worst_above_1um:.1e} m of it. At 1e-9 m it reads {smallest:.3} of the offset: the x \
@@ -214,6 +259,9 @@ pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> 
         "max_abs_difference": max_diff,
         "tolerance": TOLERANCE,
         "offset_m": OFFSET,
+        "turns": TURNS.iter().zip(&turned).map(|((name, axis, angle), row)| json!({
+            "turn": name, "axis": axis, "angle_rad": angle, "row": row,
+        })).collect::<Vec<_>>(),
         "resolution": {
             "offsets": SWEEP_POINTS,
             "ratio_at_1nm": smallest,
@@ -233,6 +281,29 @@ pub(crate) fn run(_opts: &Options, out: &Path) -> Result<Report, TutorialError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QA (2026-12-08): the chapter's "a revolute joint is several scalar constraints" had no
+    /// command. Turned about its anchor, the arm keeps its anchor (f32 rounding of a point 1 m
+    /// out, 6e-8 m); a turn about the axis reads as the coordinate and no angular error, a
+    /// tilt as the angular error and no coordinate.
+    #[test]
+    fn the_axis_rows_hold_tilts_and_leave_the_turn_about_the_axis_free() {
+        let rows = rows().unwrap();
+        for row in &rows {
+            assert!(row[3] < 1e-7, "{row:?}");
+        }
+        assert!(
+            rows[0][4] < 1e-6 && (rows[0][7] - 0.7).abs() < 1e-6,
+            "{:?}",
+            rows[0]
+        );
+        for row in &rows[1..] {
+            assert!(
+                (row[4] - 0.02).abs() < 1e-6 && row[7].abs() < 1e-6,
+                "{row:?}"
+            );
+        }
+    }
 
     #[test]
     fn engine_reports_the_hand_calculated_anchor_error() {
