@@ -61,6 +61,15 @@ pub fn study_dts(quick: bool) -> Vec<f64> {
     }
 }
 
+/// `setup` over the same duration in steps of `dt` s (the timestep studies).
+pub fn with_timestep(setup: &CircleSetup, dt: f64) -> CircleSetup {
+    CircleSetup {
+        dt,
+        steps: (setup.duration() / dt).round() as usize,
+        ..*setup
+    }
+}
+
 /// The energy budget of one projected run.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Budget {
@@ -243,11 +252,7 @@ pub(crate) fn run(opts: &Options, out: &Path) -> Result<Report, TutorialError> {
             if pendulum { "   highest point (m)" } else { "" }
         ));
         for dt in study_dts(opts.quick) {
-            let s = CircleSetup {
-                dt,
-                steps: (base.duration() / dt).round() as usize,
-                ..base
-            };
+            let s = with_timestep(&base, dt);
             let (b, _, _) = budget(&s)?;
             let height = if pendulum {
                 format!("             {:+.4}", b.max_height)
@@ -364,11 +369,7 @@ mod tests {
     fn the_pendulums_gain_whirls_it_over_the_top_and_falls_with_the_timestep() {
         let base = setups()[1].1;
         let run = |dt: f64| {
-            let s = CircleSetup {
-                dt,
-                steps: (base.duration() / dt).round() as usize,
-                ..base
-            };
+            let s = with_timestep(&base, dt);
             budget(&s).unwrap().0
         };
         let measured = [
@@ -397,11 +398,7 @@ mod tests {
     fn drift_is_first_order_in_the_timestep() {
         let base = setups()[0].1;
         let drift = |dt: f64| {
-            let s = CircleSetup {
-                dt,
-                steps: (base.duration() / dt).round() as usize,
-                ..base
-            };
+            let s = with_timestep(&base, dt);
             budget(&s).unwrap().0.net_drift
         };
         let dts = study_dts(true);
