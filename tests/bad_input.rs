@@ -978,6 +978,15 @@ fn substeps_too_long_for_a_swing_are_named() {
                     .is_some_and(|w| w.starts_with("light link `c.link8`")),
                 "{warning:?}"
             );
+        } else if name.contains("light-rope-heavy-bob") {
+            // Built to show `--max-substep` (tools/cli/tests/cli.rs,
+            // `max_substep_on_the_command_line_holds_a_light_rope_under_a_heavy_bob`).
+            assert!(
+                warning
+                    .as_ref()
+                    .is_some_and(|w| w.starts_with("light link `rope.link29`")),
+                "{warning:?}"
+            );
         } else if name.contains("tapered-chain-heavy-load") {
             // A known limit too (`a_tapered_chains_last_link_is_left_row_by_row`).
             assert!(
