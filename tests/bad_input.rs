@@ -967,36 +967,24 @@ fn substeps_too_long_for_a_swing_are_named() {
     let (warning, _, anchor) = run(1.0);
     assert!(warning.is_some_and(|w| w.contains("give it 2.0 per swing")));
     assert!(anchor > 1e3, "{anchor}");
+    // The scenes built to be warned about, and the light link each warning names: the one
+    // built to come apart (`light_links_under_heavy_loads_are_named`), a known limit
+    // (`a_tapered_chains_last_link_is_left_row_by_row`) and the one showing `--max-substep`
+    // (tools/cli/tests/cli.rs, `max_substep_on_the_command_line_holds_a_light_rope_under_a_heavy_bob`).
+    let warned = [
+        ("light-chain-heavy-load", "light link `c.link8`"),
+        ("tapered-chain-heavy-load", "light link `link2`"),
+        ("light-rope-heavy-bob", "light link `rope.link29`"),
+    ];
     for (name, scene) in shipped_and_regression_scenes() {
         let world = scene.build().unwrap();
         let warning = world.substep_warning(scene.frame_dt());
-        if name.contains("light-chain-heavy-load") {
-            // The one scene built to come apart (`light_links_under_heavy_loads_are_named`).
-            assert!(
-                warning
-                    .as_ref()
-                    .is_some_and(|w| w.starts_with("light link `c.link8`")),
-                "{warning:?}"
-            );
-        } else if name.contains("light-rope-heavy-bob") {
-            // Built to show `--max-substep` (tools/cli/tests/cli.rs,
-            // `max_substep_on_the_command_line_holds_a_light_rope_under_a_heavy_bob`).
-            assert!(
-                warning
-                    .as_ref()
-                    .is_some_and(|w| w.starts_with("light link `rope.link29`")),
-                "{warning:?}"
-            );
-        } else if name.contains("tapered-chain-heavy-load") {
-            // A known limit too (`a_tapered_chains_last_link_is_left_row_by_row`).
-            assert!(
-                warning
-                    .as_ref()
-                    .is_some_and(|w| w.starts_with("light link `link2`")),
-                "{warning:?}"
-            );
-        } else {
-            assert_eq!(warning, None, "{name}");
+        match warned.iter().find(|(scene, _)| name.contains(scene)) {
+            Some((_, link)) => assert!(
+                warning.as_ref().is_some_and(|w| w.starts_with(link)),
+                "{name}: {warning:?}"
+            ),
+            None => assert_eq!(warning, None, "{name}"),
         }
     }
     // Frames of 1/60 s run substeps of 1/60 s whatever `max_substep` above it (QA: warned

@@ -405,10 +405,10 @@ impl Header {
             .or_else(from_end)
     }
 
-    /// Up to `n` joint names containing `text`, ignoring case (for an error's "did you
-    /// mean"), in joint order.
-    pub fn joints_like(&self, text: &str, n: usize) -> Vec<String> {
-        names_like((0..self.joint_count).map(|j| self.joint_name(j)), text, n)
+    /// The "did you mean" clause for an unknown joint `text` ([`names_like_clause`]): up to
+    /// `n` joint names containing it, ignoring case, in joint order, and how many more.
+    pub fn joints_like_clause(&self, text: &str, n: usize) -> String {
+        names_like_clause((0..self.joint_count).map(|j| self.joint_name(j)), text, n)
     }
 }
 
@@ -853,17 +853,15 @@ mod tests {
         assert_eq!(h.find_joint("--1"), None);
         assert_eq!(h.find_joint(" 3"), None);
         assert_eq!(h.find_joint("hinge"), None);
-        assert_eq!(h.joints_like("HINGE1", 3), ["hinge1", "hinge10", "hinge11"]);
-        let names = (0..h.joint_count).map(|j| h.joint_name(j));
         assert_eq!(
-            names_like_clause(names.clone(), "HINGE1", 2),
-            "; names containing it: hinge1, hinge10 and 1 more"
-        );
-        assert_eq!(
-            names_like_clause(names.clone(), "HINGE1", 3),
+            h.joints_like_clause("HINGE1", 3),
             "; names containing it: hinge1, hinge10, hinge11"
         );
-        assert_eq!(names_like_clause(names, "elbow", 3), "");
+        assert_eq!(
+            h.joints_like_clause("HINGE1", 2),
+            "; names containing it: hinge1, hinge10 and 1 more"
+        );
+        assert_eq!(h.joints_like_clause("elbow", 3), "");
         // A joint named as a number is found by its name first.
         h.joint_names[5] = "3".into();
         assert_eq!(h.find_joint("3"), Some(5));

@@ -45,11 +45,7 @@ pub fn main(
         );
     }
     let Some(joint) = h.find_joint(request.selector) else {
-        let like = lavender_replay::format::names_like_clause(
-            (0..h.joint_count).map(|j| h.joint_name(j)),
-            request.selector,
-            5,
-        );
+        let like = h.joints_like_clause(request.selector, 5);
         let n = h.joint_count;
         bail!(
             "the log has no joint {:?} ({}: give a name as recorded, such as {:?}, or an index \

@@ -306,6 +306,16 @@ pub fn summarize(samples: &[Sample]) -> Summary {
 /// The step of [`derivative_check`]'s central differences, s.
 pub const DIFFERENCE_STEP: f64 = 1e-4;
 
+/// The first and second central differences of `C` in time, step `h` s, along the path
+/// `x(t) = x + v t + a t^2 / 2`: what `Cdot` and `Cddot` at `(x, v, a)` should match.
+pub fn central_differences(x: Vec2, v: Vec2, a: Vec2, r: f64, h: f64) -> (f64, f64) {
+    let at = |t: f64| residual(x + v * t + a * (0.5 * t * t), r);
+    (
+        (at(h) - at(-h)) / (2.0 * h),
+        (at(h) - 2.0 * at(0.0) + at(-h)) / (h * h),
+    )
+}
+
 /// The largest relative differences, over `states` (`(x, v)` pairs), between `Cdot` and
 /// `Cddot` and central finite differences of `C` along the path `x(t) = x + v t + a t^2 / 2`
 /// through each state, `a` the multiplier's acceleration there ([`schur_multiplier`] under
@@ -320,13 +330,10 @@ pub fn derivative_check(
     mass: f64,
     force: Vec2,
 ) -> Result<(f64, f64), TutorialError> {
-    let h = DIFFERENCE_STEP;
     let (mut first, mut second) = (0.0f64, 0.0f64);
     for (x, v) in states {
         let a = (force + x * schur_multiplier(x, v, mass, force, 0.0, true)?) / mass;
-        let at = |t: f64| residual(x + v * t + a * (0.5 * t * t), r);
-        let fd1 = (at(h) - at(-h)) / (2.0 * h);
-        let fd2 = (at(h) - 2.0 * at(0.0) + at(-h)) / (h * h);
+        let (fd1, fd2) = central_differences(x, v, a, r, DIFFERENCE_STEP);
         let cdot = residual_rate(x, v);
         let cddot = residual_accel(x, v, a);
         first = first.max((fd1 - cdot).abs() / (1.0 + cdot.abs()));
@@ -361,11 +368,8 @@ mod tests {
                 Vec2::new(4.0, 1.0),
             ),
         ];
-        let h = 1e-4;
         for (x, v, a) in cases {
-            let at = |t: f64| residual(x + v * t + a * (0.5 * t * t), r);
-            let fd1 = (at(h) - at(-h)) / (2.0 * h);
-            let fd2 = (at(h) - 2.0 * at(0.0) + at(-h)) / (h * h);
+            let (fd1, fd2) = central_differences(x, v, a, r, 1e-4);
             let cdot = residual_rate(x, v);
             let cddot = residual_accel(x, v, a);
             // Central differences of a quartic in t: truncation error ~ h^2 * |C'''|, rounding
