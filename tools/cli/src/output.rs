@@ -205,12 +205,27 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta} left)")
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({left})")
             .expect("valid template")
+            .with_key("left", time_left)
             .progress_chars("=> "),
     );
     bar.set_message(what.to_string());
     bar
+}
+
+/// The progress bar's estimate of the time left. Before the first item is done there is
+/// nothing to estimate from, and indicatif's `{eta}` would read "0s left" (QA 2026-12-07).
+fn time_left(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = w.write_str(&time_left_text(state.pos(), state.eta()));
+}
+
+fn time_left_text(done: u64, eta: std::time::Duration) -> String {
+    if done == 0 {
+        "estimating time left".into()
+    } else {
+        format!("{:#} left", indicatif::HumanDuration(eta))
+    }
 }
 
 /// Exits with 0 on success; prints the error chain and exits with 2 otherwise.
@@ -328,6 +343,16 @@ pub fn count_to_show(text: &str) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_says_it_is_estimating_until_the_first_item_is_done() {
+        let eta = std::time::Duration::from_secs(0);
+        assert_eq!(time_left_text(0, eta), "estimating time left");
+        assert_eq!(time_left_text(1, eta), "0s left");
+        let eta = std::time::Duration::from_secs(75);
+        assert_eq!(time_left_text(0, eta), "estimating time left");
+        assert_eq!(time_left_text(40, eta), "75s left");
+    }
 
     #[test]
     fn counts_agree_with_their_numbers() {
