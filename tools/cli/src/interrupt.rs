@@ -36,15 +36,30 @@ impl std::error::Error for Interrupted {}
 pub fn install(json: crate::output::JsonErrors) {
     let installed = ctrlc::set_handler(move || {
         if CLEAN_STOP.load(Ordering::SeqCst) && !REQUESTED.swap(true, Ordering::SeqCst) {
-            eprintln!("\ninterrupted: stopping cleanly (interrupt again to stop at once)");
+            eprintln!(
+                "{}interrupted: stopping cleanly (interrupt again to stop at once)",
+                past_the_echo()
+            );
         } else {
-            eprintln!();
+            eprint!("{}", past_the_echo());
             let stopped = Interrupted(what_a_hard_stop_leaves());
             crate::output::finish(Err(stopped.into()), json);
         }
     });
     if let Err(e) = installed {
         tracing::debug!("no signal handler: {e}");
+    }
+}
+
+/// A line break that moves the message past the `^C` a terminal echoes at the cursor; none
+/// when standard error is no terminal (QA 2026-12-07: a SIGTERM'd run's log began with an
+/// empty line).
+fn past_the_echo() -> &'static str {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        "\n"
+    } else {
+        ""
     }
 }
 

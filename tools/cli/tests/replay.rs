@@ -965,6 +965,12 @@ fn an_interrupted_run_finishes_its_log() {
     );
     // A stop asked for, not an error.
     assert!(!stderr.contains("error:"), "{stderr}");
+    // No line break to move past a terminal's `^C` when standard error is a pipe (QA
+    // 2026-12-07: the log began with an empty line).
+    assert!(
+        stderr.starts_with("interrupted: stopping cleanly"),
+        "{stderr}"
+    );
     assert!(stdout.contains("recorded "), "{stdout}");
     // Finished: the spikes come from the footer's index, and it resumes.
     let spikes = ok(&["scrub", s(&log), "--spikes", "--json"]);
