@@ -958,7 +958,8 @@ fn substeps_too_long_for_a_swing_are_named() {
                 "joint `hinge` holds `bob` as a pendulum of period 2.008e0 s under gravity, and substeps of 2.500e-1 s give it 8.0 per swing"
             )
             && warning.ends_with(
-                "Use `max_substep` at most 1.004e-1 s (20 per swing; `--max-substep` on `lavender run`)"
+                "Use `max_substep` at most 1.004e-1 s (20 per swing; `Settings::max_substep`, a \
+                 scene's `[world] max_substep`, `--max-substep` on `lavender run`)"
             ),
         "{warning}"
     );

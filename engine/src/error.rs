@@ -20,8 +20,8 @@ pub enum EngineError {
         "a frame of dt = {dt:e} s would run {} substeps of at most `max_substep` = \
          {max_substep:e} s, more than the {limit} a frame may run: lower dt (frames are \
          usually 1/60 s), or raise `max_substep` to at least {suggested} s (the default is \
-         1/240 = 0.0041667 s; a scene's `[world] max_substep`, `--max-substep` on `lavender \
-         run`)",
+         1/240 = 0.0041667 s; `Settings::max_substep`, a scene's `[world] max_substep`, \
+         `--max-substep` on `lavender run`)",
         count(*.substeps)
     )]
     TooManySubsteps {

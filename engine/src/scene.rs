@@ -1281,6 +1281,65 @@ impl Scene {
         })
     }
 
+    /// Whether this scene could have built `world`: the same numbers of bodies and joints,
+    /// the `[[body]]` and `[[joint]]` tables' names and kinds in their places, and each
+    /// generated body and joint named after its `[[chain]]` or `[[grid]]` (built in the order
+    /// [`Scene::build_with`] gives). Poses and velocities are not compared: a world may have
+    /// run since it was built. Cheap (no build), for a recording's header, whose scene is what
+    /// a resume rebuilds (QA 2026-12-08: a scene of another world with the same counts was
+    /// recorded and resumed the wrong world). The error says what differs.
+    pub fn check_describes(&self, world: &World) -> std::result::Result<(), String> {
+        let (bodies, joints) = self.counts();
+        let counts = (world.body_count() as u64, world.joint_count() as u64);
+        if (bodies, joints) != counts {
+            return Err(format!(
+                "the scene builds {bodies} bodies and {joints} joints, the world has {} and {}",
+                counts.0, counts.1
+            ));
+        }
+        let (names, kinds) = (world.bodies().names(), world.bodies().kinds());
+        for (i, b) in self.bodies.iter().enumerate() {
+            if names[i] != b.name || kinds[i] != b.kind {
+                return Err(format!(
+                    "body {i} is the {:?} body `{}` in the scene and the {:?} body `{}` in the \
+                     world",
+                    b.kind, b.name, kinds[i], names[i]
+                ));
+            }
+        }
+        let (joint_names, joint_kinds) = (world.joints().names(), world.joints().kinds());
+        for (i, j) in self.joints.iter().enumerate() {
+            if joint_names[i] != j.name || joint_kinds[i] != j.kind {
+                return Err(format!(
+                    "joint {i} is the {:?} joint `{}` in the scene and the {:?} joint `{}` in \
+                     the world",
+                    j.kind, j.name, joint_kinds[i], joint_names[i]
+                ));
+            }
+        }
+        // Generated items, generator by generator: each name starts with the generator's.
+        let generators = (self.chains.iter().map(|c| (&c.name, c.counts())))
+            .chain(self.grids.iter().map(|g| (&g.name, g.counts())));
+        let (mut body, mut joint) = (self.bodies.len(), self.joints.len());
+        for (generator, (gen_bodies, gen_joints)) in generators {
+            let prefix = format!("{generator}.");
+            let body_end = body + gen_bodies as usize;
+            let joint_end = joint + gen_joints as usize;
+            let stranger = (body..body_end)
+                .map(|i| ("body", i, &names[i]))
+                .chain((joint..joint_end).map(|i| ("joint", i, &joint_names[i])))
+                .find(|(_, _, name)| !name.starts_with(&prefix));
+            if let Some((what, i, name)) = stranger {
+                return Err(format!(
+                    "{what} {i} is `{name}` in the world, where the scene's generator \
+                     `{generator}` builds one named `{generator}.…`"
+                ));
+            }
+            (body, joint) = (body_end, joint_end);
+        }
+        Ok(())
+    }
+
     /// Checks every generator, then the scene's total numbers of bodies and joints against
     /// [`MAX_SCENE_ITEMS`].
     fn check_size(&self) -> Result<()> {

@@ -827,8 +827,8 @@ impl World {
              {h:.3e} s give it {:.1} per swing; below \
              {MIN_SUBSTEPS_PER_SWING} its motion is wrong (the shipped pendulum, period 2.0 s, \
              gained 61 % of its swing's energy in 20 s with 0.25 s substeps and came apart with \
-             1 s). Use `max_substep` at most {:.3e} s (20 per swing; `--max-substep` on \
-             `lavender run`)",
+             1 s). Use `max_substep` at most {:.3e} s (20 per swing; `Settings::max_substep`, a \
+             scene's `[world] max_substep`, `--max-substep` on `lavender run`)",
             if fast.len() == 1 {
                 "1 joint holds a body that swings".to_string()
             } else {
@@ -921,8 +921,9 @@ impl World {
              light links swinging more than about {MAX_LINK_SWING_PER_SUBSTEP} rad per \
              substep comes apart (nine 1 kg, 0.2 m links under 1000 kg, 1.3 rad per \
              substep: 15.7 m of anchor error in 5 s). Use `max_substep` at most {:.3e} s \
-             ({LINK_SWING_ADVISED} rad per substep; `--max-substep` on `lavender run`), or `--max-anchor-error` to stop such a \
-             run",
+             ({LINK_SWING_ADVISED} rad per substep; `Settings::max_substep`, a scene's `[world] \
+             max_substep`, `--max-substep` on `lavender run`), or `--max-anchor-error` to stop \
+             such a run",
             b.name[link],
             1.0 / b.inv_mass[link],
             self.joints.names()[j],
@@ -1444,8 +1445,10 @@ impl World {
         Ok(())
     }
 
-    /// The diagnostics, one `[f32; 8]` row per joint (see [`crate::diagnostics`]), as of the
-    /// last step or [`World::sync`]. Zero-copy.
+    /// The diagnostics, one `[f32; 8]` row per joint (see [`crate::diagnostics`]) for the
+    /// current state, without advancing time: every step, [`World::add_joint`] (the new
+    /// joint's row), [`World::set_body_pose`], [`World::set_body_velocity`] and
+    /// [`World::sync`] refresh them. Zero-copy.
     pub fn constraint_data(&self) -> &[[f32; COLUMN_COUNT]] {
         &self.diagnostics
     }

@@ -82,7 +82,7 @@ fn run(path: &std::path::Path, s: &Scene, iters: u64, background: bool) -> Durat
 fn bench(c: &mut Criterion) {
     let s = scene();
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("bench.lavlog");
+    let file = dir.path().join("bench.lvlog");
     let frame_bytes = (BODIES * (7 + 6) + JOINTS * 8) * 4;
     let mut g = c.benchmark_group("append");
     g.throughput(Throughput::Bytes(frame_bytes as u64));

@@ -114,7 +114,11 @@ pub enum ReplayError {
     },
 
     /// A joint index or diagnostic column that does not exist.
-    #[error("{what} {index} is out of range: the log has {len}")]
+    #[error(
+        "{what} {index} is out of range: the log has {len} {}{}",
+        plural(what),
+        last_index(*len)
+    )]
     OutOfRange {
         /// "joint", "body" or "column".
         what: &'static str,
@@ -223,6 +227,23 @@ pub type Result<T, E = ReplayError> = std::result::Result<T, E>;
 const HDF5_SIGNATURE: [u8; 8] = *b"\x89HDF\r\n\x1a\n";
 
 /// What [`ReplayError::NotALog`] says, by what the file starts with.
+/// "joints", "bodies", "columns".
+fn plural(what: &str) -> String {
+    match what.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{what}s"),
+    }
+}
+
+/// The valid indices, for an out-of-range message.
+fn last_index(len: usize) -> String {
+    match len {
+        0 => String::new(),
+        1 => " (index 0)".into(),
+        n => format!(" (indices 0 to {})", n - 1),
+    }
+}
+
 fn not_a_log(path: &std::path::Path, found: &[u8]) -> String {
     let path = path.display();
     if found.is_empty() {

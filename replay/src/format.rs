@@ -52,16 +52,19 @@ pub const fn align16(n: usize) -> usize {
 /// Names of the eight diagnostic columns, in order: the engine's `COLUMN_NAMES` (used for
 /// reports, `diff` fields and the HDF5 `columns` attribute).
 pub const DIAGNOSTIC_COLUMNS: [&str; 8] = lavender_engine::COLUMN_NAMES;
-/// Column of the anchor error norm.
-pub const COL_ANCHOR_ERROR: usize = 3;
-/// Column of the angular error.
-pub const COL_ANGULAR_ERROR: usize = 4;
-/// Column of the limit violation.
-pub const COL_LIMIT_VIOLATION: usize = 5;
-/// Column of the anchor relative speed.
-pub const COL_ANCHOR_SPEED: usize = 6;
-/// Column of the joint coordinate.
-pub const COL_JOINT_COORDINATE: usize = 7;
+// The column indices are the engine's (`lavender_engine::diagnostics`), under the names
+// the replay code has used since the log format's first version.
+use lavender_engine::diagnostics as columns;
+/// Column of the anchor error norm (`lavender_engine::diagnostics::ANCHOR_ERROR_NORM`).
+pub const COL_ANCHOR_ERROR: usize = columns::ANCHOR_ERROR_NORM;
+/// Column of the angular error (`lavender_engine::diagnostics::ANGULAR_ERROR`).
+pub const COL_ANGULAR_ERROR: usize = columns::ANGULAR_ERROR;
+/// Column of the limit violation (`lavender_engine::diagnostics::LIMIT_VIOLATION`).
+pub const COL_LIMIT_VIOLATION: usize = columns::LIMIT_VIOLATION;
+/// Column of the anchor relative speed (`lavender_engine::diagnostics::ANCHOR_RELATIVE_SPEED`).
+pub const COL_ANCHOR_SPEED: usize = columns::ANCHOR_RELATIVE_SPEED;
+/// Column of the joint coordinate (`lavender_engine::diagnostics::JOINT_COORDINATE`).
+pub const COL_JOINT_COORDINATE: usize = columns::JOINT_COORDINATE;
 
 /// Field names of a pose row.
 pub const POSE_FIELDS: [&str; 7] = [
@@ -387,22 +390,13 @@ impl Header {
     /// `0..joint_count` written as a whole number, or `-1` to `-joint_count` counting from
     /// the end as Python does (a joint named `"3"` is found by its name).
     pub fn find_joint(&self, selector: &str) -> Option<usize> {
-        let n = self.joint_count;
-        let by_name = if self.joint_names.is_empty() {
-            (selector
-                .strip_prefix("joint")
-                .and_then(|j| index_below(j, n)))
-            .filter(|&j| self.joint_name(j) == selector)
-        } else {
-            self.joint_names.iter().position(|name| name == selector)
-        };
-        let from_end = || {
-            let k = index_below(selector.strip_prefix('-')?, n + 1)?;
-            (k > 0).then(|| n - k)
-        };
-        by_name
-            .or_else(|| index_below(selector, n))
-            .or_else(from_end)
+        find(&self.joint_names, self.joint_count, "joint", selector)
+    }
+
+    /// The body `selector` names, as [`Header::find_joint`] finds a joint: a name as
+    /// [`Header::body_name`] gives it, else an index, or `-1` to `-body_count` from the end.
+    pub fn find_body(&self, selector: &str) -> Option<usize> {
+        find(&self.body_names, self.body_count, "body", selector)
     }
 
     /// The "did you mean" clause for an unknown joint `text` ([`names_like_clause`]): up to
@@ -410,6 +404,26 @@ impl Header {
     pub fn joints_like_clause(&self, text: &str, n: usize) -> String {
         names_like_clause((0..self.joint_count).map(|j| self.joint_name(j)), text, n)
     }
+}
+
+/// The item of `count` (named `names`, or `{unnamed}{i}` when the header has no names) that
+/// `selector` names: [`Header::find_joint`], [`Header::find_body`].
+fn find(names: &[String], count: usize, unnamed: &str, selector: &str) -> Option<usize> {
+    let by_name = if names.is_empty() {
+        (selector
+            .strip_prefix(unnamed)
+            .and_then(|i| index_below(i, count)))
+        .filter(|&i| format!("{unnamed}{i}") == selector)
+    } else {
+        names.iter().position(|name| name == selector)
+    };
+    let from_end = || {
+        let k = index_below(selector.strip_prefix('-')?, count + 1)?;
+        (k > 0).then(|| count - k)
+    };
+    by_name
+        .or_else(|| index_below(selector, count))
+        .or_else(from_end)
 }
 
 /// Up to `n` of `names` containing `text`, ignoring case, in their order: the "did you mean"
@@ -870,6 +884,21 @@ mod tests {
         assert_eq!(h.find_joint("joint7"), Some(7));
         assert_eq!(h.find_joint("joint07"), None);
         assert_eq!(h.find_joint("7"), Some(7));
+    }
+
+    #[test]
+    fn bodies_are_found_by_name_or_index() {
+        let mut h = crate::testutil::header(4, 1);
+        let second = h.body_names[1].clone();
+        assert_eq!(h.find_body(&second), Some(1));
+        assert_eq!(h.find_body("3"), Some(3));
+        assert_eq!(h.find_body("4"), None, "4 bodies: 0 to 3");
+        assert_eq!(h.find_body("-1"), Some(3));
+        assert_eq!(h.find_body("-5"), None);
+        assert_eq!(h.find_body("nobody"), None);
+        h.body_names.clear();
+        assert_eq!(h.find_body("body2"), Some(2));
+        assert_eq!(h.find_body("joint2"), None);
     }
     use proptest::prelude::*;
 

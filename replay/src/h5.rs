@@ -711,11 +711,7 @@ pub fn export_interruptible(
     stop: &AtomicBool,
 ) -> Result<LogSummary> {
     let path = path.as_ref();
-    if range.every == 0 {
-        return Err(ReplayError::InvalidArgument(
-            "--every must be at least 1".into(),
-        ));
-    }
+    range.check_every()?;
     crate::files::check_hdf5_extension(path)?;
     crate::files::refuse_to_overwrite_input(reader.path(), path)?;
     crate::files::check_output(path)?;
@@ -725,15 +721,24 @@ pub fn export_interruptible(
 }
 
 impl ExportRange {
+    /// `every` 0 would export no frame: refused in the library's words (the command line
+    /// checks its `--every` itself).
+    fn check_every(&self) -> Result<()> {
+        if self.every == 0 {
+            return Err(ReplayError::InvalidArgument(
+                "ExportRange::every is 0: it is the step between exported frames and must be \
+                 at least 1 (1 exports every frame in the range)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// The positions in `reader` of the frames from substep `from` to `to`: an error when
     /// there are none, or when recovery passed over a damaged stretch inside them (its
     /// frames would be missing from the output unsaid).
     pub fn frames_of(&self, reader: &LogReader) -> Result<std::ops::Range<usize>> {
-        if self.every == 0 {
-            return Err(ReplayError::InvalidArgument(
-                "--every must be at least 1".into(),
-            ));
-        }
+        self.check_every()?;
         let index = reader.index();
         let start = index.partition_point(|m| m.summary.substep < self.from);
         let end = index.partition_point(|m| m.summary.substep <= self.to);

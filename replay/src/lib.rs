@@ -12,7 +12,7 @@
 //! use lavender_replay::{FrameInput, Header, LogReader, LogWriter};
 //!
 //! let dir = tempfile::tempdir().unwrap();
-//! let path = dir.path().join("run.lavlog");
+//! let path = dir.path().join("run.lvlog");
 //! let header = Header { body_count: 1, joint_count: 1, ..Header::default() };
 //! let mut writer = LogWriter::create(&path, &header).unwrap();
 //! for substep in 0..10u64 {
@@ -38,6 +38,43 @@
 //! assert_eq!(frame.pose(0).unwrap()[1], 0.97);
 //! let column: Vec<_> = reader.column(0, 3).unwrap().collect();
 //! assert_eq!(column[9], (9, 1e-4));
+//! ```
+//!
+//! With the engine: a world built in code, recorded ([`recorder::Recorder::for_world`]),
+//! then one joint's anchor error found by name, the frame of a substep, and the HDF5 export.
+//! Frame `i` is the state after substep `i`, at time `(i + 1) h`: the state before the first
+//! step is not recorded (`World::constraint_data` reads it without a step).
+//!
+//! ```
+//! use lavender_engine::{diagnostics::ANCHOR_ERROR_NORM, BodyDesc, JointDesc, Settings, Vec3, World};
+//! use lavender_replay::{h5, recorder::Recorder, LogReader};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let mut world = World::new(Settings::default())?;
+//! let ground = world.add_body(BodyDesc::fixed("ground"))?;
+//! let bob = world.add_body(BodyDesc::dynamic("bob").position(Vec3::new(1.0, 0.0, 0.0)))?;
+//! world.add_joint(
+//!     JointDesc::revolute("hinge", ground, bob)
+//!         .anchors(Vec3::ZERO, Vec3::new(-1.0, 0.0, 0.0))
+//!         .axis(Vec3::Z),
+//! )?;
+//! let dt = 1.0 / 60.0;
+//! let mut recorder = Recorder::for_world(dir.path().join("run.lvlog"), &world, dt)?;
+//! for _ in 0..60 {
+//!     recorder.step(&mut world, dt)?;
+//! }
+//! let summary = recorder.finish()?;
+//! assert_eq!(summary.frames, 240); // 1 s of 1/240 s substeps
+//!
+//! // SAFETY: nothing else modifies or truncates the file while the reader is alive.
+//! let log = unsafe { LogReader::open(&summary.path) }?;
+//! let hinge = log.header().find_joint("hinge").expect("recorded by name");
+//! let worst = log.column(hinge, ANCHOR_ERROR_NORM)?.map(|(_, e)| e).fold(0.0, f32::max);
+//! assert!(worst < 1e-3, "{worst} m");
+//! let frame = log.frame(log.index_of_substep(119).unwrap())?;
+//! assert!((frame.time() - 0.5).abs() < 1e-6); // after substep 119: 120 substeps of 1/240 s
+//! h5::export(&log, dir.path().join("run.h5"), h5::ExportRange::default(), |_| ())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
 

@@ -1435,7 +1435,7 @@ mod tests {
     #[test]
     fn round_trip_is_bitwise_through_the_footer() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("run.lavlog");
+        let path = dir.path().join("run.lvlog");
         let header = testutil::header(3, 4);
         let frames = testutil::frames(3, 4, 50, 10);
         testutil::write(&path, &header, &frames, true);
@@ -1639,6 +1639,16 @@ mod tests {
             r.column(0, 8),
             Err(ReplayError::OutOfRange { what: "column", .. })
         ));
+        // QA (2026-12-08): "column 8 is out of range: the log has 8" (8 what?).
+        let says = |e: Option<ReplayError>| e.unwrap().to_string();
+        assert_eq!(
+            says(r.column(0, 8).err()),
+            "column 8 is out of range: the log has 8 columns (indices 0 to 7)"
+        );
+        assert_eq!(
+            says(r.column(5, 0).err()),
+            "joint 5 is out of range: the log has 5 joints (indices 0 to 4)"
+        );
     }
 
     /// Byte offset just past the payload of every frame record, in order.
@@ -1942,7 +1952,7 @@ mod tests {
     #[test]
     fn refresh_follows_a_growing_log_frame_by_frame() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("live.lavlog");
+        let path = dir.path().join("live.lvlog");
         let header = testutil::header(2, 2);
         let frames = testutil::frames(2, 2, 12, 4);
         let mut w = LogWriter::create(&path, &header).unwrap();
@@ -1981,7 +1991,7 @@ mod tests {
     #[cfg(target_endian = "little")]
     fn a_keep_alive_handle_keeps_lent_bytes_valid_across_refresh_and_drop() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("live.lavlog");
+        let path = dir.path().join("live.lvlog");
         let frames = testutil::frames(2, 3, 40, 4);
         let mut w = LogWriter::create(&path, &testutil::header(2, 3)).unwrap();
         for f in &frames[..2] {
@@ -2014,7 +2024,7 @@ mod tests {
         let full = testutil::log_bytes(&header, &frames, false);
         let ends = frame_ends(&full);
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("pieces.lavlog");
+        let path = dir.path().join("pieces.lvlog");
         let mut file = std::fs::File::create(&path).unwrap();
         use std::io::Write;
         file.write_all(&full[..ends[0] + 8]).unwrap(); // frame 0 and a torn frame 1 head

@@ -22,7 +22,8 @@
 //! A world built in code has no scene file: [`Scene::from_world`] writes one from it (every
 //! body in its current state and every joint, explicit, rebuilding the same world bit for
 //! bit), and that scene is the one to record with, so that the log resumes like any other:
-//! `Recorder::create("run.lvlog", &Scene::from_world(&world, dt)?, &world, dt)?`.
+//! [`Recorder::for_world`]`("run.lvlog", &world, dt)?` does that. A scene that did not build
+//! the world (other names, kinds or counts) is refused ([`Scene::check_describes`]).
 //!
 //! The header carries the scene as TOML with every world setting written out (the run's
 //! effective settings, including command-line overrides, and the frame `dt`), so that
@@ -504,6 +505,17 @@ pub fn world_state_hash(world: &World) -> u64 {
     world.state_hash()
 }
 
+/// A frame time step as the engine accepts one ([`EngineError::InvalidTimeStep`] otherwise),
+/// judged before the header or the substep length is: a negative `dt` read as a header
+/// problem or a substep mismatch (QA 2026-12-08).
+fn check_time_step(dt: f32) -> Result<()> {
+    if dt.is_finite() && dt >= f32::MIN_POSITIVE {
+        Ok(())
+    } else {
+        Err(lavender_engine::EngineError::InvalidTimeStep(dt).into())
+    }
+}
+
 impl Recorder {
     /// Creates the output (a log, or HDF5 for `.h5`/`.hdf5`; any other name is a log) with
     /// default options. `scene` is the scene `world` was built from, stored in the header
@@ -511,6 +523,15 @@ impl Recorder {
     /// describes it. A scene that builds other numbers of bodies or joints is refused.
     pub fn create(path: impl AsRef<Path>, scene: &Scene, world: &World, dt: f32) -> Result<Self> {
         Self::create_with(path, scene, world, dt, RecordOptions::default())
+    }
+
+    /// [`create`](Recorder::create) for a world built in code: the header's scene is
+    /// `Scene::from_world(world, dt)`, which rebuilds the world as it is now, so a resume
+    /// from the log rebuilds it too. Fails as `Scene::from_world` does (a `dt` that is not a
+    /// positive time step).
+    pub fn for_world(path: impl AsRef<Path>, world: &World, dt: f32) -> Result<Self> {
+        let scene = Scene::from_world(world, dt)?;
+        Self::create(path, &scene, world, dt)
     }
 
     /// Like [`create`](Recorder::create) with explicit options.
@@ -523,14 +544,14 @@ impl Recorder {
     ) -> Result<Self> {
         // The header's scene is what `resume` rebuilds: one that builds another world made
         // a log that only failed there (QA 2026-12-07).
-        let (bodies, joints) = scene.counts();
-        let world_counts = (world.body_count() as u64, world.joint_count() as u64);
-        if (bodies, joints) != world_counts {
+        check_time_step(dt)?;
+        // Counts alone let a scene of another world with as many bodies and joints through
+        // (QA 2026-12-08); names and kinds are checked too.
+        if let Err(what) = scene.check_describes(world) {
             return Err(ReplayError::InvalidArgument(format!(
-                "the scene builds {bodies} bodies and {joints} joints but the world recorded \
-                 has {} and {}: record the world built from this scene, or describe a world \
-                 built in code with `Scene::from_world(&world, dt)`",
-                world_counts.0, world_counts.1
+                "the scene is not the one the recorded world was built from ({what}): record \
+                 the world built from this scene, or use `Recorder::for_world` for a world \
+                 built in code"
             )));
         }
         Self::create_with_header(path, &header_for(scene, world, dt), world, options)
@@ -652,6 +673,7 @@ impl Recorder {
         dt: f32,
         stop: &mut dyn FnMut() -> bool,
     ) -> Result<StepReport> {
+        check_time_step(dt)?;
         // Frames of any length may be recorded, but their substeps must be the header's:
         // a resumed run replays the log with substeps of that length (QA: frames of 0.01 s,
         // 1/300 s substeps, on a recording of 1/60 s frames did not resume).
@@ -823,7 +845,8 @@ mod tests {
             .expect("refused")
             .to_string();
         assert!(
-            e.contains("the scene builds 2 bodies and 1 joints") && e.contains("Scene::from_world"),
+            e.contains("the scene builds 2 bodies and 1 joints")
+                && e.contains("Recorder::for_world"),
             "{e}"
         );
         assert!(!path.exists(), "nothing is created");
@@ -833,6 +856,113 @@ mod tests {
             .unwrap()
             .finish()
             .unwrap();
+    }
+
+    /// QA (2026-12-08): a scene of another world with as many bodies and joints was
+    /// recorded, so the log's names and its scene disagreed and a resume rebuilt the wrong
+    /// world.
+    #[test]
+    fn a_scene_of_another_world_with_the_same_counts_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wrong.lvlog");
+        let dt = 1.0 / 60.0;
+        let hinge = Scene::builtin("pendulum").unwrap().build().unwrap();
+        let slider = Scene::builtin("prismatic-slider").unwrap();
+        assert_eq!(
+            slider.counts(),
+            (hinge.body_count() as u64, hinge.joint_count() as u64)
+        );
+        let e = Recorder::create(&path, &slider, &hinge, dt)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            e.contains("is not the one the recorded world was built from"),
+            "{e}"
+        );
+        assert!(
+            e.contains("in the scene and the") && e.contains("in the world"),
+            "{e}"
+        );
+        assert!(!path.exists(), "nothing is created");
+        // A generated chain against a world whose bodies are named otherwise.
+        let chain = Scene::builtin("chain").unwrap();
+        let mut renamed = chain.clone();
+        renamed.chains[0].name = "rope".into();
+        let world = renamed.build().unwrap();
+        let e = Recorder::create(&path, &chain, &world, dt)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("is `rope.anchor` in the world"), "{e}");
+        assert!(e.contains("generator `chain`"), "{e}");
+        // The scene the world was built from, run since, is still its scene.
+        let mut world = chain.build().unwrap();
+        world.step(dt).unwrap();
+        Recorder::create(&path, &chain, &world, dt)
+            .unwrap()
+            .finish()
+            .unwrap();
+    }
+
+    /// `Recorder::for_world` records a world built in code with the scene written from it,
+    /// which rebuilds it: the log's names, and a resume's world, are the world's.
+    #[test]
+    fn a_world_built_in_code_is_recorded_with_its_own_scene() {
+        use lavender_engine::{BodyDesc, JointDesc, Settings, World};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("code.lvlog");
+        let dt = 1.0 / 60.0;
+        let mut world = World::new(Settings::default()).unwrap();
+        let ground = world.add_body(BodyDesc::fixed("ground")).unwrap();
+        let bob = world
+            .add_body(BodyDesc::dynamic("bob").position(Vec3::new(1.0, 0.0, 0.0)))
+            .unwrap();
+        let swing = JointDesc::spherical("swing", ground, bob)
+            .anchors(Vec3::ZERO, Vec3::new(-1.0, 0.0, 0.0));
+        world.add_joint(swing).unwrap();
+        let mut rec = Recorder::for_world(&path, &world, dt).unwrap();
+        for _ in 0..3 {
+            rec.step(&mut world, dt).unwrap();
+        }
+        rec.finish().unwrap();
+        let log = LogReader::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(log.header().body_names, ["ground", "bob"]);
+        assert_eq!(log.header().joint_names, ["swing"]);
+        let rebuilt = log.header().recorded_scene().unwrap().build().unwrap();
+        assert_eq!(rebuilt.joints().names(), ["swing"]);
+        assert!(matches!(
+            Recorder::for_world(&path, &world, -dt),
+            Err(ReplayError::Engine(_))
+        ));
+    }
+
+    /// QA (2026-12-08): a negative `dt` to `create` read "invalid header: dt =
+    /// -0.009999999776482582 s", and to `step` as substeps of another length.
+    #[test]
+    fn a_time_step_that_is_not_positive_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dt.lvlog");
+        let scene = Scene::builtin("pendulum").unwrap();
+        let mut world = scene.build().unwrap();
+        let says = |e: ReplayError| e.to_string();
+        for dt in [-0.01, 0.0, f32::NAN] {
+            let e = says(Recorder::create(&path, &scene, &world, dt).err().unwrap());
+            assert!(e.starts_with("invalid time step dt = "), "{e}");
+            assert!(!e.contains("header"), "{e}");
+        }
+        let e = says(
+            Recorder::create(&path, &scene, &world, -0.01)
+                .err()
+                .unwrap(),
+        );
+        assert!(e.contains("dt = -0.01:"), "{e}");
+        let mut rec = Recorder::create(&path, &scene, &world, 1.0 / 60.0).unwrap();
+        let e = says(rec.step(&mut world, -1.0 / 60.0).err().unwrap());
+        assert!(e.starts_with("invalid time step dt = -0.016666668:"), "{e}");
+        assert_eq!(world.substeps_done(), 0, "the world did not move");
+        rec.step(&mut world, 1.0 / 60.0).unwrap();
+        assert_eq!(rec.finish().unwrap().frames, 4);
     }
 
     #[test]

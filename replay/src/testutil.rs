@@ -135,7 +135,7 @@ pub fn write(path: &Path, header: &Header, frames: &[OwnedFrame], finish: bool) 
 /// Writes a log to a temporary file and returns its bytes.
 pub fn log_bytes(header: &Header, frames: &[OwnedFrame], finish: bool) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.lavlog");
+    let path = dir.path().join("t.lvlog");
     write(&path, header, frames, finish);
     std::fs::read(path).unwrap()
 }

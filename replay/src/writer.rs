@@ -490,7 +490,7 @@ mod tests {
 
     fn round_trip(options: WriterOptions, finish: bool) {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("bg.lavlog");
+        let path = dir.path().join("bg.lvlog");
         let header = testutil::header(4, 3);
         let frames = testutil::frames(4, 3, 40, 7);
         let mut w = LogWriter::create_with(&path, &header, options).unwrap();
