@@ -429,23 +429,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             }
         };
         if let Some(e) = record_error {
-            let kept = match (&args.record, recorder.as_ref().map(|r| r.frames())) {
-                (Some(path), _) if OutputKind::of(path) == OutputKind::Hdf5 => format!(
-                    "; {} was left as it was (HDF5 is written to a temporary file and moved \
-                     into place when finished)",
-                    path.display()
-                ),
-                (Some(path), Some(0)) => format!(
-                    "; nothing was recorded, so {} was left as it was",
-                    path.display()
-                ),
-                (Some(path), Some(frames)) => format!(
-                    "; {} keeps the frames written before the failure (of {frames} recorded), \
-                     readable by scrub and export",
-                    path.display()
-                ),
-                _ => String::new(),
-            };
+            let kept = what_a_failed_recording_kept(
+                args.record.as_deref(),
+                recorder.as_ref().map(|r| r.frames()),
+            );
             return Err(e).context(format!("recording failed{kept}"));
         }
         substeps += u64::from(report.substeps);
@@ -496,7 +483,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
              those values are not reliable"
         );
     }
-    let log = recorder.map(|r| r.finish()).transpose()?;
+    let frames_recorded = recorder.as_ref().map(|r| r.frames());
+    // HDF5 writes most of a short run at the end (blocks of 32 MB): a full disk shows here
+    // (QA 2026-12-08: the bare HDF5 error, without what became of the file).
+    let log = match recorder.map(|r| r.finish()).transpose() {
+        Ok(log) => log,
+        Err(e) => {
+            let kept = what_a_failed_recording_kept(args.record.as_deref(), frames_recorded);
+            return Err(e).context(format!(
+                "the run finished but finishing its recording failed{kept}"
+            ));
+        }
+    };
     direct.fold(&mut world);
     let mut summary = Summary::of(&name, &world, done, substeps, dt, wall, (&max, &energy));
     // With the chain solve: how many chains, and joints in them, the schedule found.
@@ -877,5 +875,48 @@ impl Summary {
             } else {
                 ""
             }
+    }
+}
+
+/// What a recording that failed left at its path, as a clause for the error: an HDF5 file is
+/// readable only once finished, so nothing (a `.lvlog` keeps every frame written).
+fn what_a_failed_recording_kept(path: Option<&std::path::Path>, frames: Option<u64>) -> String {
+    match (path, frames) {
+        (Some(path), _) if OutputKind::of(path) == OutputKind::Hdf5 => format!(
+            "; {} was left as it was (HDF5 is written to a temporary file and moved into place \
+             when finished): record to a .lvlog, which keeps every frame written before a \
+             failure, and `lavender export` it",
+            path.display()
+        ),
+        (Some(path), Some(0)) => format!(
+            "; nothing was recorded, so {} was left as it was",
+            path.display()
+        ),
+        (Some(path), Some(frames)) => format!(
+            "; {} keeps the frames written before the failure (of {frames} recorded), \
+             readable by scrub and export",
+            path.display()
+        ),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_recording_says_what_its_file_kept() {
+        let h5 = what_a_failed_recording_kept(Some(Path::new("run.h5")), Some(300));
+        assert!(h5.contains("run.h5 was left as it was"), "{h5}");
+        assert!(h5.contains("record to a .lvlog"), "{h5}");
+        let log = what_a_failed_recording_kept(Some(Path::new("run.lvlog")), Some(300));
+        assert!(
+            log.contains("keeps the frames written before the failure (of 300"),
+            "{log}"
+        );
+        let none = what_a_failed_recording_kept(Some(Path::new("run.lvlog")), Some(0));
+        assert!(none.contains("nothing was recorded"), "{none}");
+        assert_eq!(what_a_failed_recording_kept(None, None), "");
     }
 }
