@@ -78,7 +78,10 @@ impl BodyDesc {
             inertia: box_inertia(1.0, Vec3::splat(crate::scene::DEFAULT_HALF_EXTENT)),
         }
     }
-    /// A static body (infinite mass, never moves).
+    /// A static body ([`BodyKind::Static`], `kind = "static"` in a scene file): infinite
+    /// mass, never moves. Named as Rapier's fixed rigid bodies are; not to be confused with
+    /// [`crate::JointDesc::fixed`], a weld joint (QA 2026-12-08).
+    #[doc(alias = "static")]
     pub fn fixed(name: impl Into<String>) -> Self {
         BodyDesc {
             kind: BodyKind::Static,

@@ -42,8 +42,10 @@
 //!
 //! With the engine: a world built in code, recorded ([`recorder::Recorder::for_world`]),
 //! then one joint's anchor error found by name, the frame of a substep, and the HDF5 export.
-//! Frame `i` is the state after substep `i`, at time `(i + 1) h`: the state before the first
-//! step is not recorded (`World::constraint_data` reads it without a step).
+//! Frame `i` is the state after substep `i`, at time `(i + 1) h`. The state before the first
+//! substep is not a frame: the header's scene holds it (`Header::recorded_scene` builds that
+//! world, whose `constraint_data` reads its diagnostics without a step) when the recording
+//! started on the world the scene built.
 //!
 //! ```
 //! use lavender_engine::{diagnostics::ANCHOR_ERROR_NORM, BodyDesc, JointDesc, Settings, Vec3, World};
@@ -73,6 +75,10 @@
 //! assert!(worst < 1e-3, "{worst} m");
 //! let frame = log.frame(log.index_of_substep(119).unwrap())?;
 //! assert!((frame.time() - 0.5).abs() < 1e-6); // after substep 119: 120 substeps of 1/240 s
+//! // The state before the first substep: the header's scene.
+//! let start = log.header().recorded_scene()?.build()?;
+//! assert_eq!(start.body_pose(bob)?.0, Vec3::new(1.0, 0.0, 0.0));
+//! assert_eq!(start.constraint_data()[hinge][ANCHOR_ERROR_NORM], 0.0);
 //! h5::export(&log, dir.path().join("run.h5"), h5::ExportRange::default(), |_| ())?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

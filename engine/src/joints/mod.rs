@@ -158,7 +158,9 @@ impl JointDesc {
     pub fn spherical(name: impl Into<String>, a: BodyId, b: BodyId) -> Self {
         Self::new(JointKind::Spherical, name, a, b)
     }
-    /// A fixed (weld) joint.
+    /// A fixed (weld) joint: all six relative degrees of freedom locked. A body that never
+    /// moves is [`crate::BodyDesc::fixed`] instead.
+    #[doc(alias = "weld")]
     pub fn fixed(name: impl Into<String>, a: BodyId, b: BodyId) -> Self {
         Self::new(JointKind::Fixed, name, a, b)
     }
