@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{ReplayError, Result};
-use crate::h5::ExportRange;
+use crate::range::ExportRange;
 use crate::reader::LogReader;
 use crate::writer::{LogSummary, LogWriter, WriterOptions};
 

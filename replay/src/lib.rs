@@ -90,7 +90,9 @@ pub mod diff;
 mod error;
 pub mod files;
 pub mod format;
+#[cfg(feature = "hdf5")]
 pub mod h5;
+mod range;
 mod reader;
 pub mod recorder;
 pub mod resume;
@@ -101,6 +103,7 @@ mod writer;
 
 pub use error::{ReplayError, Result};
 pub use format::{ColumnMax, FrameInput, FrameMeta, FrameSummary, Header, WorldSettingsRecord};
+pub use range::ExportRange;
 pub use reader::{FrameView, LogReader, Recovery, RecoveryReason, SkippedRecord, StorageKeepAlive};
 pub use writer::{
     FlushPolicy, LogSummary, LogWriter, WriterOptions, BACKGROUND_QUEUE, COMMIT_BYTES,

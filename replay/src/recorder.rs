@@ -42,6 +42,7 @@ use lavender_engine::{Quat, Scene, StepReport, SubstepInfo, Vec3, World};
 
 use crate::error::{ReplayError, Result};
 use crate::format::{FrameInput, Header, WorldSettingsRecord};
+#[cfg(feature = "hdf5")]
 use crate::h5::Hdf5Writer;
 use crate::writer::{LogSummary, LogWriter, WriterOptions};
 
@@ -104,6 +105,7 @@ impl OutputKind {
 
 enum Sink {
     Log(Box<LogWriter>),
+    #[cfg(feature = "hdf5")]
     Hdf5(Box<Hdf5Writer>),
     Threaded(Pipeline),
 }
@@ -391,7 +393,10 @@ impl Plan {
                 header,
                 options.writer,
             )?)),
+            #[cfg(feature = "hdf5")]
             OutputKind::Hdf5 => Sink::Hdf5(Box::new(Hdf5Writer::create(path, header)?)),
+            #[cfg(not(feature = "hdf5"))]
+            OutputKind::Hdf5 => return Err(no_hdf5(path)),
         })
     }
 }
@@ -505,6 +510,17 @@ pub fn world_state_hash(world: &World) -> u64 {
     world.state_hash()
 }
 
+/// Recording to HDF5 in a build without the `hdf5` feature.
+#[cfg(not(feature = "hdf5"))]
+fn no_hdf5(path: &Path) -> ReplayError {
+    ReplayError::InvalidArgument(format!(
+        "{} is an HDF5 name, and this build of lavender-replay has no HDF5 (its `hdf5` \
+         feature, on by default, is off): record to a .lvlog, or build with the feature \
+         (it needs the HDF5 C library: `bash .ci/setup`)",
+        path.display()
+    ))
+}
+
 /// A frame time step as the engine accepts one ([`EngineError::InvalidTimeStep`] otherwise),
 /// judged before the header or the substep length is: a negative `dt` read as a header
 /// problem or a substep mismatch (QA 2026-12-08).
@@ -577,6 +593,10 @@ impl Recorder {
         }
         // Everything that can be judged before the first frame is judged now.
         header.validate().map_err(ReplayError::InvalidHeader)?;
+        #[cfg(not(feature = "hdf5"))]
+        if OutputKind::of(path) == OutputKind::Hdf5 {
+            return Err(no_hdf5(path));
+        }
         crate::files::check_output(path)?;
         Ok(Recorder {
             plan: Plan {
@@ -635,6 +655,7 @@ impl Recorder {
         };
         match sink {
             Sink::Log(w) => w.append(&frame)?,
+            #[cfg(feature = "hdf5")]
             Sink::Hdf5(w) => w.append(&frame)?,
             Sink::Threaded(_) => unreachable!("handled above"),
         }
@@ -714,7 +735,9 @@ impl Recorder {
         match &mut self.sink {
             Some(Sink::Threaded(p)) => p.drain(),
             Some(Sink::Log(w)) => w.flush(),
-            Some(Sink::Hdf5(_)) | None => Ok(()),
+            #[cfg(feature = "hdf5")]
+            Some(Sink::Hdf5(_)) => Ok(()),
+            None => Ok(()),
         }
     }
 
@@ -728,7 +751,9 @@ impl Recorder {
     pub fn bytes(&self) -> u64 {
         match &self.sink {
             Some(Sink::Log(w)) => w.bytes(),
-            Some(Sink::Hdf5(_)) | None => 0,
+            #[cfg(feature = "hdf5")]
+            Some(Sink::Hdf5(_)) => 0,
+            None => 0,
             Some(Sink::Threaded(p)) => p.bytes.load(std::sync::atomic::Ordering::Relaxed),
         }
     }
@@ -744,6 +769,7 @@ impl Recorder {
     pub fn finish(self) -> Result<LogSummary> {
         match self.sink {
             Some(Sink::Log(w)) => (*w).finish(),
+            #[cfg(feature = "hdf5")]
             Some(Sink::Hdf5(w)) => w.finish(),
             Some(Sink::Threaded(mut p)) => p.join(),
             None => Ok(LogSummary {
@@ -935,6 +961,27 @@ mod tests {
             Recorder::for_world(&path, &world, -dt),
             Err(ReplayError::Engine(_))
         ));
+    }
+
+    /// Without the `hdf5` feature, a `.h5` recording is refused at `create`, before the world
+    /// moves or a file is touched, with what to do.
+    #[cfg(not(feature = "hdf5"))]
+    #[test]
+    fn a_build_without_hdf5_refuses_an_hdf5_recording() {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = Scene::builtin("pendulum").unwrap();
+        let world = scene.build().unwrap();
+        let path = dir.path().join("run.h5");
+        let e = Recorder::create(&path, &scene, &world, 1.0 / 60.0)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("run.h5 is an HDF5 name"), "{e}");
+        assert!(
+            e.contains("record to a .lvlog, or build with the feature"),
+            "{e}"
+        );
+        assert!(!path.exists());
     }
 
     /// QA (2026-12-08): a negative `dt` to `create` read "invalid header: dt =
@@ -1132,7 +1179,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let scene = Scene::builtin("pendulum").unwrap();
         let world = scene.build().unwrap();
-        for name in ["kept.lvlog", "kept.h5"] {
+        let names: &[&str] = if cfg!(feature = "hdf5") {
+            &["kept.lvlog", "kept.h5"]
+        } else {
+            &["kept.lvlog"]
+        };
+        for name in names {
             let path = dir.path().join(name);
             std::fs::write(&path, b"an earlier run").unwrap();
             for threaded in [false, true] {
@@ -1157,6 +1209,7 @@ mod tests {
 
     /// QA (2026-12-05): a second recording to the path of one still running unlinked its file,
     /// and the first reported frames that were gone. Now it is refused, for logs and HDF5.
+    #[cfg(feature = "hdf5")]
     #[test]
     fn a_path_being_recorded_is_refused_to_a_second_recording_and_to_exports() {
         let dir = tempfile::tempdir().unwrap();
@@ -1211,6 +1264,7 @@ mod tests {
 
     /// An HDF5 recording is written to a temporary file and renamed when finished: one that
     /// fails or is dropped unfinished leaves the earlier file and no temporary file.
+    #[cfg(feature = "hdf5")]
     #[test]
     fn an_unfinished_hdf5_recording_leaves_the_earlier_file() {
         let dir = tempfile::tempdir().unwrap();
