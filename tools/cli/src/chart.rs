@@ -21,22 +21,55 @@ pub fn save(path: &Path, chart: &impl Chart) -> anyhow::Result<()> {
     save_sized(path, chart, (1200, 500))
 }
 
-/// [`save`] at `size` pixels.
+/// [`save`] at `size` pixels. The image is drawn in memory and written to a temporary file
+/// next to `path`, then renamed onto it: a plot that fails (a full disk) leaves an earlier
+/// file at `path` as it was and no partial file, and says why in plain words (QA 2026-12-08:
+/// plots were written in place, so a failure truncated the earlier plot, and the error was
+/// the backend's debug dump).
 pub fn save_sized(path: &Path, chart: &impl Chart, size: (u32, u32)) -> anyhow::Result<()> {
     lavender_tutorial::plot::register_fonts().map_err(|e| anyhow::anyhow!("{e}"))?;
-    // Opened here first so that a path that cannot be written is a plain I/O error, not
-    // the plotting backend's debug dump (QA: a read-only file system).
-    std::fs::File::create(path)
-        .map_err(|e| anyhow::anyhow!("cannot write the plot {}: {e}", path.display()))?;
+    lavender_replay::files::check_output(path)?;
     let svg = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
-    if svg {
-        chart.render(SVGBackend::new(path, size).into_drawing_area())
+    let drawing = |e: anyhow::Error| e.context(format!("drawing {}", path.display()));
+    let bytes = if svg {
+        let mut text = String::new();
+        chart
+            .render(SVGBackend::with_string(&mut text, size).into_drawing_area())
+            .map_err(drawing)?;
+        text.into_bytes()
     } else {
-        chart.render(BitMapBackend::new(path, size).into_drawing_area())
+        let (width, height) = size;
+        let mut rgb = vec![0u8; width as usize * height as usize * 3];
+        chart
+            .render(BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area())
+            .map_err(drawing)?;
+        let mut png = Vec::new();
+        image::ImageEncoder::write_image(
+            image::codecs::png::PngEncoder::new(&mut png),
+            &rgb,
+            width,
+            height,
+            image::ColorType::Rgb8,
+        )
+        .map_err(|e| anyhow::anyhow!("encoding {} as PNG: {e}", path.display()))?;
+        png
+    };
+    write_replacing(path, &bytes)
+        .map_err(|e| anyhow::anyhow!("cannot write the plot {}: {e}", path.display()))
+}
+
+/// Writes `bytes` to a temporary file next to `path` (through a symbolic link: next to its
+/// target) and renames it onto `path`; the temporary file is removed on failure.
+fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let target = lavender_replay::files::output_target(path);
+    let partial = lavender_replay::files::partial_path(&target);
+    let written = std::fs::write(&partial, bytes).and_then(|()| std::fs::rename(&partial, &target));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
     }
-    .map_err(|e| e.context(format!("drawing {}", path.display())))
+    written
 }
 
 /// The chart's two panels on a white page: the plot, and to its right the legend's, of

@@ -113,7 +113,6 @@ pub fn main(args: Args) -> anyhow::Result<bool> {
     })?;
     bar.finish_and_clear();
     if let Some(plot) = &args.plot {
-        lavender_replay::files::prepare_output(plot)?;
         draw(plot, (&args.a, &args.b), &series, &report, &tol)?;
         eprintln!("plot written to {}", plot.display());
     }

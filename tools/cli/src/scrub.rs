@@ -218,8 +218,6 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     let timeline = scrub::timeline(&reader);
     if let Some(plot) = &args.plot {
-        // A new file, never the old one truncated in place (another process may read it).
-        lavender_replay::files::prepare_output(plot)?;
         draw(plot, &reader, &timeline, &spikes)?;
         eprintln!("plot written to {}", plot.display());
     }

@@ -80,7 +80,6 @@ pub fn main(
         .cloned()
         .collect();
     if let Some(plot) = request.plot {
-        lavender_replay::files::prepare_output(plot)?;
         let title = format!(
             "{}: joint {}, {} marked",
             chart::short_name(request.log, 50),

@@ -175,6 +175,32 @@ fn record_then_diff_resume_and_scrub() {
     let png = dir.join("t.png");
     ok(&["scrub", s(&a), "--plot", s(&png)]);
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    // A plot replaces an earlier file with a new one (renamed into place, never truncated in
+    // place, so a failure leaves the earlier plot; QA 2026-12-08), and leaves no temporary
+    // file behind.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let before = std::fs::metadata(&png).unwrap().ino();
+        ok(&["scrub", s(&a), "--plot", s(&png)]);
+        assert_ne!(std::fs::metadata(&png).unwrap().ino(), before);
+        let leftovers: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".partial"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+    // A plot that cannot be written says so plainly (not the drawing backend's dump).
+    let nowhere = dir.join("missing-dir").join("t.png");
+    let out = lavender(&["scrub", s(&a), "--plot", s(&nowhere)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("missing-dir does not exist"), "{stderr}");
+    assert!(
+        !stderr.contains("BackendError") && !stderr.contains("IoError"),
+        "{stderr}"
+    );
     // The SVG: the residuals, and the energy panel below them.
     let svg = dir.join("t.svg");
     ok(&["scrub", s(&a), "--plot", s(&svg)]);
