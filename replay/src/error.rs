@@ -172,6 +172,12 @@ pub enum ReplayError {
     #[error("could not encode a frame: {0}")]
     Encode(String),
 
+    /// The recording thread stopped at an error already returned (the recorder's later calls,
+    /// `finish` among them, say this instead of repeating it): the log keeps the frames
+    /// written before that error.
+    #[error("the recording had already stopped at its error ({0})")]
+    RecordingStopped(String),
+
     /// Two logs cannot be compared because their shapes differ.
     #[error(
         "cannot compare logs: {what} differ ({a} vs {b}); the two runs come from different scenes"

@@ -231,6 +231,8 @@ struct Pipeline {
     allocated: usize,
     bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
     thread: Option<std::thread::JoinHandle<Result<LogSummary>>>,
+    /// The error the thread stopped at, once [`Pipeline::join`] returned it.
+    failure: Option<String>,
 }
 
 impl Pipeline {
@@ -282,19 +284,27 @@ impl Pipeline {
             allocated: 0,
             bytes,
             thread: Some(thread),
+            failure: None,
         }
     }
 
     /// Stops the thread after it wrote everything queued and returns what it returned.
     fn join(&mut self) -> Result<LogSummary> {
         self.full.take();
-        match self.thread.take().map(|t| t.join()) {
+        let result = match self.thread.take().map(|t| t.join()) {
             Some(Ok(result)) => result,
             Some(Err(_)) => Err(ReplayError::Encode("the recording thread panicked".into())),
-            None => Err(ReplayError::Encode(
-                "the recording thread already stopped".into(),
+            // Joined before: its error was returned then (QA 2026-12-08: a full disk's error
+            // was followed by "could not encode a frame: the recording thread already
+            // stopped").
+            None => Err(ReplayError::RecordingStopped(
+                self.failure.clone().unwrap_or_else(|| "unknown".into()),
             )),
+        };
+        if let Err(e) = &result {
+            self.failure.get_or_insert_with(|| e.to_string());
         }
+        result
     }
 
     /// Waits until the thread has written every job handed to it.

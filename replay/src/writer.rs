@@ -131,6 +131,9 @@ pub struct LogWriter {
     /// The spike index's finder (when the header asks for one) and the onsets so far.
     spike_finder: Option<SpikeFinder>,
     spikes: Vec<Spike>,
+    /// A write failed and its error went to the caller: the file ends at the last complete
+    /// frame (or inside the torn one), and dropping the writer adds nothing to it.
+    failed: bool,
 }
 
 fn io_err<'a>(
@@ -196,6 +199,7 @@ impl LogWriter {
             offset: bytes.len() as u64,
             unsynced: 0,
             last_commit: std::time::Instant::now(),
+            failed: false,
             commit_interval: COMMIT_INTERVAL,
             spike_finder: header
                 .spike_index
@@ -352,6 +356,12 @@ impl LogWriter {
     /// Writes `self.buf` whole (directly, or by handing it to the writer thread and taking
     /// an empty buffer in exchange).
     fn write_buf(&mut self, action: &'static str) -> Result<()> {
+        let written = self.write_buf_once(action);
+        self.failed |= written.is_err();
+        written
+    }
+
+    fn write_buf_once(&mut self, action: &'static str) -> Result<()> {
         match &mut self.sink {
             Sink::Direct(file) => file.commit().map_err(io_err(action, &self.path)),
             Sink::Background {
@@ -412,6 +422,14 @@ impl LogWriter {
 
     /// Writes the footer index and trailer, syncs the file and closes it.
     pub fn finish(mut self) -> Result<LogSummary> {
+        if self.failed {
+            // The index may list frames that never reached the file: no footer over them.
+            return Err(ReplayError::RecordingStopped(format!(
+                "a write to {} failed; it keeps the frames written before that, which readers \
+                 recover, and `lavender export` writes a finished copy",
+                self.path.display()
+            )));
+        }
         let index = std::mem::take(&mut self.index);
         let spikes = std::mem::take(&mut self.spikes);
         let footer = FooterRecord {
@@ -445,7 +463,15 @@ impl LogWriter {
 impl Drop for LogWriter {
     /// Without `finish`, writes the staged frames (or waits for queued ones to be written),
     /// leaving a footer-less log.
+    ///
+    /// After a write error the caller already has, nothing more is written (a retry could
+    /// append frames behind a torn one) and nothing is logged: the error said it (QA
+    /// 2026-12-08: a full disk's error came twice, once as this warning).
     fn drop(&mut self) {
+        if self.failed {
+            let _ = self.join_writer();
+            return;
+        }
         if let Err(e) = self.flush().and_then(|()| self.join_writer()) {
             tracing::warn!(error = %e, "log writer dropped with an I/O error");
         }

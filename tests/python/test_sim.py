@@ -878,3 +878,37 @@ def test_a_logs_header_names_the_settings_as_sim_settings_does(tmp_path):
         for key, value in sim.settings.items():
             if key not in ("threads", "solver_path"):
                 assert header[key] == value, key
+
+
+def test_a_recording_whose_writes_fail_says_it_once(tmp_path):
+    """QA (2026-12-08, a full disk): the error of a failed write was followed by "closing
+    the log failed too: could not encode a frame: the recording thread already stopped".
+    A file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) fails writes as a full disk does."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    log = tmp_path / "cut.lvlog"
+    script = (
+        "import lavender\n"
+        "sim = lavender.Sim('chain')\n"
+        f"sim.record({str(log)!r})\n"
+        "try:\n"
+        "    sim.run(10.0)\n"
+        "except OSError as e:\n"
+        "    print(e)\n"
+    )
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    out = subprocess.run([sys.executable, "-c", script], preexec_fn=limit,
+                         capture_output=True, text=True, check=True)
+    message = out.stdout
+    assert "File too large" in message, message
+    assert "the log holds the substeps before the failure" in message, message
+    assert "failed too" not in message and "already stopped" not in message, message
+    frames = len(lavender.Log(log))
+    assert frames > 50, frames

@@ -429,10 +429,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             }
         };
         if let Some(e) = record_error {
-            let kept = what_a_failed_recording_kept(
-                args.record.as_deref(),
-                recorder.as_ref().map(|r| r.frames()),
-            );
+            let recorded = recorder.as_ref().map(|r| r.frames());
+            // The recording ends here (its thread stopped at the error; a log that failed a
+            // write gets no footer), then the log says how many frames it kept.
+            drop(recorder.take().map(Recorder::finish));
+            let kept = what_a_failed_recording_kept(args.record.as_deref(), recorded);
             return Err(e).context(format!("recording failed{kept}"));
         }
         substeps += u64::from(report.substeps);
@@ -892,11 +893,23 @@ fn what_a_failed_recording_kept(path: Option<&std::path::Path>, frames: Option<u
             "; nothing was recorded, so {} was left as it was",
             path.display()
         ),
-        (Some(path), Some(frames)) => format!(
-            "; {} keeps the frames written before the failure (of {frames} recorded), \
-             readable by scrub and export",
-            path.display()
-        ),
+        (Some(path), Some(frames)) => {
+            // What a reader recovers from the file (the last frames handed to the recording
+            // thread may not have reached it).
+            let kept = crate::scrub::open_quietly(path).map(|log| log.len());
+            match kept {
+                Ok(kept) => format!(
+                    "; {} keeps {} of the {frames} recorded, readable by scrub and export",
+                    path.display(),
+                    count(kept as u64, "frame")
+                ),
+                Err(_) => format!(
+                    "; {} keeps the frames written before the failure (of {frames} recorded), \
+                     readable by scrub and export",
+                    path.display()
+                ),
+            }
+        }
         _ => String::new(),
     }
 }
@@ -910,7 +923,8 @@ mod tests {
         let h5 = what_a_failed_recording_kept(Some(Path::new("run.h5")), Some(300));
         assert!(h5.contains("run.h5 was left as it was"), "{h5}");
         assert!(h5.contains("record to a .lvlog"), "{h5}");
-        let log = what_a_failed_recording_kept(Some(Path::new("run.lvlog")), Some(300));
+        // A log that cannot be read says what it would have kept.
+        let log = what_a_failed_recording_kept(Some(Path::new("no-such-run.lvlog")), Some(300));
         assert!(
             log.contains("keeps the frames written before the failure (of 300"),
             "{log}"

@@ -113,7 +113,8 @@ pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
         // says which (QA 2026-12-07: both were printed).
         let reason = match (&rec.reason, lavender_replay::files::no_writer(path)) {
             (RecoveryReason::NoFooter | RecoveryReason::TornTail { .. }, Some(true)) => format!(
-                "{} (no writer holds it now: its writer was stopped before it finished)",
+                "{} (no writer holds it now: its writer was stopped before it finished, or \
+                 the file was cut short)",
                 rec.reason.finding()
             ),
             (RecoveryReason::NoFooter | RecoveryReason::TornTail { .. }, Some(false)) => format!(
@@ -140,7 +141,7 @@ pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
 
 /// Opens a log for reading, without a note on recovery (a log being written has no footer
 /// yet, which is no news to a follower).
-fn open_quietly(path: &Path) -> anyhow::Result<LogReader> {
+pub fn open_quietly(path: &Path) -> anyhow::Result<LogReader> {
     // SAFETY: Lavender's writers only ever append to a log, and `LogReader::open`'s contract
     // (no truncation or in-place modification while mapped) holds for logs written by
     // Lavender. A user who truncates the file while this command runs breaks the contract;

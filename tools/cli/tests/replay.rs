@@ -2185,3 +2185,91 @@ fn scrub_names_the_flag_at_fault() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Runs `lavender args` with files limited to `kib` KiB (`ulimit -f`, SIGXFSZ ignored), so
+/// that a write past the limit fails as on a full disk ("File too large" instead of "No
+/// space left on device"), without a small file system to fill.
+#[cfg(unix)]
+fn with_file_limit(kib: u64, args: &[&str]) -> Output {
+    let script = format!(
+        "ulimit -f {}; trap '' XFSZ; exec \"$0\" \"$@\"",
+        // POSIX `ulimit -f` counts 512-byte blocks (bash, 1024: then the limit is doubled).
+        kib * 2
+    );
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_lavender"))
+        .args(args)
+        .output()
+        .expect("sh runs")
+}
+
+/// QA (2026-12-08, a full disk): a recording whose writes fail says how many frames its log
+/// kept, and says it once (no writer warning repeating it); an HDF5 recording leaves the
+/// earlier file and no temporary one; a plot that cannot be written leaves the earlier plot.
+#[cfg(unix)]
+#[test]
+fn writes_that_fail_keep_what_they_can_and_say_so() {
+    let dir = scratch("write-limit");
+    // A log: the frames before the failure are kept and counted.
+    let log = dir.join("cut.lvlog");
+    let out = with_file_limit(
+        1000,
+        &["run", "chain", "--duration", "10", "--record", s(&log)],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert!(!stderr.contains("warning"), "said once: {stderr}");
+    let kept: u64 = stderr
+        .split(" keeps ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of kept frames: {stderr}"));
+    assert!(
+        stderr.contains(&format!("keeps {kept} frames of the ")),
+        "{stderr}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["scrub", s(&log), "--spikes", "--json"])).unwrap();
+    assert_eq!(v["frames"].as_u64(), Some(kept), "{v}");
+    assert!(kept > 50, "1000 KiB hold ~120 frames of the chain: {kept}");
+
+    // HDF5: written at the end for a short run; the earlier file stays, no temporary file.
+    let h5 = dir.join("cut.h5");
+    std::fs::write(&h5, b"an earlier run").unwrap();
+    let out = with_file_limit(
+        1000,
+        &["run", "chain", "--duration", "10", "--record", s(&h5)],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("finishing its recording failed")
+            && stderr.contains("cut.h5 was left as it was")
+            && stderr.contains("record to a .lvlog"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&h5).unwrap(), b"an earlier run");
+
+    // A plot: drawn, then refused by the limit; the earlier plot stays.
+    let png = dir.join("timeline.png");
+    std::fs::write(&png, b"an earlier plot").unwrap();
+    let before = std::fs::read(&png).unwrap();
+    let out = with_file_limit(20, &["scrub", s(&log), "--plot", s(&png)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot write the plot") && stderr.contains("File too large"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&png).unwrap(), before, "the earlier plot");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

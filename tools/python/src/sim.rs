@@ -649,7 +649,7 @@ impl Sim {
                              non-finite: Log.spikes() names the joints)",
                             r.path.display()
                         ),
-                        Ok(_) => format!(
+                        Ok(_) | Err(lavender_replay::ReplayError::RecordingStopped(_)) => format!(
                             "{message} (recording to {} stopped because {cause}; the log holds \
                              the substeps before the failure)",
                             r.path.display()
