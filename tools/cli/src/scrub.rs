@@ -79,7 +79,8 @@ pub struct Args {
     window: usize,
     /// Follow a log being written: print spikes as they happen until the writer finishes
     /// (or Ctrl-C). Waits for the file to appear, and says when it stops growing. With
-    /// --json, one JSON object per spike as it is found (JSON Lines).
+    /// --json, one JSON object per spike as it is found (JSON Lines), then
+    /// `{"end": {"finished", "frames", "spikes"}}` (`finished` false: the writer was killed).
     #[arg(long, conflicts_with_all = ["at", "time", "plot"])]
     follow: bool,
     /// Draw the timeline with the spikes marked, and below it the total energy against the
@@ -97,7 +98,8 @@ pub struct Args {
     /// `--spikes`, the same without the energy, the body and the worst joints; with
     /// `--at`/`--time`, `{"frames", "frame": {"substep", "time", "total_energy",
     /// "state_hash", "state_hash_hex", "joints"}}` (the `--top` joints of largest residual);
-    /// with `--joint`, the joint's columns; with `--follow`, one object per spike.
+    /// with `--joint`, the joint's columns; with `--follow`, one object per spike, then an
+    /// `{"end": ...}` line.
     #[arg(long)]
     json: bool,
 }
@@ -912,6 +914,18 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
                 );
             }
         }
+        // Under --json, a last line says how the follow ended, so that a script reading
+        // standard output tells a finished log from a killed writer's (QA 2026-12-08).
+        let end = |finished: bool| {
+            if !args.json {
+                return Ok(());
+            }
+            emit_json(&serde_json::json!({"end": {
+                "finished": finished,
+                "frames": reader.len(),
+                "spikes": printed,
+            }}))
+        };
         if reader.is_finished() {
             if !args.json {
                 eprintln!(
@@ -921,7 +935,7 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
                     count(printed as u64, "spike")
                 );
             }
-            return Ok(());
+            return end(true);
         }
         if writer_gone {
             eprintln!(
@@ -933,7 +947,7 @@ fn follow(args: &Args, params: &SpikeParams) -> anyhow::Result<()> {
                 count(reader.len() as u64, "frame"),
                 count(printed as u64, "spike")
             );
-            return Ok(());
+            return end(false);
         }
         // Checked at every poll: a new recording to the same path unlinks the followed
         // file, which then never grows again.

@@ -303,15 +303,20 @@ fn follow_tails_a_log_while_it_is_written() {
     assert!(err.contains("waiting for"), "{err}");
     // Not a terminal: no carriage-return progress line.
     assert!(!err.contains('\r'), "{err:?}");
-    // One JSON spike per line, then (on stderr) the end of the log.
-    let lines: Vec<serde_json::Value> = String::from_utf8(follow.stdout)
+    // One JSON spike per line, then a last line with how the follow ended.
+    let mut lines: Vec<serde_json::Value> = String::from_utf8(follow.stdout)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    let end = lines.pop().expect("an end line");
     let whole: serde_json::Value =
         serde_json::from_str(&ok(&["scrub", s(&log), "--spikes", "--json"])).unwrap();
     assert_eq!(whole["frames"], 7200);
+    assert_eq!(
+        end,
+        serde_json::json!({"end": {"finished": true, "frames": 7200, "spikes": lines.len()}})
+    );
     assert_eq!(
         serde_json::Value::Array(lines),
         whole["spikes"],
@@ -1406,13 +1411,19 @@ fn follow_ends_when_the_writer_is_gone_and_fails_in_json_lines() {
         "{err}"
     );
     assert!(start.elapsed() < std::time::Duration::from_secs(15));
-    let spikes: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+    let mut spikes: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    // The last line tells a script the writer stopped without finishing the log.
+    let end = spikes.pop().expect("an end line");
     let all: serde_json::Value =
         serde_json::from_str(&ok(&["scrub", s(&killed), "--spikes", "--json"])).unwrap();
+    assert_eq!(
+        end,
+        serde_json::json!({"end": {"finished": false, "frames": all["frames"], "spikes": spikes.len()}})
+    );
     assert_eq!(serde_json::Value::Array(spikes), all["spikes"]);
 
     // A failure while following under --json: a last JSON line with the error.
