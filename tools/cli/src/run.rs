@@ -434,7 +434,20 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             // write gets no footer), then the log says how many frames it kept.
             drop(recorder.take().map(Recorder::finish));
             let kept = what_a_failed_recording_kept(args.record.as_deref(), recorded);
-            return Err(e).context(format!("recording failed{kept}"));
+            let e = anyhow::Error::from(e).context(format!("recording failed{kept}"));
+            if args.json {
+                // As for a failed step: the run up to the failure, and the failure, as one
+                // object (QA 2026-12-08: a full disk's run printed only the error).
+                let wall = start.elapsed().as_secs_f64();
+                // The frame whose substep failed to record was run: the world is past it.
+                substeps += u64::from(report.substeps);
+                let frames = done + 1;
+                let mut json =
+                    Summary::of(&name, &world, frames, substeps, dt, wall, (&max, &energy)).json();
+                json["error"] = crate::output::error_json(&e, 2)["error"].take();
+                emit_json(&json)?;
+            }
+            return Err(e);
         }
         substeps += u64::from(report.substeps);
         if report.stopped_early {

@@ -2247,6 +2247,35 @@ fn writes_that_fail_keep_what_they_can_and_say_so() {
         serde_json::from_str(&ok(&["scrub", s(&log), "--spikes", "--json"])).unwrap();
     assert_eq!(v["frames"].as_u64(), Some(kept), "{v}");
     assert!(kept > 50, "1000 KiB hold ~120 frames of the chain: {kept}");
+    // Under --json, the run up to the failure and the failure, as one object.
+    let log2 = dir.join("cut-json.lvlog");
+    let out = with_file_limit(
+        1000,
+        &[
+            "run",
+            "chain",
+            "--duration",
+            "10",
+            "--record",
+            s(&log2),
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("recording failed"));
+    let (frames, substeps) = (
+        v["steps"].as_u64().unwrap(),
+        v["substeps"].as_u64().unwrap(),
+    );
+    assert_eq!(substeps, 4 * frames, "{v}");
+    assert!(
+        (kept..kept + 8).contains(&substeps),
+        "{substeps} substeps, {kept} kept"
+    );
 
     // HDF5: written at the end for a short run; the earlier file stays, no temporary file.
     let h5 = dir.join("cut.h5");
