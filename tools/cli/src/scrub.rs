@@ -240,7 +240,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     }
     // The worst joints read every frame, passing over corrupt ones (said on stderr and in
     // `skipped_frames`): the timeline (footer) and the spikes stand either way.
-    let (worst, worst_skipped) = scrub::worst_joints_skipping(&reader, args.top)?;
+    let bar = progress(reader.len() as u64, "reading frames");
+    let (worst, worst_skipped) =
+        scrub::worst_joints_skipping_with_progress(&reader, args.top, &mut |done| {
+            bar.set_position(done as u64)
+        })?;
+    bar.finish_and_clear();
     if skipped.is_empty() {
         skipped = worst_skipped;
     }
