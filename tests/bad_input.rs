@@ -500,6 +500,54 @@ fn joints_on_bodies_too_heavy_for_single_precision_are_named() {
     }
 }
 
+/// QA (2026-12-08): a slider's `axis_b` is not used (the slider locks B's rotation, which
+/// fixes B's axis), so one that disagrees with `axis_a` at the locked rotation, or one `axis`
+/// for a block turned on its rail, slid along A's axis without a word. Now a warning (in
+/// `setup_warnings` too); one that agrees, or a hinge, is not warned about.
+#[test]
+fn a_slider_axis_b_that_is_not_used_is_warned_about() {
+    let turned = Quat::from_rotation_z(-std::f32::consts::FRAC_PI_6);
+    let cases = [
+        // (B's rotation, axis_a, axis_b, warned, angle in the message)
+        (Quat::IDENTITY, Vec3::X, Vec3::Y, true, "1.571 rad"),
+        (turned, Vec3::X, Vec3::X, true, "0.524 rad"),
+        (Quat::IDENTITY, Vec3::X, Vec3::X, false, ""),
+        // B turned, its axis_b given in its own frame so that the two agree.
+        (turned, Vec3::X, turned.inverse() * Vec3::X, false, ""),
+    ];
+    for (rotation, axis_a, axis_b, warned, angle) in cases {
+        let mut w = World::new(Settings::default()).unwrap();
+        let rail = w.add_body(BodyDesc::fixed("rail")).unwrap();
+        let block = w
+            .add_body(BodyDesc::dynamic("block").rotation(rotation))
+            .unwrap();
+        let j = w
+            .add_joint(JointDesc::prismatic("slider", rail, block).axes(axis_a, axis_b))
+            .unwrap();
+        let warning = w.slider_axis_warning(j.index());
+        assert_eq!(warning.is_some(), warned, "{axis_b}: {warning:?}");
+        let listed = w.setup_warnings(1.0 / 60.0);
+        assert_eq!(
+            listed.iter().any(|l| l.contains("slides along axis_a")),
+            warned,
+            "{listed:?}"
+        );
+        if let Some(text) = warning {
+            assert!(
+                text.contains("prismatic joint `slider`")
+                    && text.contains(angle)
+                    && text.contains("is not used"),
+                "{text}"
+            );
+        }
+        // A hinge with the same axes is turned onto them instead: no slider warning.
+        let hinge = w
+            .add_joint(JointDesc::revolute("hinge", rail, block).axes(axis_a, axis_b))
+            .unwrap();
+        assert_eq!(w.slider_axis_warning(hinge.index()), None);
+    }
+}
+
 /// An anchor 1e18 m from its body's centre (the farthest allowed, as for positions): m r^2 / I
 /// overflows f32, and the warning said the moment across it was "NaN kg m^2" (at 1e30 m,
 /// allowed then); it is worked out in f64, every number finite. Beyond 1e18 m an anchor is

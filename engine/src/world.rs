@@ -304,6 +304,9 @@ impl World {
         if let Some(warning) = self.conditioning_warning(id.index()) {
             tracing::warn!("{warning}");
         }
+        if let Some(warning) = self.slider_axis_warning(id.index()) {
+            tracing::warn!("{warning}");
+        }
         // A new joint touches its bodies: wake their islands before they merge.
         self.wake_touching(a);
         self.wake_touching(b);
@@ -605,7 +608,10 @@ impl World {
     /// [`World::substep_warning`] for frames of `dt` s. What the Python module raises when a
     /// `Sim` is built; `add_joint` and `Scene::build` log them through `tracing`.
     pub fn setup_warnings(&self, dt: f32) -> Vec<String> {
-        let conditioning = (0..self.joints.len()).filter_map(|j| self.conditioning_warning(j));
+        let conditioning = (0..self.joints.len()).flat_map(|j| {
+            let slider = self.slider_axis_warning(j);
+            self.conditioning_warning(j).into_iter().chain(slider)
+        });
         let world = [
             self.conflict_warning(),
             self.start_error_warning(),
@@ -638,6 +644,37 @@ impl World {
         ];
         all.extend(state.into_iter().flatten());
         all
+    }
+
+    /// A sentence when prismatic joint `joint`'s `axis_b` is not its `axis_a` at the joint's
+    /// locked relative rotation: a slider moves along `axis_a` (A's frame) and locks B's
+    /// rotation, which fixes B's axis, so `axis_b` is not used and a different one says the
+    /// scene meant something else (QA 2026-12-08: `axis_a = [1, 0, 0]` with `axis_b = [0, 1,
+    /// 0]`, or one `axis` for a block turned on its rail, slid along A's axis without a word).
+    /// Logged by `add_joint`; in [`World::setup_warnings`].
+    pub fn slider_axis_warning(&self, joint: usize) -> Option<String> {
+        if self.joints.kinds()[joint] != joints::JointKind::Prismatic {
+            return None;
+        }
+        let (axis_a, axis_b) = self.joints.axes_of(joint);
+        let b_in_a = self.joints.reference_of(joint) * axis_b;
+        let cos = axis_a.dot(b_in_a).clamp(-1.0, 1.0);
+        if cos >= joints::AXES_ALIGNED {
+            return None;
+        }
+        let implied = self.joints.reference_of(joint).inverse() * axis_a;
+        Some(format!(
+            "prismatic joint `{}` slides along axis_a {:?} (body A's frame); its axis_b {:?} \
+             (body B's frame) points {:.3} rad away from it at the joint's locked relative \
+             rotation, and is not used: at that rotation the slide axis in B's frame is {:?}. \
+             If B should slide along its own axis_b, turn B or A so that the two agree, or give \
+             `axis_a` and `axis_b` that do",
+            self.joints.names()[joint],
+            axis_a.to_array(),
+            axis_b.to_array(),
+            cos.acos(),
+            implied.to_array(),
+        ))
     }
 
     /// Why f32 cannot hold joint `joint`, if it cannot: a body of the joint that is nearly a

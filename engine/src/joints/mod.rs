@@ -1111,8 +1111,9 @@ pub(crate) fn rows(kind: JointKind, p: &PosePair, j: &JointParams) -> RowSet {
 }
 
 /// Below this `axis_a . (q_rel axis_b)` a hinge's axes count as misaligned at its creation
-/// (1.4e-3 rad): its default reference is then turned onto them ([`hinge_reference`]).
-const HINGE_REFERENCE_ALIGNED: f32 = 1.0 - 1e-6;
+/// (1.4e-3 rad): its default reference is then turned onto them ([`hinge_reference`]); a
+/// slider's `axis_b` is then not its slide axis (`World::slider_axis_warning`).
+pub(crate) const AXES_ALIGNED: f32 = 1.0 - 1e-6;
 
 /// A hinge's default reference (the relative orientation `q_A^-1 q_B` where its angle is 0)
 /// from the relative orientation `q_rel` at its creation: `q_rel` itself where the axes are
@@ -1125,10 +1126,10 @@ const HINGE_REFERENCE_ALIGNED: f32 = 1.0 - 1e-6;
 /// the one built reads 0.
 fn hinge_reference(q_rel: Quat, [axis_a, axis_b]: [Vec3; 2], anchor_b: Vec3) -> Quat {
     let b_in_a = q_rel * axis_b;
-    if axis_a.dot(b_in_a) >= HINGE_REFERENCE_ALIGNED {
+    if axis_a.dot(b_in_a) >= AXES_ALIGNED {
         return q_rel;
     }
-    let swing = if axis_a.dot(b_in_a) <= -HINGE_REFERENCE_ALIGNED {
+    let swing = if axis_a.dot(b_in_a) <= -AXES_ALIGNED {
         // The half turn the axis rows give it (`revolute::opposed_turn_axis`), in A's frame.
         let fallback = axis_a.cross(axis_a.any_orthonormal_pair().0).normalize();
         let across = revolute::opposed_turn_axis(axis_a, -(q_rel * anchor_b), fallback);

@@ -2272,8 +2272,11 @@ fn writes_that_fail_keep_what_they_can_and_say_so() {
         v["substeps"].as_u64().unwrap(),
     );
     assert_eq!(substeps, 4 * frames, "{v}");
+    // Run past the kept frames: the frames in flight to the recording thread when it
+    // failed (`PIPELINE_QUEUE` = 3, and the one it was writing), the substep whose record
+    // failed, and the rest of its frame (up to 3 more substeps).
     assert!(
-        (kept..kept + 8).contains(&substeps),
+        (kept..=kept + 4 + 1 + 3 + 4).contains(&substeps),
         "{substeps} substeps, {kept} kept"
     );
 
