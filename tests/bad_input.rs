@@ -500,6 +500,22 @@ fn joints_on_bodies_too_heavy_for_single_precision_are_named() {
     }
 }
 
+/// QA (2026-12-08): a hinge limit written in degrees is refused for leaving [-pi, pi], and
+/// the message gives the radians it likely meant.
+#[test]
+fn a_hinge_limit_in_degrees_is_refused_with_the_radians() {
+    let (mut w, a, b) = world_with_two_bodies();
+    let limit = |lo: f32, hi: f32| JointDesc::revolute("hinge", a, b).limit(lo, hi);
+    let m = message(w.add_joint(limit(-90.0, 90.0)));
+    assert!(
+        m.contains("revolute limit [-90, 90] rad leaves [-pi, pi]")
+            && m.contains("if these are degrees, in radians they are [-1.5708, 1.5708]"),
+        "{m}"
+    );
+    let m = message(w.add_joint(limit(-1000.0, 10.0)));
+    assert!(!m.contains("degrees"), "no angle in degrees is 1000: {m}");
+}
+
 /// QA (2026-12-08): a slider's `axis_b` is not used (the slider locks B's rotation, which
 /// fixes B's axis), so one that disagrees with `axis_a` at the locked rotation, or one `axis`
 /// for a block turned on its rail, slid along A's axis without a word. Now a warning (in

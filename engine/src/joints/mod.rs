@@ -1003,9 +1003,19 @@ impl Joints {
             if desc.kind == JointKind::Revolute
                 && (lo < -std::f32::consts::PI || hi > std::f32::consts::PI)
             {
+                // Degrees are the likely slip (QA 2026-12-08: `[-90, 90]`).
+                let degrees = if lo.abs() <= 360.0 && hi.abs() <= 360.0 {
+                    format!(
+                        "; if these are degrees, in radians they are [{:.4}, {:.4}]",
+                        lo.to_radians(),
+                        hi.to_radians()
+                    )
+                } else {
+                    String::new()
+                };
                 return Err(bad(format!(
                     "revolute limit [{lo}, {hi}] rad leaves [-pi, pi]: the angle is measured in \
-                     (-pi, pi]"
+                     (-pi, pi]{degrees}"
                 )));
             }
         }
