@@ -214,6 +214,55 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
     bar
 }
 
+/// A spinner on standard error (a terminal only) for work of unknown length, shown only once
+/// it has taken `after`: opening a log is instant from its index but reads a killed writer's
+/// log whole, seconds for gigabytes (QA 2026-12-08: silent). It goes when dropped.
+pub fn slow_work_spinner(message: String, after: std::time::Duration) -> SlowWorkSpinner {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    if !std::io::stderr().is_terminal() {
+        return SlowWorkSpinner { done, thread: None };
+    }
+    let flag = done.clone();
+    let thread = std::thread::spawn(move || {
+        let start = std::time::Instant::now();
+        let tick = std::time::Duration::from_millis(50);
+        while start.elapsed() < after {
+            if flag.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(tick);
+        }
+        let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        spinner.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
+        spinner.set_message(message);
+        spinner.enable_steady_tick(std::time::Duration::from_millis(100));
+        while !flag.load(Ordering::Relaxed) {
+            std::thread::sleep(tick);
+        }
+        spinner.finish_and_clear();
+    });
+    SlowWorkSpinner {
+        done,
+        thread: Some(thread),
+    }
+}
+
+/// See [`slow_work_spinner`].
+pub struct SlowWorkSpinner {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for SlowWorkSpinner {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// The progress bar's estimate of the time left. Before the first item is done there is
 /// nothing to estimate from, and indicatif's `{eta}` would read "0s left" (QA 2026-12-07).
 fn time_left(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {

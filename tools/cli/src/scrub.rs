@@ -144,6 +144,13 @@ pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
 /// Opens a log for reading, without a note on recovery (a log being written has no footer
 /// yet, which is no news to a follower).
 pub fn open_quietly(path: &Path) -> anyhow::Result<LogReader> {
+    let _spinner = crate::output::slow_work_spinner(
+        format!(
+            "opening {} (a log without its footer index, a killed writer's, is read whole)",
+            path.display()
+        ),
+        std::time::Duration::from_millis(500),
+    );
     // SAFETY: Lavender's writers only ever append to a log, and `LogReader::open`'s contract
     // (no truncation or in-place modification while mapped) holds for logs written by
     // Lavender. A user who truncates the file while this command runs breaks the contract;
