@@ -73,21 +73,46 @@ impl RecoveryReason {
     }
 }
 
+impl RecoveryReason {
+    /// The reason as a sentence for the log at `path`, its "still writing, or stopped" aside
+    /// settled by the writer's lock where locks work ([`crate::files::no_writer`]): what the
+    /// command line's notes and Python's `Log.recovery` say alike (QA 2026-12-08: they
+    /// differed for a log cut short by hand).
+    pub fn described(&self, path: &Path) -> String {
+        let unfinished = matches!(
+            self,
+            RecoveryReason::NoFooter | RecoveryReason::TornTail { .. }
+        );
+        match (unfinished, crate::files::no_writer(path)) {
+            (true, Some(true)) => format!(
+                "{} (no writer holds it now: its writer was stopped before it finished, or the \
+                 file was cut short)",
+                self.finding()
+            ),
+            (true, Some(false)) => format!(
+                "{} (a writer holds it now: it is still being written)",
+                self.finding()
+            ),
+            _ => self.to_string(),
+        }
+    }
+}
+
 impl fmt::Display for RecoveryReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RecoveryReason::NoFooter => {
                 write!(
                     f,
-                    "the log has no footer yet (its writer is still writing, or was stopped \
-                     before it finished)"
+                    "the log has no footer yet (its writer is still writing, was stopped \
+                     before it finished, or the file was cut short)"
                 )
             }
             RecoveryReason::TornTail { offset } => {
                 write!(
                     f,
                     "the record at byte {offset} is incomplete (its writer is still writing it, \
-                     or was stopped mid-write)"
+                     was stopped mid-write, or the file was cut short)"
                 )
             }
             RecoveryReason::Corrupt { offset, detail } => {

@@ -357,6 +357,13 @@ def test_a_damaged_record_in_a_log_without_a_footer_is_passed_over(tmp_path):
     torn.write_bytes(path.read_bytes()[:-100])
     rec = lavender.Log(torn).recovery
     assert rec["skipped"] == [] and rec["kind"] in ("torn_tail", "unusable_footer")
+    # Cut inside a frame, no writer holding it: the reason says so, as the command line's
+    # note does (QA 2026-12-08: Python said "still writing it, or was stopped mid-write").
+    cut = tmp_path / "cut.lvlog"
+    cut.write_bytes(path.read_bytes()[: len(path.read_bytes()) * 6 // 10])
+    rec = lavender.Log(cut).recovery
+    assert rec["kind"] in ("torn_tail", "no_footer"), rec
+    assert "no writer holds it now" in rec["reason"] and "cut short" in rec["reason"], rec
 
 
 def test_resume_reproduces_the_recorded_frames(tmp_path):

@@ -110,21 +110,7 @@ pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
     if let Some(rec) = reader.recovery() {
         // Which of "still writing, or stopped" it is, where the writer's lock tells (QA
         // 2026-12-07: a dead writer's log was said to be possibly still being written).
-        use lavender_replay::RecoveryReason;
-        // The reason's own guess ("still writing, or stopped") is left out where the lock
-        // says which (QA 2026-12-07: both were printed).
-        let reason = match (&rec.reason, lavender_replay::files::no_writer(path)) {
-            (RecoveryReason::NoFooter | RecoveryReason::TornTail { .. }, Some(true)) => format!(
-                "{} (no writer holds it now: its writer was stopped before it finished, or \
-                 the file was cut short)",
-                rec.reason.finding()
-            ),
-            (RecoveryReason::NoFooter | RecoveryReason::TornTail { .. }, Some(false)) => format!(
-                "{} (a writer holds it now: it is still being written)",
-                rec.reason.finding()
-            ),
-            _ => rec.reason.to_string(),
-        };
+        let reason = rec.reason.described(path);
         eprintln!(
             "note: {}: {reason}; recovered {}, dropped {}",
             path.display(),

@@ -1317,7 +1317,7 @@ impl Log {
         };
         let d = PyDict::new(py);
         d.set_item("dropped_bytes", r.dropped_bytes)?;
-        d.set_item("reason", r.reason.to_string())?;
+        d.set_item("reason", r.reason.described(reader.path()))?;
         let (kind, offset) = match &r.reason {
             RecoveryReason::NoFooter => ("no_footer", None),
             RecoveryReason::TornTail { offset } => ("torn_tail", Some(*offset)),
