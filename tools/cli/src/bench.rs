@@ -34,8 +34,9 @@ pub struct Args {
     /// `vb1/p` with one bias pass, `vc/p` with the chain solve).
     #[arg(long)]
     peer: bool,
-    /// Threads of the multi-threaded rows (default 2; 0: one per core; at least 2: the other
-    /// rows use 1).
+    /// Threads of the multi-threaded rows: 2 (the default) to 1024, or 0 for one per core.
+    /// The other rows always run on 1 thread, so 1 is refused; more threads than cores are
+    /// warned about (slower, same results).
     #[arg(long, default_value_t = 2, value_parser = crate::output::whole::<u32>)]
     threads: u32,
     /// A short run: 5 frames per row, scaling at 1k and 10k joints.
@@ -117,6 +118,16 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             }
         );
     }
+    // As `run` warns (QA 2026-12-08: `bench --threads 999` on 2 cores ran for minutes without
+    // a word).
+    let threads_warning = lavender_engine::Settings {
+        threads,
+        ..Default::default()
+    }
+    .threads_warning();
+    if let Some(warning) = threads_warning {
+        eprintln!("warning: --threads {}: {warning}", args.threads);
+    }
     options.threads = threads;
     if args.rounds == 0 {
         anyhow::bail!("--rounds must be at least 1 (1 runs each row once)");
@@ -135,13 +146,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         return Err(lavender_bench::BenchError::PeerNotBuilt.into());
     }
     if options.scaling || options.peer {
-        // Before minutes of timing, not after: the plots go here.
-        std::fs::create_dir_all(&options.plot_dir).with_context(|| {
-            format!(
-                "cannot create the plot directory {}; choose another with --plot-dir DIR",
-                options.plot_dir.display()
-            )
-        })?;
+        // Before minutes of timing, not after: the plots go here, and can be written there
+        // (QA 2026-12-08: a directory that existed but could not be written failed only
+        // after the timing, and lost its tables).
+        check_plot_dir(&options.plot_dir)?;
     }
     let verbose = std::io::stderr().is_terminal();
     let json = args.json;
@@ -175,5 +183,31 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         }
         emit(&text)?;
     }
+    Ok(())
+}
+
+/// Creates the plot directory if needed and checks that a file can be written in it.
+fn check_plot_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    let another = "choose another with --plot-dir DIR";
+    if dir.is_file() {
+        anyhow::bail!(
+            "the plot directory {} is a file, not a directory; {another}",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "cannot create the plot directory {}; {another}",
+            dir.display()
+        )
+    })?;
+    let probe = dir.join(format!(".lavender-bench-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").with_context(|| {
+        format!(
+            "cannot write in the plot directory {}; {another}",
+            dir.display()
+        )
+    })?;
+    let _ = std::fs::remove_file(&probe);
     Ok(())
 }

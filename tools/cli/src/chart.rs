@@ -45,31 +45,11 @@ pub fn save_sized(path: &Path, chart: &impl Chart, size: (u32, u32)) -> anyhow::
         chart
             .render(BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area())
             .map_err(drawing)?;
-        let mut png = Vec::new();
-        image::ImageEncoder::write_image(
-            image::codecs::png::PngEncoder::new(&mut png),
-            &rgb,
-            width,
-            height,
-            image::ColorType::Rgb8,
-        )
-        .map_err(|e| anyhow::anyhow!("encoding {} as PNG: {e}", path.display()))?;
-        png
+        lavender_tutorial::plot::encode_png(&rgb, size)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
     };
-    write_replacing(path, &bytes)
+    lavender_tutorial::plot::write_replacing(path, &bytes)
         .map_err(|e| anyhow::anyhow!("cannot write the plot {}: {e}", path.display()))
-}
-
-/// Writes `bytes` to a temporary file next to `path` (through a symbolic link: next to its
-/// target) and renames it onto `path`; the temporary file is removed on failure.
-fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let target = lavender_replay::files::output_target(path);
-    let partial = lavender_replay::files::partial_path(&target);
-    let written = std::fs::write(&partial, bytes).and_then(|()| std::fs::rename(&partial, &target));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&partial);
-    }
-    written
 }
 
 /// The chart's two panels on a white page: the plot, and to its right the legend's, of

@@ -712,6 +712,32 @@ fn bench_rounds_report_the_median_run_with_every_round() {
     );
 }
 
+/// QA (2026-12-08): `bench --threads 999` on 2 cores ran for minutes without a word; it warns
+/// as `run` does (and still runs: the results are the same, only slower).
+#[test]
+fn bench_warns_of_more_threads_than_cores() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = (cores + 1).max(2).to_string();
+    let out = lavender(&[
+        "bench",
+        "mixed",
+        "--threads",
+        &threads,
+        "--frames",
+        "1",
+        "--no-scaling",
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "warning: --threads {threads}: threads = {threads} is more than the {cores}"
+        )),
+        "{err}"
+    );
+}
+
 /// Bench arguments that would time nothing, contradict each other or fail only after minutes
 /// of timing are refused at once, each with what to do.
 #[test]
@@ -720,7 +746,19 @@ fn bench_refuses_arguments_that_would_time_nothing_or_contradict() {
     let file = dir.path().join("afile");
     std::fs::write(&file, "x").unwrap();
     let plot_dir = file.join("plots");
-    let cases: [(&[&str], &str); 6] = [
+    // A directory that exists but takes no file, even for root (QA 2026-12-08: found only
+    // after the timing).
+    let unwritable = if cfg!(target_os = "linux") {
+        "/proc/self"
+    } else {
+        "/nonexistent-root-dir/plots"
+    };
+    let unwritable_says = if cfg!(target_os = "linux") {
+        "cannot write in the plot directory /proc/self"
+    } else {
+        "cannot create the plot directory"
+    };
+    let cases: [(&[&str], &str); 8] = [
         (
             &["bench", "chain", "--frames", "0"],
             "--frames must be at least 1",
@@ -744,6 +782,14 @@ fn bench_refuses_arguments_that_would_time_nothing_or_contradict() {
                 plot_dir.to_str().unwrap(),
             ],
             "cannot create the plot directory",
+        ),
+        (
+            &["bench", "chain", "--plot-dir", file.to_str().unwrap()],
+            "is a file, not a directory",
+        ),
+        (
+            &["bench", "chain", "--json", "--plot-dir", unwritable],
+            unwritable_says,
         ),
     ];
     for (args, expected) in cases {

@@ -290,21 +290,72 @@ fn save(
         path: path.to_path_buf(),
         message,
     };
+    let write_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| TutorialError::Io { path, source }
+    };
+    // Drawn in memory, then written beside the file and renamed onto it: a plot that fails
+    // (a full disk, a directory that cannot be written) leaves an earlier file whole, and says
+    // why in plain words (QA 2026-12-08: `lavender bench --plot-dir` on a read-only directory
+    // ended minutes of timing with the drawing backend's debug dump).
+    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
     {
-        let root = BitMapBackend::new(&png, size).into_drawing_area();
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
         root.fill(&WHITE)
             .map_err(|e| plot_err(&png, e.to_string()))?;
         figure.draw(&root).map_err(|e| plot_err(&png, e))?;
         root.present().map_err(|e| plot_err(&png, e.to_string()))?;
     }
+    let png_bytes = encode_png(&rgb, size).map_err(|e| plot_err(&png, e))?;
+    write_replacing(&png, &png_bytes).map_err(write_err(&png))?;
+    let mut text = String::new();
     {
-        let root = SVGBackend::new(&svg, size).into_drawing_area();
+        let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
         root.fill(&WHITE)
             .map_err(|e| plot_err(&svg, e.to_string()))?;
         figure.draw(&root).map_err(|e| plot_err(&svg, e))?;
         root.present().map_err(|e| plot_err(&svg, e.to_string()))?;
     }
+    write_replacing(&svg, text.as_bytes()).map_err(write_err(&svg))?;
     Ok(vec![png, svg])
+}
+
+/// An RGB image (`size` pixels, 3 bytes each, as plotters' bitmap backend draws into a
+/// buffer) as PNG bytes.
+pub fn encode_png(rgb: &[u8], (width, height): (u32, u32)) -> Result<Vec<u8>, String> {
+    let mut png = Vec::new();
+    image::ImageEncoder::write_image(
+        image::codecs::png::PngEncoder::new(&mut png),
+        rgb,
+        width,
+        height,
+        image::ColorType::Rgb8,
+    )
+    .map_err(|e| format!("encoding PNG: {e}"))?;
+    Ok(png)
+}
+
+/// Writes `bytes` to a new file beside `path` (beside its target, if `path` is a symbolic
+/// link to an existing file) and renames it onto `path`: never truncated in place, so a
+/// failure leaves an earlier file as it was, and a reader of the old file keeps it. The
+/// temporary file is removed on failure.
+pub fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = match is_link {
+        true => std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        false => path.to_path_buf(),
+    };
+    let name = target
+        .file_name()
+        .map_or_else(|| "plot".into(), |n| n.to_string_lossy().into_owned());
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let partial = target.with_file_name(format!(".{name}.{}-{n}.partial", std::process::id()));
+    let written = std::fs::write(&partial, bytes).and_then(|()| std::fs::rename(&partial, &target));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written
 }
 
 struct Panels<'a>(&'a [LineChart]);
