@@ -182,6 +182,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
                      the accuracy-versus-cost plot needs --peer\n";
         }
         emit(&text)?;
+    } else {
+        // Standard output holds the rows alone; where the plots went goes to stderr (QA
+        // 2026-12-08: under --json nothing said).
+        for plot in &report.plots {
+            eprintln!("wrote {}", plot.display());
+        }
     }
     Ok(())
 }

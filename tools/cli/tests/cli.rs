@@ -736,6 +736,23 @@ fn bench_warns_of_more_threads_than_cores() {
         )),
         "{err}"
     );
+    // Under --json the rows alone go to standard output; where the plots went, to stderr.
+    let dir = tempfile::tempdir().unwrap();
+    let out = lavender(&[
+        "bench",
+        "mixed",
+        "--quick",
+        "--frames",
+        "1",
+        "--json",
+        "--plot-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let png = dir.path().join("scaling.png");
+    assert!(err.contains(&format!("wrote {}", png.display())), "{err}");
+    assert!(png.is_file());
 }
 
 /// Bench arguments that would time nothing, contradict each other or fail only after minutes
