@@ -25,7 +25,8 @@ pub struct Args {
     /// released horizontally, 10,000 joints), grid (100 x 100 bodies linked right and down by
     /// ball joints, top row static, 19,701 joints), fixed-stack (5,000 welded joints), mixed
     /// (4,600 joints of all four types, limits active); hubs (100 light hubs, the shipped
-    /// `hub` scene side by side) only when named.
+    /// `hub` scene side by side) only when named. The scaling series (the chain at 1k to 100k
+    /// joints) runs whichever scenes are named, unless --no-scaling.
     scenes: Vec<String>,
     /// One JSON object per measured row instead of tables.
     #[arg(long)]
