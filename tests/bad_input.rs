@@ -500,6 +500,55 @@ fn joints_on_bodies_too_heavy_for_single_precision_are_named() {
     }
 }
 
+/// QA (2026-12-08): a pendulum whose pivot lacked `kind = "static"` fell with its bob, without
+/// a word. Nothing holding a jointed world up under gravity is warned about; a static or
+/// kinematic body, or no gravity, or no joint, is not.
+#[test]
+fn a_jointed_world_with_nothing_holding_it_up_is_warned_about() {
+    let scene = |pivot_kind: &str, gravity: &str| {
+        format!(
+            "[world]\ngravity = {gravity}\n\
+             [[body]]\nname = \"pivot\"\n{pivot_kind}\n\
+             [[body]]\nname = \"bob\"\nposition = [1.0, 0.0, 0.0]\n\
+             [[joint]]\nname = \"hinge\"\nkind = \"revolute\"\nbody_a = \"pivot\"\n\
+             body_b = \"bob\"\nanchor_b = [-1.0, 0.0, 0.0]\n"
+        )
+    };
+    let warned = |text: String| {
+        let world = Scene::from_toml_str(&text, "test")
+            .unwrap()
+            .build()
+            .unwrap();
+        let all = world.setup_warnings(1.0 / 60.0);
+        all.iter().any(|w| w.contains("every body is dynamic"))
+    };
+    assert!(warned(scene("", "[0.0, -9.81, 0.0]")));
+    assert!(!warned(scene("kind = \"static\"", "[0.0, -9.81, 0.0]")));
+    assert!(!warned(scene("kind = \"kinematic\"", "[0.0, -9.81, 0.0]")));
+    assert!(
+        !warned(scene("", "[0.0, 0.0, 0.0]")),
+        "floating in space is meant"
+    );
+    let mut free = World::new(Settings::default()).unwrap();
+    free.add_body(BodyDesc::dynamic("alone")).unwrap();
+    assert_eq!(
+        free.free_fall_warning(),
+        None,
+        "no joint: a falling body is just that"
+    );
+    let text = World::free_fall_warning(
+        &Scene::from_toml_str(&scene("", "[0.0, -9.81, 0.0]"), "test")
+            .unwrap()
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        text.contains("kind = \"static\"") && text.contains("BodyDesc::fixed"),
+        "{text}"
+    );
+}
+
 /// QA (2026-12-08): a hinge limit written in degrees is refused for leaving [-pi, pi], and
 /// the message gives the radians it likely meant.
 #[test]

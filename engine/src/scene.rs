@@ -1260,6 +1260,9 @@ impl Scene {
             if let Some(warning) = world.start_error_warning() {
                 tracing::warn!("{warning}");
             }
+            if let Some(warning) = world.free_fall_warning() {
+                tracing::warn!("{warning}");
+            }
             if let Some(warning) = world.locked_pair_warning() {
                 tracing::warn!("{warning}");
             }

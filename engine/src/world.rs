@@ -616,6 +616,7 @@ impl World {
             self.conflict_warning(),
             self.start_error_warning(),
             self.locked_pair_warning(),
+            self.free_fall_warning(),
             self.substep_warning(dt),
         ];
         conditioning.chain(world.into_iter().flatten()).collect()
@@ -1047,6 +1048,25 @@ impl World {
                 .push(j);
         }
         pairs
+    }
+
+    /// A sentence when nothing holds a jointed world up: gravity on, joints, and every body
+    /// dynamic, so the whole assembly falls freely (QA 2026-12-08: a pendulum whose pivot
+    /// lacked `kind = "static"` fell with its bob, without a word). `Scene::build` logs it;
+    /// in [`World::setup_warnings`].
+    pub fn free_fall_warning(&self) -> Option<String> {
+        let gravity = self.settings.gravity;
+        let anchored = (self.bodies.kinds().iter()).any(|&k| k != BodyKind::Dynamic);
+        if self.joints.is_empty() || gravity == Vec3::ZERO || anchored {
+            return None;
+        }
+        Some(format!(
+            "every body is dynamic, so nothing holds the jointed bodies up: under gravity {:?} \
+             m/s^2 they all fall freely together. If a body should stay put (a ground, a \
+             pivot), make it static (`kind = \"static\"`, `BodyDesc::fixed`); if the fall is \
+             meant, ignore this",
+            gravity.to_array()
+        ))
     }
 
     /// A sentence when the joints on one pair of bodies, each of which alone lets the bodies
