@@ -1304,9 +1304,12 @@ impl Scene {
         for (i, b) in self.bodies.iter().enumerate() {
             if names[i] != b.name || kinds[i] != b.kind {
                 return Err(format!(
-                    "body {i} is the {:?} body `{}` in the scene and the {:?} body `{}` in the \
+                    "body {i} is the {} body `{}` in the scene and the {} body `{}` in the \
                      world",
-                    b.kind, b.name, kinds[i], names[i]
+                    b.kind.name(),
+                    b.name,
+                    kinds[i].name(),
+                    names[i]
                 ));
             }
         }
@@ -1314,9 +1317,12 @@ impl Scene {
         for (i, j) in self.joints.iter().enumerate() {
             if joint_names[i] != j.name || joint_kinds[i] != j.kind {
                 return Err(format!(
-                    "joint {i} is the {:?} joint `{}` in the scene and the {:?} joint `{}` in \
+                    "joint {i} is the {} joint `{}` in the scene and the {} joint `{}` in \
                      the world",
-                    j.kind, j.name, joint_kinds[i], joint_names[i]
+                    j.kind.name(),
+                    j.name,
+                    joint_kinds[i].name(),
+                    joint_names[i]
                 ));
             }
         }

@@ -106,7 +106,16 @@ pub struct Args {
 
 /// Opens a log for reading, saying on stderr what recovery dropped.
 pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
+    // Not in `open_quietly`, which a follower calls at every poll.
+    let spinner = crate::output::slow_work_spinner(
+        format!(
+            "opening {} (a log without its footer index, a killed writer's, is read whole)",
+            path.display()
+        ),
+        std::time::Duration::from_millis(500),
+    );
     let reader = open_quietly(path)?;
+    drop(spinner);
     if let Some(rec) = reader.recovery() {
         // Which of "still writing, or stopped" it is, where the writer's lock tells (QA
         // 2026-12-07: a dead writer's log was said to be possibly still being written).
@@ -130,13 +139,6 @@ pub fn open_log(path: &Path) -> anyhow::Result<LogReader> {
 /// Opens a log for reading, without a note on recovery (a log being written has no footer
 /// yet, which is no news to a follower).
 pub fn open_quietly(path: &Path) -> anyhow::Result<LogReader> {
-    let _spinner = crate::output::slow_work_spinner(
-        format!(
-            "opening {} (a log without its footer index, a killed writer's, is read whole)",
-            path.display()
-        ),
-        std::time::Duration::from_millis(500),
-    );
     // SAFETY: Lavender's writers only ever append to a log, and `LogReader::open`'s contract
     // (no truncation or in-place modification while mapped) holds for logs written by
     // Lavender. A user who truncates the file while this command runs breaks the contract;

@@ -346,9 +346,13 @@ pub fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         true => std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
         false => path.to_path_buf(),
     };
-    let name = target
+    let mut name = target
         .file_name()
         .map_or_else(|| "plot".into(), |n| n.to_string_lossy().into_owned());
+    // Room for the suffix within the usual 255-byte limit of a file name.
+    while name.len() > 200 {
+        name.pop();
+    }
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let partial = target.with_file_name(format!(".{name}.{}-{n}.partial", std::process::id()));
     let written = std::fs::write(&partial, bytes).and_then(|()| std::fs::rename(&partial, &target));
@@ -1139,6 +1143,25 @@ fn legend_sample<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plot_file_is_replaced_whole_and_long_names_fit() {
+        let dir = std::env::temp_dir().join(format!("lavender-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // 250 bytes: the temporary name beside it must still fit 255.
+        let long = dir.join(format!("{}.png", "p".repeat(246)));
+        std::fs::write(&long, b"earlier").unwrap();
+        write_replacing(&long, b"new plot").unwrap();
+        assert_eq!(std::fs::read(&long).unwrap(), b"new plot");
+        let missing = dir.join("no-such-dir").join("x.png");
+        assert!(write_replacing(&missing, b"x").is_err());
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "no temporary file left: {names:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn fonts_register_without_system_fonts() {
